@@ -1,0 +1,50 @@
+"""All configuration in one place, read from the environment once.
+
+Environment variables (all optional):
+
+``POSLAB_DB_URL``               SQLAlchemy URL of the progress store (default: SQLite file below)
+``POSLAB_DATA_DIR``             folder for the default SQLite file (default: ``~/.poslab``)
+``POSLAB_INSTRUCTOR_PASSWORD``  password of the Instructor page (or the ``instructor_password`` secret)
+``POSLAB_GRADER_TIMEOUT``       seconds of wall-clock time per exercise when grading (default 20)
+``POSLAB_MAX_GRADINGS``         gradings the app runs at once for all students (default 2)
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+
+def _float(environ: Mapping[str, str], name: str, default: float) -> float:
+    raw = environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be a number, got {raw!r}") from None
+    if value <= 0:
+        raise ValueError(f"{name} must be greater than 0, got {raw!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class Settings:
+    db_url: str
+    instructor_password: str | None
+    grader_timeout: float
+    max_gradings: int
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> "Settings":
+        env = os.environ if environ is None else environ
+        data_dir = Path(env.get("POSLAB_DATA_DIR") or Path.home() / ".poslab")
+        db_url = env.get("POSLAB_DB_URL") or f"sqlite:///{data_dir / 'poslab.db'}"
+        return cls(
+            db_url=db_url,
+            instructor_password=env.get("POSLAB_INSTRUCTOR_PASSWORD") or None,
+            grader_timeout=_float(env, "POSLAB_GRADER_TIMEOUT", 20.0),
+            max_gradings=int(_float(env, "POSLAB_MAX_GRADINGS", 2)),
+        )
