@@ -1,0 +1,208 @@
+"""Shared chart conventions: axis titles with units, tooltips, and a capped heatmap.
+
+Every chart in the course has a title, axis titles that name the unit, and tooltips. Heatmaps
+never draw more than ``MAX_HEATMAP_CELLS`` cells: a bigger matrix is averaged (or max-reduced)
+over rectangular blocks first, and the tooltip says which rows and columns a cell covers.
+
+Stable API (other lesson modules build on it):
+
+* ``axis_title(name, unit)``                     -> "name (unit)"
+* ``block_strides(n_rows, n_cols, max_cells)``   -> (row_stride, col_stride)
+* ``matrix_frame(values, ...)``                  -> tidy DataFrame, one row per drawn cell
+* ``heatmap(values, ...)``                       -> alt.Chart
+* ``convention_problems(chart)``                 -> list of what a chart is missing (for tests)
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any, Sequence
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+MAX_HEATMAP_CELLS = 5_000
+REDUCERS = ("mean", "max")
+
+
+def axis_title(name: str, unit: str | None = None) -> str:
+    """``axis_title("key position", "token index")`` -> ``"key position (token index)"``."""
+    return f"{name} ({unit})" if unit else name
+
+
+def as_matrix(values: Any) -> np.ndarray:
+    """A 2-D float64 array from a nested list, numpy array or (CPU) torch tensor."""
+    if hasattr(values, "detach"):  # a torch tensor, without importing torch here
+        values = values.detach().cpu().double().numpy()
+    matrix = np.asarray(values, dtype=np.float64)
+    if matrix.ndim != 2:
+        raise ValueError(f"a heatmap needs a 2-D matrix, got shape {matrix.shape}")
+    if matrix.size == 0:
+        raise ValueError("a heatmap needs at least one cell")
+    return matrix
+
+
+def block_strides(n_rows: int, n_cols: int, max_cells: int = MAX_HEATMAP_CELLS) -> tuple[int, int]:
+    """Block size (rows, cols) so that ceil(n_rows/r) * ceil(n_cols/c) <= max_cells.
+
+    Greedy: widen the stride of whichever axis currently has more blocks, so a tall, thin matrix
+    (10,000 positions x 8 features) is shrunk along its long side only.
+    """
+    if max_cells < 1:
+        raise ValueError(f"max_cells must be at least 1, got {max_cells}")
+    row_stride, col_stride = 1, 1
+    while math.ceil(n_rows / row_stride) * math.ceil(n_cols / col_stride) > max_cells:
+        if math.ceil(n_rows / row_stride) >= math.ceil(n_cols / col_stride):
+            row_stride += max(1, row_stride // 8)  # grow ~12% a step: few steps, near-tight cap
+        else:
+            col_stride += max(1, col_stride // 8)
+    return row_stride, col_stride
+
+
+def _reduce_blocks(matrix: np.ndarray, row_stride: int, col_stride: int, reduce: str) -> np.ndarray:
+    """(R, C) -> (ceil(R/rs), ceil(C/cs)); ragged edge blocks are padded with NaN and ignored."""
+    n_rows, n_cols = matrix.shape
+    out_rows, out_cols = math.ceil(n_rows / row_stride), math.ceil(n_cols / col_stride)
+    padded = np.full((out_rows * row_stride, out_cols * col_stride), np.nan)
+    padded[:n_rows, :n_cols] = matrix
+    blocks = padded.reshape(out_rows, row_stride, out_cols, col_stride)
+    with warnings.catch_warnings():  # an all-NaN block (fully masked) stays NaN, silently
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.nanmean(blocks, axis=(1, 3)) if reduce == "mean" else np.nanmax(blocks, axis=(1, 3))
+
+
+def _labels(labels: Sequence[str] | None, count: int, starts: np.ndarray, what: str) -> list[str] | None:
+    if labels is None:
+        return None
+    if len(labels) != count:
+        raise ValueError(f"{len(labels)} {what} labels for {count} {what}s")
+    return [f"{start} {labels[start]}" for start in starts]  # the index keeps repeated words apart
+
+
+def matrix_frame(
+    values: Any,
+    *,
+    max_cells: int = MAX_HEATMAP_CELLS,
+    reduce: str = "mean",
+    row_labels: Sequence[str] | None = None,
+    col_labels: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """One row per drawn cell: ``row, row_end, col, col_end, value`` (+ ``row_label, col_label``).
+
+    ``row``/``col`` are the first index a cell covers, ``*_end`` the last (inclusive). Non-finite
+    entries (a causal mask's -inf) become NaN and draw as blank cells. Labels, one per original
+    row/column, become ``"<index> <label>"`` so that two "the" tokens stay two columns.
+    """
+    if reduce not in REDUCERS:
+        raise ValueError(f"reduce must be one of {REDUCERS}, got {reduce!r}")
+    matrix = as_matrix(values)
+    matrix = np.where(np.isfinite(matrix), matrix, np.nan)
+    n_rows, n_cols = matrix.shape
+    row_stride, col_stride = block_strides(n_rows, n_cols, max_cells)
+    grid = _reduce_blocks(matrix, row_stride, col_stride, reduce)
+    row_starts = np.arange(0, n_rows, row_stride)
+    col_starts = np.arange(0, n_cols, col_stride)
+    rows, cols = np.meshgrid(row_starts, col_starts, indexing="ij")
+    frame = pd.DataFrame({
+        "row": rows.ravel(),
+        "row_end": np.minimum(rows.ravel() + row_stride, n_rows) - 1,
+        "col": cols.ravel(),
+        "col_end": np.minimum(cols.ravel() + col_stride, n_cols) - 1,
+        "value": grid.ravel(),
+    })
+    row_names = _labels(row_labels, n_rows, row_starts, "row")
+    col_names = _labels(col_labels, n_cols, col_starts, "column")
+    if row_names is not None:
+        frame["row_label"] = np.repeat(row_names, len(col_starts))
+    if col_names is not None:
+        frame["col_label"] = np.tile(col_names, len(row_starts))
+    return frame
+
+
+def _position_field(frame: pd.DataFrame, axis: str, title: str, channel: type) -> Any:
+    label_field = f"{axis}_label"
+    if label_field in frame:
+        order = list(dict.fromkeys(frame[label_field]))
+        return channel(f"{label_field}:N", title=title, sort=order, axis=alt.Axis(labelAngle=0 if axis == "row" else -45))
+    return channel(f"{axis}:O", title=title, axis=alt.Axis(labelOverlap=True, labelAngle=0))
+
+
+def heatmap(
+    values: Any,
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    value_title: str,
+    row_labels: Sequence[str] | None = None,
+    col_labels: Sequence[str] | None = None,
+    diverging: bool = True,
+    value_format: str = ".3f",
+    max_cells: int = MAX_HEATMAP_CELLS,
+    reduce: str = "mean",
+    height: int | None = None,
+) -> alt.Chart:
+    """A rect heatmap of a 2-D matrix: rows on y (top = row 0), columns on x.
+
+    ``diverging`` centres a blue-orange scale on 0 (signed values: differences, logits);
+    otherwise a sequential scale (weights, distances). Matrices above ``max_cells`` are reduced
+    over blocks first (see ``matrix_frame``); the title then says so.
+    """
+    frame = matrix_frame(values, max_cells=max_cells, reduce=reduce, row_labels=row_labels, col_labels=col_labels)
+    n_rows, n_cols = as_matrix(values).shape
+    n_drawn_rows = frame["row"].nunique()
+    row_stride, col_stride = block_strides(n_rows, n_cols, max_cells)
+    if (row_stride, col_stride) != (1, 1):
+        title = f"{title} (each cell: {reduce} of a {row_stride}x{col_stride} block)"
+    scale = (alt.Scale(scheme="blueorange", domainMid=0) if diverging else alt.Scale(scheme="viridis"))
+    tooltip = [
+        alt.Tooltip("row:Q", title=f"{y_title}: from"), alt.Tooltip("row_end:Q", title=f"{y_title}: to"),
+        alt.Tooltip("col:Q", title=f"{x_title}: from"), alt.Tooltip("col_end:Q", title=f"{x_title}: to"),
+        alt.Tooltip("value:Q", title=value_title, format=value_format),
+    ]
+    for field in ("row_label", "col_label"):
+        if field in frame:
+            tooltip.insert(0, alt.Tooltip(f"{field}:N", title="row" if field == "row_label" else "column"))
+    return alt.Chart(frame, title=title).mark_rect().encode(
+        x=_position_field(frame, "col", x_title, alt.X),
+        y=_position_field(frame, "row", y_title, alt.Y),
+        color=alt.Color("value:Q", title=value_title, scale=scale),
+        tooltip=tooltip,
+    ).properties(height=height or min(420, max(140, 22 * n_drawn_rows)))
+
+
+def _specs(spec: dict) -> list[dict]:
+    """The unit specs inside a (possibly layered / concatenated) Vega-Lite spec."""
+    children = [child for key in ("layer", "hconcat", "vconcat", "concat") for child in spec.get(key, [])]
+    if "spec" in spec:
+        children.append(spec["spec"])
+    if not children:
+        return [spec]
+    return [unit for child in children for unit in _specs(child)]
+
+
+def convention_problems(chart: alt.TopLevelMixin) -> list[str]:
+    """What a chart lacks of the course conventions; ``[]`` when it has them all.
+
+    Checks a title somewhere, a title on every x/y encoding, and a tooltip in at least one
+    layer (rules and text marks may go without).
+    """
+    spec = chart.to_dict()
+    problems: list[str] = []
+    units = _specs(spec)
+    if not spec.get("title") and not any(unit.get("title") for unit in units):
+        problems.append("no chart title")
+    has_tooltip = False
+    for index, unit in enumerate(units):
+        encoding = unit.get("encoding", {})
+        for channel in ("x", "y"):
+            definition = encoding.get(channel)
+            if isinstance(definition, dict) and "field" in definition and not definition.get("title"):
+                problems.append(f"layer {index}: {channel} axis has no title")
+        has_tooltip = has_tooltip or "tooltip" in encoding or bool(unit.get("mark", {}).get("tooltip")
+                                                                   if isinstance(unit.get("mark"), dict) else False)
+    if not has_tooltip:
+        problems.append("no tooltip")
+    return problems
