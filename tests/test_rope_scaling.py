@@ -1,0 +1,88 @@
+"""Each context-extension schedule against values worked out by hand.
+
+Set-up for all: head dim D = 8 and base 10^4, so the default frequencies are theta = (1, 0.1,
+0.01, 0.001); scale factor s = 4; training length L = 64.
+"""
+
+import math
+
+import pytest
+import torch
+
+from poslab.encodings import ROPE_SCHEDULES, apply_rope, apply_rotary, rope_schedule
+
+THETA = [1.0, 0.1, 0.01, 0.001]
+
+
+def schedule(name, **kwargs):
+    return rope_schedule(name, 8, base=10_000.0, factor=4.0, original_len=64, **kwargs)
+
+
+def assert_frequencies(result, expected):
+    assert result.inv_freq.dtype == torch.float32 and result.inv_freq.shape == (4,)
+    assert torch.allclose(result.inv_freq.double(), torch.tensor(expected, dtype=torch.float64), rtol=1e-5)
+
+
+def test_none_is_the_paper_schedule():
+    assert_frequencies(schedule("none"), THETA)
+    assert schedule("none").attention_scale == 1.0
+
+
+def test_linear_divides_every_frequency_by_the_factor():
+    assert_frequencies(schedule("linear"), [t / 4 for t in THETA])
+
+
+def test_ntk_scales_the_base():
+    # b' = b s^(D/(D-2)) gives theta_i s^(-2i/(D-2)): the highest frequency kept, the lowest divided by s.
+    assert_frequencies(schedule("ntk"), [1.0, 0.1 * 4 ** (-1 / 3), 0.01 * 4 ** (-2 / 3), 0.001 / 4])
+
+
+def test_dynamic_ntk_changes_nothing_within_the_training_length():
+    assert_frequencies(schedule("dynamic", current_len=64), THETA)
+    assert_frequencies(schedule("dynamic", current_len=10), THETA)
+
+
+def test_dynamic_ntk_at_twice_the_training_length():
+    # Effective factor s T / L - (s - 1) = 4 * 2 - 3 = 5.
+    assert_frequencies(schedule("dynamic", current_len=128), [t * 5 ** (-2 * i / 6) for i, t in enumerate(THETA)])
+
+
+def test_yarn_ramp_and_attention_scale():
+    # d(n) = D ln(L / (2 pi n)) / (2 ln b): d(32) = -0.50 -> low = 0; d(1) = 1.008 -> high = 2.
+    # Ramp over pairs i = 0..3: (0, 0.5, 1, 1); frequency theta (1 - r) + (theta / s) r.
+    expected = [1.0, 0.1 * 0.5 + 0.025 * 0.5, 0.01 / 4, 0.001 / 4]
+    result = schedule("yarn")
+    assert_frequencies(result, expected)
+    assert math.isclose(result.attention_scale, 0.1 * math.log(4) + 1, rel_tol=1e-12)
+
+
+def test_llama3_bands():
+    # Wavelengths 2 pi / theta = 6.3, 62.8, 628, 6283 against L / high = 16 and L / low = 64.
+    u = (64 / (2 * math.pi / 0.1) - 1) / (4 - 1)  # the one pair inside the band
+    expected = [1.0, (1 - u) * 0.1 / 4 + u * 0.1, 0.01 / 4, 0.001 / 4]
+    assert_frequencies(schedule("llama3"), expected)
+
+
+def test_every_schedule_is_the_default_at_factor_one():
+    for name in ROPE_SCHEDULES:
+        result = rope_schedule(name, 16, factor=1.0, original_len=128, current_len=128)
+        assert torch.allclose(result.inv_freq, rope_schedule("none", 16).inv_freq), name
+        assert result.attention_scale == 1.0, name
+
+
+def test_apply_rope_is_apply_rotary_with_the_default_schedule(generator):
+    x = torch.randn(3, 10, 16, generator=generator)
+    assert torch.equal(apply_rope(x), apply_rotary(x, rope_schedule("none", 16).inv_freq))
+
+
+def test_linear_interpolation_maps_long_positions_into_the_trained_range(generator):
+    x = torch.randn(1, 16, generator=generator)
+    scaled = apply_rotary(x, rope_schedule("linear", 16, factor=4.0).inv_freq, torch.tensor([400]))
+    assert torch.allclose(scaled, apply_rope(x, torch.tensor([100])), atol=1e-5)
+
+
+@pytest.mark.parametrize("kwargs, message", [({"name": "nope"}, "unknown"), ({"factor": 0.5}, "at least 1")])
+def test_bad_arguments_raise_value_error(kwargs, message):
+    arguments = {"name": "linear", "head_dim": 8, "factor": 2.0} | kwargs
+    with pytest.raises(ValueError, match=message):
+        rope_schedule(**arguments)
