@@ -72,3 +72,20 @@ def prev_next(lesson_id: str) -> None:
         left.page_link(previous.page_path, label=f"Previous: {previous.title}", icon=":material/arrow_back:")
     if following is not None:
         right.page_link(following.page_path, label=f"Next: {following.title}", icon=":material/arrow_forward:")
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def _cached_call(module: str, name: str, kwargs: tuple[tuple[str, object], ...]) -> object:
+    import importlib
+
+    return getattr(importlib.import_module(module), name)(**dict(kwargs))
+
+
+def cached(function, **kwargs):
+    """``function(**kwargs)`` through ``st.cache_data``, keyed by the function's dotted name and the
+    plain keyword arguments (ints, floats, strings, tuples; never tensors).
+
+    Lets a page make its one library call per section without recomputing it on every rerun;
+    the result (a frame, a chart, a small frozen dataclass) must pickle.
+    """
+    return _cached_call(function.__module__, function.__qualname__, tuple(sorted(kwargs.items())))
