@@ -104,3 +104,8 @@ def test_convention_problems_finds_what_is_missing():
     problems = convention_problems(bare)
     assert "no chart title" in problems and "no tooltip" in problems
     assert any("x axis has no title" in p for p in problems)
+
+
+def test_a_fixed_domain_reaches_the_colour_scale():
+    chart = heatmap(np.eye(2), title="t", x_title="x (i)", y_title="y (i)", value_title="v", domain=(-2.0, 2.0))
+    assert chart.to_dict()["encoding"]["color"]["scale"]["domain"] == [-2.0, 2.0]

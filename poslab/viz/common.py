@@ -143,12 +143,14 @@ def heatmap(
     max_cells: int = MAX_HEATMAP_CELLS,
     reduce: str = "mean",
     height: int | None = None,
+    domain: tuple[float, float] | None = None,
 ) -> alt.Chart:
     """A rect heatmap of a 2-D matrix: rows on y (top = row 0), columns on x.
 
     ``diverging`` centres a blue-orange scale on 0 (signed values: differences, logits);
-    otherwise a sequential scale (weights, distances). Matrices above ``max_cells`` are reduced
-    over blocks first (see ``matrix_frame``); the title then says so.
+    otherwise a sequential scale (weights, distances). ``domain`` fixes the colour range, so two
+    heatmaps meant to be compared share one. Matrices above ``max_cells`` are reduced over blocks
+    first (see ``matrix_frame``); the title then says so.
     """
     frame = matrix_frame(values, max_cells=max_cells, reduce=reduce, row_labels=row_labels, col_labels=col_labels)
     n_rows, n_cols = as_matrix(values).shape
@@ -156,7 +158,9 @@ def heatmap(
     row_stride, col_stride = block_strides(n_rows, n_cols, max_cells)
     if (row_stride, col_stride) != (1, 1):
         title = f"{title} (each cell: {reduce} of a {row_stride}x{col_stride} block)"
-    scale = (alt.Scale(scheme="blueorange", domainMid=0) if diverging else alt.Scale(scheme="viridis"))
+    scale_args: dict[str, Any] = {"domain": list(domain)} if domain is not None else {}
+    scale = (alt.Scale(scheme="blueorange", domainMid=0, **scale_args) if diverging
+             else alt.Scale(scheme="viridis", **scale_args))
     tooltip = [
         alt.Tooltip("row:Q", title=f"{y_title}: from"), alt.Tooltip("row_end:Q", title=f"{y_title}: to"),
         alt.Tooltip("col:Q", title=f"{x_title}: from"), alt.Tooltip("col_end:Q", title=f"{x_title}: to"),
