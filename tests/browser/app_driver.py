@@ -1,0 +1,46 @@
+"""Small verbs for driving a Streamlit page in Playwright: open, wait for a run, read what drew."""
+
+from __future__ import annotations
+
+RUN_FINISHED = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+
+
+def wait_for_run(page, timeout_ms: float = 60_000) -> None:
+    """Wait until the script run the last action started has finished and the page is quiet."""
+    page.wait_for_timeout(150)  # let the rerun the action triggered begin
+    page.wait_for_selector(RUN_FINISHED, timeout=timeout_ms)
+    page.wait_for_load_state("networkidle")
+
+
+def open_app(page, app_url: str) -> None:
+    page.goto(app_url + "/")
+    page.wait_for_selector("h1", timeout=60_000)
+    wait_for_run(page)
+
+
+def go_to(page, title: str) -> None:
+    """Click the sidebar link with this title, as a student would."""
+    links = page.locator('[data-testid="stSidebarNav"] a')
+    links.filter(has_text=title).first.click()
+    wait_for_run(page)
+
+
+def exception_boxes(page) -> list[str]:
+    return [box.inner_text() for box in page.locator('[data-testid="stException"]').all()]
+
+
+def chart_report(page) -> list[dict]:
+    """For every Vega chart on the page: how many SVG marks it drew, and painted canvas pixels."""
+    return page.evaluate(
+        """() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')].map((chart, index) => {
+            const marks = chart.querySelectorAll('svg .mark-rect path, svg .mark-line path, svg .mark-symbol path,'
+                + ' svg .mark-area path, svg .mark-rule line, svg .mark-text text, svg .mark-arc path, svg g.mark-group path').length;
+            let painted = 0;
+            for (const canvas of chart.querySelectorAll('canvas')) {
+                const context = canvas.getContext('2d');
+                if (!context || canvas.width === 0 || canvas.height === 0) continue;
+                const pixels = context.getImageData(0, 0, canvas.width, canvas.height).data;
+                for (let i = 3; i < pixels.length; i += 4) { if (pixels[i] !== 0) painted++; }
+            }
+            return {index, marks, painted};
+        })""")

@@ -1,0 +1,127 @@
+"""Drive the real app in headless Chromium (Debian's package) through Playwright.
+
+``app_url`` starts ``streamlit run app.py`` on a free localhost port with a temporary database
+and a known instructor password, and waits for ``/_stcore/health``. Each test gets a fresh
+browser context; its console errors are collected, and a full-page screenshot is saved to
+``artifacts/browser/<test>.png`` (ignored by git) whatever the outcome.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, require_system_part
+
+CHROMIUM = "/usr/bin/chromium"
+ARTIFACTS = ROOT / "artifacts" / "browser"
+INSTRUCTOR_PASSWORD = "correct horse battery staple"
+# The machine has no internet: keep Chromium from trying to reach it.
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-default-apps", "--disable-extensions"]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait_healthy(url: str, process: subprocess.Popen, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"streamlit exited with {process.returncode} before it was healthy")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.3)
+    raise RuntimeError(f"streamlit did not answer {url}/_stcore/health within {seconds} s")
+
+
+@pytest.fixture(scope="session")
+def playwright_browser():
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        sync_playwright = None
+    require_system_part(sync_playwright is not None, "the Python package playwright is not installed")
+    require_system_part(Path(CHROMIUM).exists() and shutil.which("chromium") is not None,
+                        f"Debian's chromium is not installed at {CHROMIUM} (apt-get install chromium)")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="session")
+def app_url(tmp_path_factory):
+    data_dir = tmp_path_factory.mktemp("poslab-browser")
+    port = _free_port()
+    env = os.environ | {
+        "POSLAB_DB_URL": f"sqlite:///{data_dir / 'browser.db'}",
+        "POSLAB_DATA_DIR": str(data_dir),
+        "POSLAB_INSTRUCTOR_PASSWORD": INSTRUCTOR_PASSWORD,
+    }
+    log = (data_dir / "streamlit.log").open("wb")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--server.headless", "true"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(url, process, seconds=90)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+
+
+class ConsoleLog:
+    """Console errors and failed requests of one page, less the outside world's refusals."""
+
+    def __init__(self, app_url: str) -> None:
+        self.app_url = app_url
+        self.errors: list[str] = []
+
+    def on_console(self, message) -> None:
+        if message.type == "error" and self._is_ours(message.location.get("url", "")):
+            self.errors.append(f"{message.text} ({message.location.get('url')})")
+
+    def on_page_error(self, error) -> None:
+        self.errors.append(f"uncaught: {error}")
+
+    def _is_ours(self, url: str) -> bool:
+        # Requests to other hosts fail here by design (no internet); they are not the app's errors.
+        return url == "" or url.startswith(self.app_url)
+
+
+@pytest.fixture
+def page(playwright_browser, app_url, request):
+    context = playwright_browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    console = ConsoleLog(app_url)
+    page.on("console", console.on_console)
+    page.on("pageerror", console.on_page_error)
+    page.console_log = console
+    yield page
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    try:
+        page.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"), full_page=True)
+    finally:
+        context.close()

@@ -1,0 +1,29 @@
+"""Case 1: every page opens with no exception box and no console error, and every chart drew."""
+
+from poslab.lessons import all_lessons
+from tests.browser.app_driver import chart_report, exception_boxes, go_to, open_app
+
+
+def sidebar_titles(page) -> list[str]:
+    # A link's text is "<icon ligature>\n\n<title>": keep the title.
+    return [link.inner_text().strip().splitlines()[-1] for link in page.locator('[data-testid="stSidebarNav"] a').all()]
+
+
+def test_every_page_renders_cleanly_and_draws_its_charts(page, app_url):
+    open_app(page, app_url)
+    titles = sidebar_titles(page)
+    assert {lesson.title for lesson in all_lessons()} <= set(titles), titles
+    problems = []
+    charts_seen = 0
+    for title in titles:
+        go_to(page, title)
+        boxes = exception_boxes(page)
+        if boxes:
+            problems.append(f"{title}: exception shown: {boxes[0][:300]}")
+        for chart in chart_report(page):
+            charts_seen += 1
+            if chart["marks"] == 0 and chart["painted"] == 0:
+                problems.append(f"{title}: chart #{chart['index']} drew nothing")
+    problems += [f"console: {error}" for error in page.console_log.errors]
+    assert not problems, "\n".join(problems)
+    assert charts_seen > 0, "no page showed a chart: the chart check checked nothing"
