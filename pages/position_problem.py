@@ -1,6 +1,72 @@
-"""Placeholder until the lesson page lands."""
+"""The position problem: a permutation lab comparing attn(PX) with P·attn(X), and an RNN."""
+
+import streamlit as st
 
 from pages import ui
+from poslab.viz import permutation as lab
 
-ui.lesson_header("position-problem")
-ui.lesson_footer("position-problem")
+LESSON = "position-problem"
+HOW = {"type": "Type an order", "pick": "Pick in order", "shuffle": "Shuffle"}
+
+ui.lesson_header(LESSON)
+ui.text(LESSON, "intro")
+ui.text(LESSON, "lab")
+
+
+left, right = st.columns([3, 2])
+sentence = left.selectbox("Sentence (or type your own)", [*lab.PRESETS, lab.RANDOM_TOKENS],
+                          accept_new_options=True, key="pp-sentence")
+n_random = right.slider("How many random tokens", 3, 10, 6, key="pp-n-random",
+                        disabled=sentence != lab.RANDOM_TOKENS)
+with st.expander("Model settings"):
+    d_model = st.select_slider("Embedding size D", [8, 16, 32, 64], value=16, key="pp-d")
+    seed = st.number_input("Random seed (embeddings and weights)", 0, 9999, 0, key="pp-seed")
+
+problem, order = None, None
+try:
+    tokens = lab.sentence_tokens(sentence, n_random)
+    how = st.segmented_control("Reorder by", list(HOW), format_func=HOW.get, default="type",
+                               required=True, key="pp-how")
+    suggested = lab.suggested_order(sentence, len(tokens))
+    if how == "type":
+        typed = st.text_input("New order: slot i gets token order[i]", lab.format_order(suggested),
+                              key=f"pp-order-{sentence}-{len(tokens)}")
+        order = lab.parse_order(typed, len(tokens))
+    elif how == "pick":
+        picks = st.multiselect("Click the tokens in their new order", range(len(tokens)), default=suggested,
+                               format_func=lambda i: f"{i}: {tokens[i]}", key=f"pp-picks-{sentence}-{len(tokens)}")
+        order = lab.order_from_picks(tuple(picks), len(tokens))
+    else:
+        draw = st.session_state.setdefault("pp-draw", 1)
+        st.button("Shuffle again", icon=":material/shuffle:", key="pp-shuffle",
+                  on_click=lambda: st.session_state.update({"pp-draw": draw + 1}))
+        order = lab.shuffled_order(len(tokens), draw)
+except lab.PermutationError as error:
+    problem = str(error)
+
+ui.text(LESSON, "toggles")
+switches = st.columns(3)
+positional = switches[0].toggle("Add a positional encoding", key="pp-positional")
+causal = switches[1].toggle("Add a causal mask", key="pp-causal")
+pooled = switches[2].toggle("Mean-pool the output", key="pp-pooled")
+
+if problem:
+    st.error(problem, icon=":material/error:")
+else:
+    result = ui.cached(lab.equivariance_experiment, tokens=tokens, order=order, d_model=d_model,
+                       seed=int(seed), positional=positional, causal=causal, pooled=pooled)
+    st.markdown(f"**X:** {' '.join(result.tokens)} &nbsp;→&nbsp; **PX:** {' '.join(result.permuted_tokens)}")
+    (st.success if result.holds else st.warning)(result.verdict)
+    ui.text(LESSON, result.explanation_key)
+    for column, heatmap in zip(st.columns(3), lab.comparison_charts(result)):
+        with column:
+            ui.chart(heatmap)
+
+ui.text(LESSON, "rnn")
+if not problem:
+    recurrence = ui.cached(lab.recurrence_contrast, tokens=tokens, order=order, d_model=d_model, seed=int(seed))
+    st.dataframe(recurrence.summary(), hide_index=True,
+                 column_config={"max |difference| between the two orders": st.column_config.NumberColumn(format="%.2e")})
+    ui.chart(lab.contrast_chart(recurrence))
+ui.text(LESSON, "takeaway")
+ui.lesson_footer(LESSON)
