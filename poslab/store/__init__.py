@@ -1,0 +1,29 @@
+"""The progress store: every student's visits, quick-check answers, lessons done, hints, graded
+attempts and comments, in SQLite by default or any SQLAlchemy database (PostgreSQL for replicas).
+
+Instructors script it::
+
+    from poslab.store import Store
+    store = Store()                     # POSLAB_DB_URL, or the SQLite file in POSLAB_DATA_DIR
+    store.class_progress()              # a DataFrame, one row per student
+"""
+
+from .catalogue import Catalogue
+from .errors import SchemaVersionError, StoreBusyError, StoreError
+from .results import Attempt, Comment, ExerciseProgress, LessonProgress, StudentProgress
+from .schema import SCHEMA_VERSION
+from .store import Store
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "Attempt",
+    "Catalogue",
+    "Comment",
+    "ExerciseProgress",
+    "LessonProgress",
+    "SchemaVersionError",
+    "Store",
+    "StoreBusyError",
+    "StoreError",
+    "StudentProgress",
+]

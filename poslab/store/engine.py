@@ -1,0 +1,94 @@
+"""One SQLAlchemy engine per store, and transactions that survive a busy SQLite file.
+
+SQLite: WAL (readers never block the writer), a busy timeout, ``BEGIN IMMEDIATE`` for writes so a
+writer takes the lock up front instead of failing half-way when it upgrades from reading, and a
+bounded retry with backoff when the lock is still taken. Other databases (PostgreSQL) use their
+own locking; the same helpers only run the transaction.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from pathlib import Path
+from typing import Callable, TypeVar
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import OperationalError
+
+from .errors import StoreBusyError
+
+T = TypeVar("T")
+
+_BEGIN_OPTION = "poslab_sqlite_begin"
+_BEGIN_STATEMENTS = {"read": "BEGIN", "write": "BEGIN IMMEDIATE"}  # fixed text, never built from input
+_LOCKED_MESSAGES = ("database is locked", "database table is locked", "database is busy")
+_MAX_BUSY_TIMEOUT_SECONDS = 1.0  # SQLite's own wait per try; the retry loop covers the rest
+_FIRST_BACKOFF_SECONDS = 0.02
+_MAX_BACKOFF_SECONDS = 0.5
+
+
+def create_store_engine(url: str, lock_wait_seconds: float) -> Engine:
+    parsed = sa.make_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        # pre_ping: app replicas outlive database restarts.
+        return sa.create_engine(parsed, pool_pre_ping=True)
+    _make_parent_folder(parsed.database)
+    busy_seconds = min(_MAX_BUSY_TIMEOUT_SECONDS, lock_wait_seconds)
+    engine = sa.create_engine(parsed, connect_args={"timeout": busy_seconds})
+    sa.event.listen(engine, "connect", _configure_sqlite_connection)
+    sa.event.listen(engine, "begin", _begin_sqlite_transaction)
+    return engine
+
+
+def _make_parent_folder(database: str | None) -> None:
+    if database and database != ":memory:" and not database.startswith("file:"):
+        Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+
+
+def _configure_sqlite_connection(dbapi_connection, _record) -> None:
+    # Take transaction control from the sqlite3 module, which would otherwise emit a deferred
+    # BEGIN of its own; SQLAlchemy's "begin" event below emits the right kind.
+    dbapi_connection.isolation_level = None
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute("PRAGMA journal_mode=WAL")
+    finally:
+        cursor.close()
+
+
+def _begin_sqlite_transaction(conn: Connection) -> None:
+    kind = conn.get_execution_options().get(_BEGIN_OPTION, "read")
+    conn.exec_driver_sql(_BEGIN_STATEMENTS[kind])
+
+
+def is_locked_error(error: OperationalError) -> bool:
+    text = str(error.orig).lower()
+    return any(message in text for message in _LOCKED_MESSAGES)
+
+
+def run_transaction(
+    engine: Engine, work: Callable[[Connection], T], *, write: bool, lock_wait_seconds: float
+) -> T:
+    """Run ``work`` in one transaction, retrying the whole of it while SQLite reports a lock.
+
+    A retried transaction was rolled back, so running ``work`` again cannot write twice.
+    """
+    deadline = time.monotonic() + lock_wait_seconds
+    backoff = _FIRST_BACKOFF_SECONDS
+    while True:
+        try:
+            with engine.connect() as conn:
+                conn.execution_options(**{_BEGIN_OPTION: "write" if write else "read"})
+                with conn.begin():
+                    return work(conn)
+        except OperationalError as error:
+            if not is_locked_error(error):
+                raise
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise StoreBusyError(lock_wait_seconds) from error
+            # Jitter keeps processes that collided from colliding again in step.
+            time.sleep(min(remaining, backoff * random.uniform(0.5, 1.5)))
+            backoff = min(backoff * 2, _MAX_BACKOFF_SECONDS)

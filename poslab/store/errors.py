@@ -1,0 +1,33 @@
+"""The store's own exceptions: each one ends in a sentence a person can act on.
+
+Bad input is a plain ``ValueError`` (see ``validation``); these are for the database itself.
+"""
+
+from __future__ import annotations
+
+
+class StoreError(RuntimeError):
+    """The progress database could not do what was asked; the message says why and what to do."""
+
+
+class StoreBusyError(StoreError):
+    """Another process held the database's write lock for longer than the store waits."""
+
+    def __init__(self, waited_seconds: float) -> None:
+        super().__init__(
+            f"The progress database is busy: another program kept it locked for more than "
+            f"{waited_seconds:g} seconds, so this change was not saved. Please try again in a moment."
+        )
+        self.waited_seconds = waited_seconds
+
+
+class SchemaVersionError(StoreError):
+    """The database was written by a newer Position Lab than the one running."""
+
+    def __init__(self, found: int, supported: int) -> None:
+        super().__init__(
+            f"The progress database has schema version {found}, but this Position Lab only knows "
+            f"versions up to {supported}. Upgrade Position Lab before opening this database."
+        )
+        self.found = found
+        self.supported = supported

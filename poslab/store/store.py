@@ -1,0 +1,293 @@
+"""``Store``: the course's progress, kept in any SQLAlchemy database (SQLite file by default).
+
+One ``Store`` per process is meant to be shared by all threads (the app caches it): the engine's
+connection pool is thread-safe, every call uses its own connection and transaction, and the
+schema is migrated once, under a lock, on first use.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import defaultdict
+from datetime import UTC, datetime
+from typing import Any, Callable, TypeVar
+
+import pandas as pd
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from poslab.config import Settings
+
+from . import schema
+from .catalogue import Catalogue
+from .engine import create_store_engine, run_transaction
+from .grader_details import pass_rates
+from .progress import ScoredAttempt, StudentActivity, class_table, student_progress
+from .results import Attempt, Comment, StudentProgress
+from .validation import (
+    clean_code,
+    clean_comment,
+    clean_score,
+    clean_student,
+    details_to_json,
+    require_bool,
+    require_hint_tier,
+    require_id,
+)
+
+T = TypeVar("T")
+
+ATTEMPT_COLUMNS = ["id", "student", "exercise", "time", "score", "max_score", "fraction", "public_tests_only"]
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Store:
+    """Progress of every student: visits, quick checks, lessons done, hints, attempts, comments.
+
+    ``url``: any SQLAlchemy URL; default ``Settings.from_env().db_url``.
+    ``catalogue``: the lesson, quick-check and exercise ids accepted; default: the course's.
+    ``lock_wait_seconds``: how long a call waits for a locked SQLite file before ``StoreBusyError``.
+    """
+
+    def __init__(
+        self, url: str | None = None, *, catalogue: Catalogue | None = None, lock_wait_seconds: float = 10.0
+    ) -> None:
+        if lock_wait_seconds <= 0:
+            raise ValueError(f"lock_wait_seconds must be greater than 0, got {lock_wait_seconds!r}")
+        self.url = url or Settings.from_env().db_url
+        self.lock_wait_seconds = lock_wait_seconds
+        self._fixed_catalogue = catalogue
+        self._engine = create_store_engine(self.url, lock_wait_seconds)
+        self._schema_ready = False
+        self._schema_lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"Store({sa.make_url(self.url).render_as_string(hide_password=True)!r})"
+
+    def close(self) -> None:
+        """Close pooled connections; the store reconnects if used again."""
+        self._engine.dispose()
+
+    @property
+    def catalogue(self) -> Catalogue:
+        return self._fixed_catalogue or Catalogue.from_course()
+
+    @property
+    def schema_version(self) -> int:
+        return self._read(schema.current_version)
+
+    # -- transactions ---------------------------------------------------------------------------
+
+    def _ensure_schema(self) -> None:
+        if self._schema_ready:
+            return
+        with self._schema_lock:
+            if not self._schema_ready:
+                self._run(schema.migrate, write=True)
+                self._schema_ready = True
+
+    def _run(self, work: Callable[[Connection], T], *, write: bool) -> T:
+        return run_transaction(self._engine, work, write=write, lock_wait_seconds=self.lock_wait_seconds)
+
+    def _write(self, work: Callable[[Connection], T]) -> T:
+        self._ensure_schema()
+        return self._run(work, write=True)
+
+    def _read(self, work: Callable[[Connection], T]) -> T:
+        self._ensure_schema()
+        return self._run(work, write=False)
+
+    def _insert(self, table: sa.Table, **values: Any) -> int:
+        values["at"] = _now()  # taken once, so a retried write keeps the time of the event
+        statement = sa.insert(table).values(**values).returning(table.c.id)
+        return self._write(lambda conn: conn.execute(statement).scalar_one())
+
+    # -- writes -----------------------------------------------------------------------------------
+
+    def record_visit(self, student: str, lesson: str) -> None:
+        self._insert(schema.visits, student=clean_student(student), lesson=self.catalogue.require_lesson(lesson))
+
+    def complete_lesson(self, student: str, lesson: str) -> None:
+        """The student marks the lesson done."""
+        student = clean_student(student)
+        self._insert(schema.lesson_completions, student=student, lesson=self.catalogue.require_lesson(lesson))
+
+    def record_check(self, student: str, lesson: str, check_id: str, correct: bool) -> None:
+        """One answer to a quick check; every answer is kept."""
+        student = clean_student(student)
+        lesson = self.catalogue.require_lesson(lesson)
+        check_id = self.catalogue.require_check(lesson, check_id)
+        correct = require_bool(correct, "correct")
+        self._insert(schema.check_answers, student=student, lesson=lesson, check_id=check_id, correct=correct)
+
+    def record_hint(self, student: str, exercise: str, tier: int) -> None:
+        student = clean_student(student)
+        exercise = self.catalogue.require_exercise(exercise)
+        self._insert(schema.hints, student=student, exercise=exercise, tier=require_hint_tier(tier))
+
+    def record_attempt(
+        self,
+        student: str,
+        exercise: str,
+        score: float,
+        max_score: float,
+        details: Any = None,
+        code: str | None = None,
+        public_tests_only: bool = False,
+    ) -> int:
+        """Keep one graded attempt with the grader's result and the code; returns its id.
+
+        ``public_tests_only``: the score comes from the public tests (a student bundle), not
+        the hidden suite, so it is feedback and never counts as the grade.
+        """
+        student = clean_student(student)
+        exercise = self.catalogue.require_exercise(exercise)
+        score, max_score = clean_score(score, max_score)
+        return self._insert(
+            schema.attempts,
+            student=student,
+            exercise=exercise,
+            score=score,
+            max_score=max_score,
+            public_tests_only=require_bool(public_tests_only, "public_tests_only"),
+            details=details_to_json(details),
+            code=clean_code(code),
+        )
+
+    def add_comment(self, student: str, lesson: str, text: str) -> int:
+        """Store a comment on a lesson; returns the new comment's id."""
+        student = clean_student(student)
+        lesson = self.catalogue.require_lesson(lesson)
+        return self._insert(schema.comments, student=student, lesson=lesson, text=clean_comment(text))
+
+    def delete_comment(self, comment_id: int) -> None:
+        """Delete one comment; ``KeyError`` if no comment has this id."""
+        comment_id = require_id(comment_id, "comment id")
+        table = schema.comments
+        deleted = self._write(lambda conn: conn.execute(sa.delete(table).where(table.c.id == comment_id)).rowcount)
+        if deleted == 0:
+            raise KeyError(f"no comment with id {comment_id}")
+
+    # -- reads ------------------------------------------------------------------------------------
+
+    def progress(self, student: str) -> StudentProgress:
+        """One student's progress; a student with no activity gets all-zero progress."""
+        student = clean_student(student)
+        activity = self._read(lambda conn: _activities(conn, student)).get(student, StudentActivity())
+        return student_progress(student, activity, self.catalogue)
+
+    def class_progress(self) -> pd.DataFrame:
+        """One row per student who did anything, sorted by name (see ``progress.class_table``)."""
+        activities = self._read(lambda conn: _activities(conn, None))
+        catalogue = self.catalogue
+        progresses = [student_progress(student, activity, catalogue) for student, activity in activities.items()]
+        return class_table(progresses, catalogue)
+
+    def students(self) -> tuple[str, ...]:
+        return tuple(sorted(self._read(lambda conn: _activities(conn, None))))
+
+    def comments(self, lesson: str) -> tuple[Comment, ...]:
+        """The lesson's comments, newest first."""
+        lesson = self.catalogue.require_lesson(lesson)
+        table = schema.comments
+        query = (
+            sa.select(table.c.id, table.c.student, table.c.lesson, table.c.text, table.c.at)
+            .where(table.c.lesson == lesson)
+            .order_by(table.c.at.desc(), table.c.id.desc())
+        )
+        rows = self._read(lambda conn: conn.execute(query).all())
+        return tuple(Comment(row.id, row.student, row.lesson, row.text, row.at) for row in rows)
+
+    def attempts(self, student: str, exercise: str | None = None) -> pd.DataFrame:
+        """A student's attempts in time order, for a chart (columns: ``ATTEMPT_COLUMNS``)."""
+        rows = self.attempt_details(student, exercise)
+        table = pd.DataFrame(
+            [
+                (a.id, a.student, a.exercise, a.time, a.score, a.max_score, a.score / a.max_score, a.public_tests_only)
+                for a in rows
+            ],
+            columns=ATTEMPT_COLUMNS,
+        )
+        table["time"] = pd.to_datetime(table["time"], utc=True)
+        return table
+
+    def attempt_details(
+        self, student: str | None = None, exercise: str | None = None, *, public_tests_only: bool | None = None
+    ) -> tuple[Attempt, ...]:
+        """Attempts with the grader's details and the code, oldest first, optionally filtered."""
+        table = schema.attempts
+        query = sa.select(table).order_by(table.c.at, table.c.id)
+        if student is not None:
+            query = query.where(table.c.student == clean_student(student))
+        if exercise is not None:
+            query = query.where(table.c.exercise == self.catalogue.require_exercise(exercise))
+        if public_tests_only is not None:
+            query = query.where(table.c.public_tests_only == require_bool(public_tests_only, "public_tests_only"))
+        rows = self._read(lambda conn: conn.execute(query).all())
+        return tuple(
+            Attempt(
+                id=row.id,
+                student=row.student,
+                exercise=row.exercise,
+                time=row.at,
+                score=row.score,
+                max_score=row.max_score,
+                public_tests_only=row.public_tests_only,
+                details=None if row.details is None else json.loads(row.details),
+                code=row.code,
+            )
+            for row in rows
+        )
+
+    def per_test_pass_rates(self, exercise: str | None = None, *, public_tests_only: bool = False) -> pd.DataFrame:
+        """Each test's pass rate over all stored attempts (hidden suite unless asked otherwise).
+
+        Columns: exercise, test, pass_rate (0 to 1), n (attempts that ran the test).
+        """
+        table = schema.attempts
+        query = sa.select(table.c.exercise, table.c.details).where(
+            table.c.details.is_not(None),
+            table.c.public_tests_only == require_bool(public_tests_only, "public_tests_only"),
+        )
+        if exercise is not None:
+            query = query.where(table.c.exercise == self.catalogue.require_exercise(exercise))
+        rows = self._read(lambda conn: conn.execute(query).all())
+        return pass_rates((row.exercise, json.loads(row.details)) for row in rows)
+
+
+def _activities(conn: Connection, student: str | None) -> dict[str, StudentActivity]:
+    """Every student's events (or one student's), aggregated in SQL where the rules allow."""
+    activities: dict[str, StudentActivity] = defaultdict(StudentActivity)
+
+    def grouped(table: sa.Table, *columns: sa.Column) -> sa.Select:
+        query = sa.select(table.c.student, *columns, sa.func.max(table.c.at).label("last"), sa.func.count().label("n"))
+        query = query.group_by(table.c.student, *columns)
+        return query if student is None else query.where(table.c.student == student)
+
+    for row in conn.execute(grouped(schema.visits, schema.visits.c.lesson)):
+        activities[row.student].visited.add(row.lesson)
+        activities[row.student].saw(row.last)
+    for row in conn.execute(grouped(schema.lesson_completions, schema.lesson_completions.c.lesson)):
+        activities[row.student].marked_done.add(row.lesson)
+        activities[row.student].saw(row.last)
+    answers = schema.check_answers
+    for row in conn.execute(grouped(answers, answers.c.lesson, answers.c.check_id, answers.c.correct)):
+        if row.correct:
+            activities[row.student].right_checks.add((row.lesson, row.check_id))
+        activities[row.student].saw(row.last)
+    for row in conn.execute(grouped(schema.hints, schema.hints.c.exercise, schema.hints.c.tier)):
+        activities[row.student].hint_tiers.setdefault(row.exercise, set()).add(row.tier)
+        activities[row.student].saw(row.last)
+    attempts = schema.attempts
+    scored = grouped(attempts, attempts.c.exercise, attempts.c.score, attempts.c.max_score, attempts.c.public_tests_only)
+    for row in conn.execute(scored):
+        attempt = ScoredAttempt(row.exercise, row.score, row.max_score, row.public_tests_only)
+        activities[row.student].attempts.extend([attempt] * row.n)  # equal attempts, grouped in SQL
+        activities[row.student].saw(row.last)
+    for row in conn.execute(grouped(schema.comments)):
+        activities[row.student].saw(row.last)
+    return dict(activities)
