@@ -1,0 +1,166 @@
+"""Progress as tables and charts: a student's lessons and exercises, what to do next, the class.
+
+Built from the store's plain results (``StudentProgress``, DataFrames) and the course lists, so
+every function here is tested without Streamlit or a database.
+
+* ``lesson_rows`` / ``exercise_rows``  -> one row per lesson / exercise, with a 0..1 ``fraction``
+* ``next_steps``                        -> the few things the student should do next, in order
+* ``attempts_chart``                    -> score of every attempt over time, one line per exercise
+* ``score_distribution_chart``          -> how the class's overall percentages spread
+* ``pass_rate_chart``                   -> which tests trip up most students, worst first
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import altair as alt
+import pandas as pd
+
+from poslab.exercises import Exercise
+from poslab.lessons import Lesson
+from poslab.store import StudentProgress
+from poslab.viz.common import axis_title
+
+EXERCISE_PAGE = "pages/exercise.py"
+
+
+def lesson_steps(visited: bool, checks_right: int, checks_total: int, done: bool) -> float:
+    """A lesson's bar: visiting, each quick check answered right and finishing are equal steps."""
+    if done:
+        return 1.0
+    return (int(visited) + checks_right) / (checks_total + 2)
+
+
+def lesson_rows(progress: StudentProgress, lessons: Sequence[Lesson]) -> pd.DataFrame:
+    """Columns: lesson, title, page, visited, checks_right, checks_total, done, fraction, status."""
+    rows = []
+    for lesson in lessons:
+        item = progress.lesson(lesson.id)
+        right = len(item.checks_right)
+        status = "done" if item.done else ("visited" if item.visited else "not started")
+        if item.checks_total:
+            status += f" · {right}/{item.checks_total} quick checks right"
+        rows.append({
+            "lesson": lesson.id, "title": lesson.title, "page": lesson.page_path,
+            "visited": item.visited, "checks_right": right, "checks_total": item.checks_total,
+            "done": item.done, "fraction": lesson_steps(item.visited, right, item.checks_total, item.done),
+            "status": status,
+        })
+    return pd.DataFrame(rows)
+
+
+def _score_text(score: float | None, maximum: float | None) -> str:
+    return f"{score:g}/{maximum:g}" if score is not None and maximum else "none yet"
+
+
+def exercise_rows(progress: StudentProgress, exercises: Sequence[Exercise]) -> pd.DataFrame:
+    """Columns: exercise, title, attempts, best, public_best, hints_used, fraction, status.
+
+    ``fraction`` is the grade (best hidden-suite score); public-tests-only scores are shown as
+    feedback but never fill the bar, since the hidden suite has not judged them.
+    """
+    rows = []
+    for exercise in exercises:
+        item = progress.exercise(exercise.id)
+        status = f"{item.attempts} attempt{'s' if item.attempts != 1 else ''} · grade {_score_text(item.best_score, item.max_score)}"
+        if item.best_public_score is not None:
+            status += f" · public tests {_score_text(item.best_public_score, item.public_max_score)}"
+        rows.append({
+            "exercise": exercise.id, "title": exercise.title, "attempts": item.attempts,
+            "best": item.best_score, "max": item.max_score, "public_best": item.best_public_score,
+            "hints_used": item.hints_used, "fraction": item.best_fraction, "status": status,
+        })
+    return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class NextStep:
+    text: str
+    page: str  # the page script to link to
+
+
+def _lesson_step(lesson: Lesson, progress: StudentProgress) -> NextStep | None:
+    item = progress.lesson(lesson.id)
+    if item.done:
+        return None
+    if not item.visited:
+        return NextStep(f"Read “{lesson.title}”.", lesson.page_path)
+    missing = item.checks_total - len(item.checks_right)
+    if missing:
+        return NextStep(f"Answer the {missing} remaining quick check{'s' if missing > 1 else ''} "
+                        f"in “{lesson.title}”.", lesson.page_path)
+    return NextStep(f"Mark “{lesson.title}” done when you are happy with it.", lesson.page_path)
+
+
+def _exercise_step(exercise: Exercise, progress: StudentProgress) -> NextStep | None:
+    item = progress.exercise(exercise.id)
+    if item.best_fraction >= 1.0:
+        return None
+    if item.attempts == 0:
+        return NextStep(f"Try the exercise “{exercise.title}”.", EXERCISE_PAGE)
+    if item.best_score is None:  # public tests only so far
+        return NextStep(f"“{exercise.title}”: your public-tests score is feedback; your instructor's "
+                        "grading runs the hidden tests.", EXERCISE_PAGE)
+    return NextStep(f"Improve “{exercise.title}” (best {item.best_score:g}/{item.max_score:g}); "
+                    f"{'a hint may help' if item.hints_used == 0 else 'the next hint may help'}.", EXERCISE_PAGE)
+
+
+def next_steps(progress: StudentProgress, lessons: Sequence[Lesson], exercises: Sequence[Exercise],
+               limit: int = 3) -> list[NextStep]:
+    """The first unfinished lessons in course order, then the exercises not yet at full marks."""
+    candidates = [_lesson_step(lesson, progress) for lesson in lessons]
+    candidates += [_exercise_step(exercise, progress) for exercise in exercises]
+    return [step for step in candidates if step is not None][:limit]
+
+
+def attempts_chart(attempts: pd.DataFrame, titles: dict[str, str]) -> alt.Chart:
+    """Every attempt's score over time (store ``attempts`` columns), a line and points per exercise."""
+    frame = attempts.assign(
+        percent=attempts["fraction"] * 100.0,
+        exercise_title=attempts["exercise"].map(lambda exercise: titles.get(exercise, exercise)),
+        judged_by=attempts["public_tests_only"].map({True: "public tests only", False: "hidden suite"}),
+    )
+    x = alt.X("time:T", title=axis_title("submitted", "UTC"))
+    y = alt.Y("percent:Q", title=axis_title("score", "% of maximum"), scale=alt.Scale(domain=[0, 100]))
+    tooltip = [
+        alt.Tooltip("exercise_title:N", title="exercise"), alt.Tooltip("time:T", title="submitted (UTC)", format="%Y-%m-%d %H:%M"),
+        alt.Tooltip("score:Q", title="score (points)", format="g"), alt.Tooltip("max_score:Q", title="maximum (points)", format="g"),
+        alt.Tooltip("judged_by:N", title="judged by"),
+    ]
+    color = alt.Color("exercise_title:N", title="exercise")
+    base = alt.Chart(frame, title="Your attempts over time")
+    line = base.mark_line().encode(x=x, y=y, color=color)
+    points = base.mark_point(filled=True, size=70).encode(
+        x=x, y=y, color=color, shape=alt.Shape("judged_by:N", title="judged by"), tooltip=tooltip)
+    return alt.layer(line, points).properties(height=280)
+
+
+def score_distribution_chart(class_table: pd.DataFrame) -> alt.Chart:
+    """Histogram of the class's overall percentage, in bins of 10 points."""
+    return alt.Chart(class_table[["student", "percent"]], title="Overall progress across the class").mark_bar().encode(
+        x=alt.X("percent:Q", bin=alt.Bin(extent=[0, 100], step=10), title=axis_title("overall progress", "%")),
+        y=alt.Y("count():Q", title=axis_title("students", "count")),
+        tooltip=[alt.Tooltip("percent:Q", bin=alt.Bin(extent=[0, 100], step=10), title="progress (%)"),
+                 alt.Tooltip("count():Q", title="students")],
+    ).properties(height=260)
+
+
+def pass_rate_chart(rates: pd.DataFrame, limit: int = 25) -> alt.Chart:
+    """Per-test pass rates (columns exercise, test, pass_rate, n), the most failed test on top."""
+    frame = rates.sort_values(["pass_rate", "exercise", "test"]).head(limit).assign(
+        label=lambda table: table["exercise"] + " · " + table["test"],
+        percent=lambda table: table["pass_rate"] * 100.0,
+    )
+    title = "Which tests trip students up (lowest pass rate first)"
+    if len(rates) > limit:
+        title += f": the {limit} hardest of {len(rates)}"
+    return alt.Chart(frame, title=title).mark_bar().encode(
+        x=alt.X("percent:Q", title=axis_title("pass rate", "% of attempts"), scale=alt.Scale(domain=[0, 100])),
+        y=alt.Y("label:N", title="exercise · test", sort=list(frame["label"])),
+        color=alt.Color("exercise:N", title="exercise"),
+        tooltip=[alt.Tooltip("exercise:N"), alt.Tooltip("test:N"),
+                 alt.Tooltip("percent:Q", title="pass rate (%)", format=".0f"),
+                 alt.Tooltip("n:Q", title="attempts that ran it")],
+    ).properties(height=max(120, 22 * len(frame)))

@@ -1,0 +1,132 @@
+"""poslab.viz.progress: progress rows, next steps and the progress charts (no Streamlit, no database)."""
+
+from datetime import UTC, datetime
+
+import pandas as pd
+import pytest
+
+from poslab.exercises import Exercise
+from poslab.lessons import Lesson
+from poslab.store import ExerciseProgress, LessonProgress, StudentProgress
+from poslab.viz.common import convention_problems
+from poslab.viz.progress import (
+    EXERCISE_PAGE, attempts_chart, exercise_rows, lesson_rows, lesson_steps, next_steps, pass_rate_chart,
+    score_distribution_chart)
+
+LESSONS = (
+    Lesson("intro", "Intro", ":material/star:", "Lessons", 0, {}, ()),
+    Lesson("rope-x", "RoPE X", ":material/star:", "Lessons", 1, {}, ()),
+    Lesson("last", "Last one", ":material/star:", "Practice", 2, {}, ()),
+)
+EXERCISES = (
+    Exercise("ex-a", "Exercise A", ("a",), "a.py"),
+    Exercise("ex-b", "Exercise B", ("b",), "b.py"),
+)
+
+
+def lesson(lesson_id, visited=False, right=(), total=0, marked=False):
+    done = marked or (total > 0 and len(right) == total)
+    return LessonProgress(lesson_id, visited, tuple(right), total, marked, done)
+
+
+def exercise(exercise_id, attempts=0, best=None, maximum=None, public=None, public_max=None, hints=0):
+    graded = attempts if best is not None else 0
+    return ExerciseProgress(exercise_id, attempts, graded, best, maximum, public, public_max, hints)
+
+
+def progress(lessons, exercises):
+    return StudentProgress("ann", tuple(lessons), tuple(exercises), 0.0, None)
+
+
+SOME = progress(
+    [lesson("intro", visited=True, marked=True), lesson("rope-x", visited=True, right=["q1"], total=2),
+     lesson("last")],
+    [exercise("ex-a", attempts=2, best=3, maximum=4, hints=1), exercise("ex-b", attempts=1, public=2, public_max=2)],
+)
+
+
+def test_lesson_steps_count_visit_checks_and_done_equally():
+    assert lesson_steps(False, 0, 0, False) == 0
+    assert lesson_steps(True, 0, 0, False) == pytest.approx(1 / 2)
+    assert lesson_steps(True, 1, 2, False) == pytest.approx(2 / 4)
+    assert lesson_steps(False, 0, 3, True) == 1.0
+
+
+def test_lesson_rows_follow_course_order_with_fraction_and_status():
+    rows = lesson_rows(SOME, LESSONS)
+    assert list(rows["lesson"]) == ["intro", "rope-x", "last"]
+    assert list(rows["fraction"]) == pytest.approx([1.0, 0.5, 0.0])
+    assert rows.loc[1, "status"] == "visited · 1/2 quick checks right"
+    assert rows.loc[2, "status"] == "not started"
+    assert rows.loc[0, "page"] == "pages/intro.py"
+
+
+def test_exercise_rows_use_the_hidden_grade_and_show_public_scores_apart():
+    rows = exercise_rows(SOME, EXERCISES)
+    assert list(rows["fraction"]) == pytest.approx([0.75, 0.0])  # public 2/2 is not a grade
+    assert rows.loc[0, "status"] == "2 attempts · grade 3/4"
+    assert rows.loc[1, "status"] == "1 attempt · grade none yet · public tests 2/2"
+    assert rows.loc[0, "hints_used"] == 1
+
+
+def test_next_steps_go_through_unfinished_lessons_first_then_exercises():
+    steps = next_steps(SOME, LESSONS, EXERCISES, limit=10)
+    assert [step.page for step in steps] == ["pages/rope_x.py", "pages/last.py", EXERCISE_PAGE, EXERCISE_PAGE]
+    assert "1 remaining quick check " in steps[0].text
+    assert steps[1].text == "Read “Last one”."
+    assert "best 3/4" in steps[2].text and "next hint" in steps[2].text
+    assert "hidden tests" in steps[3].text
+    assert len(next_steps(SOME, LESSONS, EXERCISES)) == 3
+
+
+def test_a_finished_course_has_no_next_steps_and_a_new_student_starts_at_the_start():
+    finished = progress([lesson(item.id, visited=True, marked=True) for item in LESSONS],
+                        [exercise(item.id, attempts=1, best=5, maximum=5) for item in EXERCISES])
+    assert next_steps(finished, LESSONS, EXERCISES) == []
+    new = progress([lesson(item.id) for item in LESSONS], [exercise(item.id) for item in EXERCISES])
+    assert next_steps(new, LESSONS, EXERCISES, limit=1)[0].text == "Read “Intro”."
+
+
+def test_visited_lesson_with_all_checks_right_but_no_checks_asks_to_mark_it_done():
+    only = progress([lesson("intro", visited=True)], [])
+    assert next_steps(only, LESSONS[:1], ())[0].text.startswith("Mark “Intro” done")
+
+
+def attempts_frame():
+    return pd.DataFrame({
+        "id": [1, 2, 3], "student": ["ann"] * 3, "exercise": ["ex-a", "ex-a", "ex-b"],
+        "time": pd.to_datetime(["2026-01-01 10:00", "2026-01-01 10:05", "2026-01-01 11:00"], utc=True),
+        "score": [1.0, 4.0, 2.0], "max_score": [4.0, 4.0, 2.0], "fraction": [0.25, 1.0, 1.0],
+        "public_tests_only": [False, False, True],
+    })
+
+
+def test_attempts_chart_plots_percent_with_titles_and_tooltips():
+    chart = attempts_chart(attempts_frame(), {"ex-a": "Exercise A"})
+    assert convention_problems(chart) == []
+    data = chart.data  # alt.layer lifts the layers' shared frame to the top
+    assert list(data["percent"]) == [25.0, 100.0, 100.0]
+    assert list(data["exercise_title"]) == ["Exercise A", "Exercise A", "ex-b"]  # unknown ids stay ids
+    assert list(data["judged_by"]) == ["hidden suite", "hidden suite", "public tests only"]
+    spec = chart.to_dict()
+    assert spec["layer"][1]["encoding"]["y"]["title"] == "score (% of maximum)"
+
+
+def test_score_distribution_bins_percentages_in_tens():
+    table = pd.DataFrame({"student": ["a", "b", "c"], "percent": [5.0, 55.0, 59.0]})
+    chart = score_distribution_chart(table)
+    assert convention_problems(chart) == []
+    spec = chart.to_dict()
+    assert spec["encoding"]["x"]["bin"] == {"extent": [0, 100], "step": 10}
+    assert spec["encoding"]["x"]["title"] == "overall progress (%)"
+
+
+def test_pass_rate_chart_puts_the_most_failed_test_first_and_caps_rows():
+    rates = pd.DataFrame({"exercise": ["rope", "rope", "alibi"], "test": ["norm", "relative", "slopes"],
+                          "pass_rate": [0.9, 0.2, 0.5], "n": [10, 10, 4]})
+    chart = pass_rate_chart(rates)
+    assert convention_problems(chart) == []
+    assert list(chart.data["label"]) == ["rope · relative", "alibi · slopes", "rope · norm"]
+    assert list(chart.data["percent"]) == pytest.approx([20.0, 50.0, 90.0])
+    capped = pass_rate_chart(rates, limit=2)
+    assert len(capped.data) == 2 and "2 hardest of 3" in capped.to_dict()["title"]
