@@ -1,0 +1,132 @@
+"""Three families: parameter counts, the property probes, the comparison table, the chooser page."""
+
+from pathlib import Path
+
+import pytest
+
+from poslab.lessons import get_lesson
+from poslab.viz import families
+from poslab.viz.common import convention_problems
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+
+
+def test_methods_come_in_lesson_order_and_each_has_its_lesson():
+    assert [method.id for method in families.methods()] == ["sinusoidal", "learned", "rope", "alibi"]
+    for method in families.methods():
+        assert Path(get_lesson(method.id).page_path).name == f"{method.id}.py"
+        assert method.used_by and method.extrapolation
+
+
+def test_learned_table_costs_max_len_times_width():
+    # GPT-2 small: 1024 positions x 768 features = 786,432 parameters (wpe in the released checkpoint)
+    assert families.position_budget("learned", 768, 1024, 12).trainable == 786_432
+
+
+@pytest.mark.parametrize("method_id", ["sinusoidal", "rope", "alibi"])
+def test_computed_methods_have_no_trainable_parameters(method_id):
+    assert families.position_budget(method_id, 4096, 4096, 32).trainable == 0
+
+
+def test_stored_constants_follow_the_shapes():
+    assert families.position_budget("sinusoidal", 512, 100, 8).fixed == 100 * 512
+    assert families.position_budget("rope", 512, 100, 8).fixed == 100 * 64  # cos + sin, d/2 = 32 each
+    assert families.position_budget("alibi", 512, 100, 8).fixed == 8
+
+
+@pytest.mark.parametrize("d_model, n_heads, message", [(4096, 30, "do not divide"), (96, 32, "must be even")])
+def test_impossible_sizes_are_explained(d_model, n_heads, message):
+    with pytest.raises(ValueError, match=message):
+        families.position_budget("rope", d_model, 1024, n_heads)
+
+
+@pytest.mark.parametrize("method_id, relative", [("sinusoidal", False), ("learned", False), ("rope", True), ("alibi", True)])
+def test_only_methods_inside_attention_give_distance_only_logits(method_id, relative):
+    assert families.depends_only_on_distance(method_id) is relative
+
+
+def test_rope_logit_of_a_token_with_itself_is_its_norm_at_every_position():
+    import torch
+
+    scores = families.probe_scores("rope")
+    token = families._constant_token()[0]
+    # A rotation keeps lengths, so the diagonal is |x|^2 / sqrt(d) everywhere.
+    expected = float(token @ token) / families.PROBE_DIM ** 0.5
+    assert torch.allclose(scores.diagonal(), torch.full((families.PROBE_LEN,), expected, dtype=scores.dtype))
+
+
+@pytest.mark.parametrize("method_id, runs", [("sinusoidal", True), ("learned", False), ("rope", True), ("alibi", True)])
+def test_only_the_learned_table_refuses_positions_past_max_len(method_id, runs):
+    assert families.runs_past_max_len(method_id) is runs
+
+
+@pytest.mark.parametrize("method_id, carries", [("sinusoidal", True), ("learned", True), ("rope", False), ("alibi", False)])
+def test_values_carry_position_only_for_input_encodings(method_id, carries):
+    assert families.values_carry_position(method_id) is carries
+
+
+def test_probes_leave_the_global_random_state_alone():
+    import torch
+
+    torch.manual_seed(7)
+    expected = torch.rand(3)
+    torch.manual_seed(7)
+    families.values_carry_position("learned")
+    assert torch.equal(torch.rand(3), expected)
+
+
+def test_comparison_table_has_a_column_per_method_and_computed_rows():
+    table = families.comparison_table(768, 1024, 12)
+    assert list(table.columns) == ["Sinusoidal", "Learned table", "RoPE", "ALiBi"]
+    assert table.loc["trainable parameters", "Learned table"] == "786,432"
+    # 786,432 / (4 x 768^2 = 2,359,296) = 1/3
+    assert table.loc["… as a share of one attention layer (4·D²)", "Learned table"] == "33.3%"
+    assert list(table.loc["logits depend only on distance i − j"]) == ["no", "no", "yes", "yes"]
+
+
+def test_budget_chart_follows_the_conventions_and_shows_zero_on_symlog():
+    chart = families.budget_chart(768, 1024, 12)
+    assert convention_problems(chart) == []
+    spec = chart.to_dict()
+    assert spec["encoding"]["x"]["scale"]["type"] == "symlog"
+    learned = chart.data[(chart.data["method"] == "Learned table") & (chart.data["kind"] == "trainable parameters")]
+    assert learned["numbers"].item() == 786_432
+
+
+def test_lesson_has_three_quick_checks():
+    assert len(get_lesson("three-families").checks) == 3
+
+
+# ---------------------------------------------------------------- the page
+
+
+@pytest.fixture(scope="module")
+def page():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.run()
+    at.switch_page("pages/three_families.py")
+    at.run()
+    assert not at.exception
+    return at
+
+
+def test_page_preset_changes_the_numbers(page):
+    assert page.dataframe[0].value.loc["trainable parameters", "Learned table"] == "786,432"
+    page.pills(key="tf-preset").set_value("LLaMA-2 7B").run()
+    assert page.dataframe[0].value.loc["trainable parameters", "Learned table"] == f"{4096 * 4096:,}"
+
+
+def test_page_explains_an_impossible_head_count(page):
+    page.pills(key="tf-preset").set_value("GPT-2 small").run()
+    page.number_input(key="tf-h-GPT-2 small").set_value(10).run()
+    assert not page.exception and any("do not divide" in box.value for box in page.error)
+    page.number_input(key="tf-h-GPT-2 small").set_value(12).run()
+    assert not page.error
+
+
+def test_page_chooser_jumps_to_the_lesson(page):
+    page.segmented_control(key="tf-choice").set_value("alibi").run()
+    page.button(key="tf-go").click().run()
+    assert not page.exception and page.title[0].value == get_lesson("alibi").title
