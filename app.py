@@ -1,13 +1,23 @@
 """Position Lab: the router and the frame around every page.
 
-Run with ``streamlit run app.py``. The lessons come from ``poslab.lessons`` in course order.
+Run with ``streamlit run app.py``. The lessons come from ``poslab.lessons`` in course order,
+grouped into "Lessons" and "Practice"; the Exercise page closes "Practice", and the student's
+own pages (Progress, Instructor) form "You". The sidebar of every page shows who the student is
+and how far they have come.
 """
 
 import streamlit as st
 
+from pages import ui
 from poslab.lessons import all_lessons
 
 st.set_page_config(page_title="Position Lab", page_icon=":material/swap_horiz:", layout="wide")
+
+EXERCISE_PAGE = st.Page("pages/exercise.py", title="Exercises", icon=":material/assignment:", url_path="exercise")
+YOU_PAGES = [
+    st.Page("pages/progress.py", title="Progress", icon=":material/insights:", url_path="progress"),
+    st.Page("pages/instructor.py", title="Instructor", icon=":material/school:", url_path="instructor"),
+]
 
 
 def build_navigation() -> dict[str, list[st.Page]]:
@@ -17,8 +27,11 @@ def build_navigation() -> dict[str, list[st.Page]]:
     for lesson in all_lessons():
         sections.setdefault(lesson.group, []).append(
             st.Page(lesson.page_path, title=lesson.title, icon=lesson.icon, url_path=lesson.id))
+    sections.setdefault("Practice", []).append(EXERCISE_PAGE)
+    sections["You"] = YOU_PAGES
     return sections
 
 
 page = st.navigation(build_navigation())
+ui.sidebar()
 page.run()

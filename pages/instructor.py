@@ -1,0 +1,49 @@
+"""Instructor: the class's progress, score distribution and per-test pass rates, behind a password."""
+
+import streamlit as st
+
+from pages import ui
+from poslab.identity import password_matches
+from poslab.viz.progress import pass_rate_chart, score_distribution_chart
+
+st.title("Instructor")
+password = ui.instructor_password()
+if password is None:
+    st.info("This page is locked until a password is configured. Set the environment variable "
+            "`POSLAB_INSTRUCTOR_PASSWORD` before `streamlit run app.py`, or add "
+            "`instructor_password = \"...\"` to `.streamlit/secrets.toml`, then restart the app.")
+    st.stop()
+
+if not ui.instructor_unlocked():
+    with st.form("instructor-login"):
+        typed = st.text_input("Instructor password", type="password")
+        if st.form_submit_button("Unlock", icon=":material/lock_open:"):
+            if password_matches(typed, password):
+                st.session_state[ui.INSTRUCTOR_KEY] = True
+                st.rerun()
+            st.error("That password is not right.")
+    st.stop()
+
+st.button("Lock this page", icon=":material/lock:", on_click=ui.lock_instructor)
+st.caption("While unlocked, you can also delete comments under the lessons.")
+
+st.subheader("The class")
+table = ui.store_call("load the class's progress", lambda store: store.class_progress(), None)
+if table is not None and table.empty:
+    st.caption("No student has done anything yet.")
+elif table is not None:
+    st.dataframe(table, hide_index=True, column_config={
+        "percent": st.column_config.ProgressColumn("overall (%)", min_value=0, max_value=100, format="%.0f")})
+    st.download_button("Download the class table (CSV)", table.to_csv(index=False), "class_progress.csv",
+                       mime="text/csv", icon=":material/download:")
+    ui.chart(score_distribution_chart(table))
+
+st.subheader("Which tests trip students up")
+st.caption("Pass rate of each hidden test over every graded attempt stored by the app.")
+rates = ui.store_call("load the per-test pass rates", lambda store: store.per_test_pass_rates(), None)
+if rates is not None and rates.empty:
+    st.caption("No graded attempts yet.")
+elif rates is not None:
+    ui.chart(pass_rate_chart(rates))
+    st.download_button("Download the pass rates (CSV)", rates.to_csv(index=False), "pass_rates.csv",
+                       mime="text/csv", icon=":material/download:")
