@@ -1,0 +1,94 @@
+"""Comments under lessons (plain text, newest first, deletable by the instructor) and the
+Instructor page's lock (no password, wrong password, right password, secret)."""
+
+import pytest
+
+from poslab.store import Store
+from tests.app_harness import app_env, button, go, open_app, sign_in, texts  # noqa: F401
+
+LESSON_PAGE = "pages/position_problem.py"
+HOSTILE = "**bold** <script>alert(1)</script> [link](http://x)"
+PASSWORD = "correct horse"
+
+
+def post(at, text: str):
+    at.text_area(key="comment-text-position-problem").set_value(text)
+    button(at, "Post").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def unlock(at, password: str):
+    at.main.text_input[0].input(password)
+    button(at, "Unlock").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_comments_are_plain_text_newest_first_and_the_box_empties_after_posting(app_env):
+    at = go(sign_in(open_app(), "Ann"), LESSON_PAGE)
+    assert at.subheader[-1].value == "Comments (0)"
+    post(at, "first!")
+    post(at, HOSTILE)
+    assert at.subheader[-1].value == "Comments (2)"
+    shown = texts(at.main)
+    assert shown.index(HOSTILE) < shown.index("first!")  # newest first
+    assert any(line.startswith("Ann · ") and line.endswith(" UTC") for line in shown)
+    assert not any("<script>" in item.value or "**bold**" in item.value for item in at.markdown)
+    assert at.text_area(key="comment-text-position-problem").value == ""
+    assert [comment.text for comment in Store(app_env).comments("position-problem")] == [HOSTILE, "first!"]
+
+
+def test_an_empty_comment_is_refused_with_a_sentence(app_env):
+    at = post(go(sign_in(open_app(), "Ann"), LESSON_PAGE), "   ")
+    assert any("comment must be 1 to" in box.value for box in at.warning)
+    assert Store(app_env).comments("position-problem") == ()
+
+
+def test_students_cannot_delete_but_an_unlocked_instructor_can(app_env, monkeypatch):
+    Store(app_env).add_comment("Bob", "position-problem", "spam spam")
+    at = go(sign_in(open_app(), "Ann"), LESSON_PAGE)
+    assert "spam spam" in texts(at.main) and not [b for b in at.button if b.label == "Delete"]
+    monkeypatch.setenv("POSLAB_INSTRUCTOR_PASSWORD", PASSWORD)
+    unlock(go(at, "pages/instructor.py"), PASSWORD)
+    go(at, LESSON_PAGE)
+    button(at, "Delete").click().run()
+    assert "spam spam" not in texts(at.main) and Store(app_env).comments("position-problem") == ()
+
+
+def test_without_a_password_the_instructor_page_only_says_how_to_set_one(app_env):
+    at = go(open_app(), "pages/instructor.py")
+    assert "POSLAB_INSTRUCTOR_PASSWORD" in at.info[0].value and "instructor_password" in at.info[0].value
+    assert not at.main.text_input and not at.dataframe
+
+
+def test_a_wrong_password_is_refused_and_shows_nothing(app_env, monkeypatch):
+    monkeypatch.setenv("POSLAB_INSTRUCTOR_PASSWORD", PASSWORD)
+    at = unlock(go(open_app(), "pages/instructor.py"), "correct horse!")
+    assert any("not right" in box.value for box in at.error)
+    assert not at.dataframe and not at.get("download_button")
+
+
+@pytest.mark.parametrize("via", ["environment", "secret"])
+def test_the_right_password_shows_the_class_table_and_pass_rates(app_env, monkeypatch, via):
+    store = Store(app_env)
+    store.record_visit("Ann", "rope")
+    store.record_attempt("Ann", "rope", 1, 2, details={"tests": [{"name": "norm", "passed": True},
+                                                                 {"name": "relative", "passed": False}]})
+    store.record_attempt("Bob", "rope", 2, 2, details={"tests": [{"name": "norm", "passed": True},
+                                                                 {"name": "relative", "passed": True}]})
+    at = open_app()
+    if via == "environment":
+        monkeypatch.setenv("POSLAB_INSTRUCTOR_PASSWORD", PASSWORD)
+    else:
+        at.secrets["instructor_password"] = PASSWORD
+    unlock(go(at, "pages/instructor.py"), PASSWORD)
+    table = at.dataframe[0].value
+    assert list(table["student"]) == ["Ann", "Bob"]
+    assert list(table["grade:rope"]) == pytest.approx([0.5, 1.0])
+    charts = [chart.proto.spec for chart in at.get("vega_lite_chart")]
+    assert len(charts) == 2 and "trip students up" in charts[1]
+    labels = [item.proto.label for item in at.get("download_button")]
+    assert labels == ["Download the class table (CSV)", "Download the pass rates (CSV)"]
+    button(at, "Lock this page").click().run()
+    assert not at.dataframe and at.main.text_input[0].label == "Instructor password"

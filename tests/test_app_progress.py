@@ -1,0 +1,92 @@
+"""The app end to end: a name in the sidebar, lessons visited and checked, the Progress page.
+
+Each test gets its own SQLite file (``app_env``); what the app wrote is checked with a separate
+``Store`` on the same file, and what a student sees with a fresh AppTest session.
+"""
+
+import pytest
+
+from poslab.lessons import all_lessons, get_lesson
+from poslab.store import Store
+from tests.app_harness import app_env, button, go, open_app, progress_texts, sign_in, texts  # noqa: F401
+
+FIRST = "position-problem"
+SECOND = "three-families"
+
+
+def answer(at, lesson_id: str, check_index: int, correct: bool):
+    check = get_lesson(lesson_id).checks[check_index]
+    choice = check.correct_index if correct else (check.correct_index + 1) % len(check.options)
+    at.radio(key=f"qc-choice-{lesson_id}-{check.id}").set_value(choice).run()
+    at.button(key=f"qc-reveal-{lesson_id}-{check.id}").click().run()
+    assert not at.exception, at.exception
+    return check
+
+
+def test_without_a_name_nothing_is_stored_and_the_sidebar_asks_for_one(app_env):
+    at = go(open_app(), "pages/position_problem.py")
+    assert "Type a name" in at.sidebar.caption[0].value
+    assert not at.sidebar.get("progress")
+    assert Store(app_env).students() == ()
+
+
+def test_a_bad_name_gets_a_sentence_and_nothing_is_stored(app_env):
+    at = open_app()
+    at.sidebar.text_input[0].input("   ")
+    button(at.sidebar, "Start").click().run()
+    assert any("type a name" in box.value for box in at.sidebar.error)
+    assert "student" not in at.query_params and Store(app_env).students() == ()
+
+
+def test_the_name_goes_into_the_url_and_a_reload_keeps_it(app_env):
+    at = sign_in(open_app(), "Ada  Lovelace")
+    assert "Studying as Ada Lovelace" in texts(at.sidebar)
+    assert at.query_params["student"] == "Ada Lovelace"
+    go(at, "pages/rope.py")
+    assert at.query_params["student"] == "Ada Lovelace"  # still there after changing page
+    reloaded = open_app(student=at.query_params["student"])
+    assert "Studying as Ada Lovelace" in texts(reloaded.sidebar)
+    button(reloaded.sidebar, "Change name").click().run()
+    assert "student" not in reloaded.query_params and reloaded.sidebar.text_input
+
+
+def test_visits_checks_and_done_are_stored_and_the_sidebar_percentage_moves(app_env):
+    at = sign_in(open_app(), "Ann")
+    assert progress_texts(at.sidebar) == ["Course progress: 0%"]
+    go(at, f"pages/{FIRST.replace('-', '_')}.py")
+    right = answer(at, FIRST, 0, correct=True)
+    wrong = answer(at, FIRST, 1, correct=False)
+    button(at, "Mark lesson done").click().run()
+    assert any("finished this lesson" in box.value for box in at.success)
+    go(at, f"pages/{SECOND.replace('-', '_')}.py")
+
+    progress = Store(app_env).progress("Ann")
+    assert progress.lesson(FIRST).visited and progress.lesson(SECOND).visited
+    assert progress.lesson(FIRST).checks_right == (right.id,)
+    assert wrong.id not in progress.lesson(FIRST).checks_right
+    assert progress.lesson(FIRST).marked_done and not progress.lesson(SECOND).done
+    items = len(all_lessons()) + 5  # every lesson and the five exercises count equally
+    assert progress_texts(at.sidebar) == [f"Course progress: {100 / items:.0f}%"]
+
+
+def test_the_progress_page_needs_a_name(app_env):
+    at = go(open_app(), "pages/progress.py")
+    assert any("Type your name" in box.value for box in at.info)
+    assert not at.metric
+
+
+def test_a_fresh_session_with_the_same_name_sees_the_lessons_on_the_progress_page(app_env):
+    at = sign_in(open_app(), "Bea")
+    go(at, f"pages/{FIRST.replace('-', '_')}.py")
+    answer(at, FIRST, 0, correct=True)
+    go(at, f"pages/{SECOND.replace('-', '_')}.py")
+
+    later = go(open_app(student="Bea"), "pages/progress.py")
+    bars = progress_texts(later.main)
+    first, second = get_lesson(FIRST), get_lesson(SECOND)
+    assert f"{first.title}: visited · 1/{len(first.checks)} quick checks right" in bars
+    assert any(bar.startswith(f"{second.title}: visited") for bar in bars)
+    assert any(bar.startswith(f"{all_lessons()[2].title}: not started") for bar in bars)
+    assert later.metric[0].value == "0%"  # nothing done yet: visits and one check are not a lesson
+    steps = [link.proto.label for link in later.get("page_link")]
+    assert any("remaining quick check" in step and first.title in step for step in steps)
