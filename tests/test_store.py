@@ -16,7 +16,14 @@ import pytest
 from test_store_support import TEST_CATALOGUE, count_rows, store, store_url  # noqa: F401 (fixtures)
 
 from poslab.lessons import all_lessons
-from poslab.store import SCHEMA_VERSION, SchemaVersionError, Store, StoreBusyError, StudentProgress
+from poslab.store import (
+    SCHEMA_VERSION,
+    SchemaVersionError,
+    Store,
+    StoreBusyError,
+    StoreUnavailableError,
+    StudentProgress,
+)
 
 # -- schema ---------------------------------------------------------------------------------------
 
@@ -413,3 +420,22 @@ def test_attempts_frame_columns_are_stable(store):
     table = store.attempts("nobody")
     assert list(table.columns) == ["id", "student", "exercise", "time", "score", "max_score", "fraction", "public_tests_only"]
     assert isinstance(table, pd.DataFrame)
+
+
+# -- a database that cannot be opened -------------------------------------------------------------
+
+
+def test_an_unopenable_sqlite_file_ends_in_a_sentence(tmp_path):
+    (tmp_path / "a-folder.db").mkdir()  # a folder where the file should be
+    store = Store(f"sqlite:///{tmp_path / 'a-folder.db'}", catalogue=TEST_CATALOGUE)
+    with pytest.raises(StoreUnavailableError, match="could not be used .*unable to open database file.*POSLAB_DB_URL"):
+        store.record_visit("ann", "intro")
+
+
+def test_an_unreachable_server_ends_in_a_sentence_without_the_password():
+    pytest.importorskip("psycopg", reason="the PostgreSQL driver is not installed")
+    # Port 1 on loopback: nothing listens there, so the connection is refused at once.
+    store = Store("postgresql+psycopg://poslab:s3cret@127.0.0.1:1/poslab", catalogue=TEST_CATALOGUE)
+    with pytest.raises(StoreUnavailableError, match="could not be used") as caught:
+        store.progress("ann")
+    assert "s3cret" not in str(caught.value) and "127.0.0.1:1" in str(caught.value)

@@ -9,7 +9,7 @@ Instructors script it::
 """
 
 from .catalogue import Catalogue
-from .errors import SchemaVersionError, StoreBusyError, StoreError
+from .errors import SchemaVersionError, StoreBusyError, StoreError, StoreUnavailableError
 from .results import Attempt, Comment, ExerciseProgress, LessonProgress, StudentProgress
 from .schema import SCHEMA_VERSION
 from .store import Store
@@ -25,5 +25,6 @@ __all__ = [
     "Store",
     "StoreBusyError",
     "StoreError",
+    "StoreUnavailableError",
     "StudentProgress",
 ]

@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import OperationalError
 
-from .errors import StoreBusyError
+from .errors import StoreBusyError, StoreUnavailableError
 
 T = TypeVar("T")
 
@@ -34,7 +34,10 @@ def create_store_engine(url: str, lock_wait_seconds: float) -> Engine:
     if parsed.get_backend_name() != "sqlite":
         # pre_ping: app replicas outlive database restarts.
         return sa.create_engine(parsed, pool_pre_ping=True)
-    _make_parent_folder(parsed.database)
+    try:
+        _make_parent_folder(parsed.database)
+    except OSError as error:
+        raise StoreUnavailableError(_where(engine_url=parsed), error.strerror or str(error)) from error
     busy_seconds = min(_MAX_BUSY_TIMEOUT_SECONDS, lock_wait_seconds)
     engine = sa.create_engine(parsed, connect_args={"timeout": busy_seconds})
     sa.event.listen(engine, "connect", _configure_sqlite_connection)
@@ -63,6 +66,15 @@ def _begin_sqlite_transaction(conn: Connection) -> None:
     conn.exec_driver_sql(_BEGIN_STATEMENTS[kind])
 
 
+def _where(engine_url: sa.URL) -> str:
+    return engine_url.render_as_string(hide_password=True)
+
+
+def _first_line(error: OperationalError) -> str:
+    lines = str(error.orig).strip().splitlines()
+    return lines[0] if lines else type(error.orig).__name__
+
+
 def is_locked_error(error: OperationalError) -> bool:
     text = str(error.orig).lower()
     return any(message in text for message in _LOCKED_MESSAGES)
@@ -85,7 +97,7 @@ def run_transaction(
                     return work(conn)
         except OperationalError as error:
             if not is_locked_error(error):
-                raise
+                raise StoreUnavailableError(_where(engine.url), _first_line(error)) from error
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise StoreBusyError(lock_wait_seconds) from error

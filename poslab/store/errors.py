@@ -21,6 +21,18 @@ class StoreBusyError(StoreError):
         self.waited_seconds = waited_seconds
 
 
+class StoreUnavailableError(StoreError):
+    """The database could not be opened or reached (a wrong URL or path, a server that is down)."""
+
+    def __init__(self, where: str, reason: str) -> None:
+        super().__init__(
+            f"The progress database at {where} could not be used ({reason}). Check POSLAB_DB_URL "
+            f"(or POSLAB_DATA_DIR) and, for a database server, that it is running."
+        )
+        self.where = where
+        self.reason = reason
+
+
 class SchemaVersionError(StoreError):
     """The database was written by a newer Position Lab than the one running."""
 
