@@ -1,17 +1,26 @@
-"""Home: what the course teaches and the path through it."""
+"""Home: what the course teaches, the path through it, and a spot for progress at a glance."""
 
 import streamlit as st
 
-from poslab.lessons import all_lessons
+from poslab.viz import home
 
 st.title("Position Lab")
-st.markdown(
-    "Self-attention cannot tell *the dog bit the man* from *the man bit the dog*. This course shows "
-    "you why, live, and then walks through the four ways transformers are given a sense of order: "
-    "sinusoidal encodings, learned embeddings, RoPE and ALiBi. Every number on every page is "
-    "computed as you move the knobs; then you implement each encoding yourself and an autograder "
-    "checks it against the properties the lessons teach."
-)
-st.subheader("The path")
-for lesson in all_lessons():
-    st.page_link(lesson.page_path, label=lesson.title, icon=lesson.icon)
+st.markdown(home.home_text("intro"))
+
+# Progress at a glance: a later issue fills this container (the sidebar already shows the total).
+progress_spot = st.container(border=True, key="home-progress")
+progress_spot.caption(home.home_text("progress"))
+
+path = home.course_map()
+first_stop = path[0][1][0]
+st.page_link(first_stop.page_path, label=f"Start with {first_stop.title}", icon=":material/play_arrow:")
+
+st.subheader("The path through the course")
+for group, stops in path:
+    st.markdown(f"**{group}**")
+    for stop in stops:
+        link, summary = st.columns([2, 5], vertical_alignment="center")
+        link.page_link(stop.page_path, label=stop.label, icon=stop.icon)
+        summary.caption(stop.summary)
+
+st.markdown(home.home_text("how"))

@@ -1,0 +1,52 @@
+"""Home: the course map follows the registry, every lesson has a summary, the page links them all."""
+
+from pathlib import Path
+
+import pytest
+
+from poslab.lessons import all_lessons
+from poslab.viz import home
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+
+
+def test_course_map_lists_every_lesson_once_in_order():
+    stops = [stop for _, group in home.course_map() for stop in group]
+    assert [stop.lesson_id for stop in stops] == [lesson.id for lesson in all_lessons()]
+    assert [stop.number for stop in stops] == list(range(1, len(stops) + 1))
+    assert stops[0].label == f"1. {all_lessons()[0].title}"
+
+
+def test_groups_keep_course_order():
+    groups = [group for group, _ in home.course_map()]
+    first_seen = list(dict.fromkeys(lesson.group for lesson in all_lessons()))
+    assert groups == first_seen
+
+
+def test_every_lesson_has_a_one_line_summary():
+    for _, stops in home.course_map():
+        for stop in stops:
+            assert stop.summary and "\n" not in stop.summary, stop.lesson_id
+
+
+def test_missing_text_block_is_a_key_error():
+    with pytest.raises(KeyError, match="no text block"):
+        home.home_text("nope")
+
+
+@pytest.fixture(scope="module")
+def page():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.run()
+    assert not at.exception
+    return at
+
+
+def test_home_links_every_lesson_and_keeps_a_progress_spot(page):
+    labels = {link.label for link in page.get("page_link")}
+    for _, stops in home.course_map():
+        for stop in stops:
+            assert stop.label in labels
+    assert any(caption.value.strip() == home.home_text("progress").strip() for caption in page.caption)
