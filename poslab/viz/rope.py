@@ -1,0 +1,209 @@
+"""The RoPE lesson: clock hands, shift invariance, the long-range decay and the two pairings.
+
+    theta_i = base^(-2i/D);  pair i of q at position m is turned by the angle m theta_i
+
+    <rope(q, m), rope(k, n)> = Re sum_i q_i conj(k_i) e^{i (m - n) theta_i}      (pairs as complex numbers)
+
+so the score depends on m - n only. RoFormer (Su et al., 2021, section 3.4.3) bounds it by Abel
+summation, with h_i = q_i conj(k_i) and S_j = sum_{l<j} e^{i (m-n) theta_l}:
+
+    |sum_i h_i e^{i (m-n) theta_i}| <= (max_i |h_{i+1} - h_i|) sum_{j=1}^{D/2} |S_j|
+
+and plots the relative upper bound (1 / (D/2)) sum_j |S_j|, which decays as |m - n| grows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import torch
+
+from poslab.encodings.rope import apply_rotary, rope_inverse_frequencies
+from poslab.viz.common import axis_title
+
+# --- clock hands ------------------------------------------------------------------------------
+
+
+def shown_pairs(head_dim: int, count: int = 8) -> tuple[int, ...]:
+    """``count`` pair indices spread evenly from the fastest (0) to the slowest (D/2 - 1)."""
+    last = head_dim // 2 - 1
+    return tuple(sorted({round(j * last / max(count - 1, 1)) for j in range(count)}))
+
+
+def clock_frame(head_dim: int, base: float, m: int, n: int) -> pd.DataFrame:
+    """One row per hand: ``pair, hand, angle, x, y, relative``; unit-length hands from the origin."""
+    freqs = rope_inverse_frequencies(head_dim, base).double().numpy()
+    rows = []
+    for i in shown_pairs(head_dim):
+        for hand, position in (("query at m", m), ("key at n", n)):
+            angle = position * freqs[i]
+            rows.append({"pair": f"pair {i}", "hand": hand, "position": position,
+                         "angle": float(np.degrees(angle) % 360), "x": float(np.cos(angle)),
+                         "y": float(np.sin(angle)), "relative": float(np.degrees((m - n) * freqs[i]) % 360)})
+    return pd.DataFrame(rows)
+
+
+def clock_chart(head_dim: int, base: float, m: int, n: int) -> alt.FacetChart:
+    hands = clock_frame(head_dim, base, m, n).assign(kind="hand", order=0)
+    turn = np.linspace(0, 2 * np.pi, 73)
+    # Facets of a layer need one data set: the unit circles ride along as rows of kind "ring".
+    rings = pd.concat([pd.DataFrame({"pair": pair, "kind": "ring", "x": np.cos(turn), "y": np.sin(turn),
+                                     "order": np.arange(73)}) for pair in hands["pair"].unique()])
+    frame = pd.concat([hands, rings], ignore_index=True)
+    scale = alt.Scale(domain=(-1.1, 1.1))
+    x_title, y_title = axis_title("cos of angle", "unit circle"), axis_title("sin of angle", "unit circle")
+    x, y = alt.X("x:Q", title=x_title, scale=scale), alt.Y("y:Q", title=y_title, scale=scale)
+    base_chart = alt.Chart().properties(width=130, height=130)
+    ring = base_chart.mark_line(color="lightgray").encode(x=x, y=y, order="order:Q").transform_filter(
+        alt.datum.kind == "ring")
+    drawn = base_chart.mark_rule(strokeWidth=3).encode(
+        x=alt.X("zero:Q", title=x_title, scale=scale), y=alt.Y("zero:Q", title=y_title, scale=scale),
+        x2="x:Q", y2="y:Q", color=alt.Color("hand:N", title="hand"),
+        tooltip=[alt.Tooltip("pair:N"), alt.Tooltip("hand:N"), alt.Tooltip("position:Q"),
+                 alt.Tooltip("angle:Q", title="angle (degrees)", format=".1f"),
+                 alt.Tooltip("relative:Q", title="angle between hands (degrees)", format=".1f")],
+    ).transform_filter(alt.datum.kind == "hand").transform_calculate(zero="0")
+    return alt.layer(ring, drawn, data=frame).facet(
+        facet=alt.Facet("pair:N", title="pair i (fast to slow)", sort=list(hands["pair"].unique())),
+        columns=4, title=f"Each pair is a clock hand turned by position x theta_i (m={m}, n={n})")
+
+
+# --- shift invariance -------------------------------------------------------------------------
+
+
+def rope_score(q: torch.Tensor, k: torch.Tensor, m: int, n: int, base: float = 10000.0,
+               pairing: str = "interleaved") -> float:
+    """<rope(q, m), rope(k, n)> for vectors q, k ``[D]``, in float64."""
+    freqs = rope_inverse_frequencies(q.shape[-1], base)
+    rotated_q = apply_rotary(q.double()[None], freqs, torch.tensor([m]), pairing)[0]
+    rotated_k = apply_rotary(k.double()[None], freqs, torch.tensor([n]), pairing)[0]
+    return float(rotated_q @ rotated_k)
+
+
+def random_query_key(head_dim: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    generator = torch.Generator().manual_seed(seed)
+    return torch.randn(head_dim, generator=generator, dtype=torch.float64), \
+        torch.randn(head_dim, generator=generator, dtype=torch.float64)
+
+
+@dataclass(frozen=True)
+class ShiftView:
+    score: float  # at (m, n)
+    shifted_score: float  # at (m + s, n + s)
+    key_only_score: float  # at (m, n + s): the offset changed
+    chart: alt.Chart
+
+
+def rope_scores(q: torch.Tensor, k: torch.Tensor, m: torch.Tensor, n: torch.Tensor,
+                base: float = 10000.0) -> torch.Tensor:
+    """<rope(q, m_s), rope(k, n_s)> for every s: q, k ``[D]``, positions m, n ``[S]`` -> ``[S]``."""
+    freqs = rope_inverse_frequencies(q.shape[-1], base)
+    rotated_q = apply_rotary(q.double().expand(len(m), -1), freqs, m)  # (S, D)
+    rotated_k = apply_rotary(k.double().expand(len(n), -1), freqs, n)
+    return (rotated_q * rotated_k).sum(-1)
+
+
+def shift_view(head_dim: int, base: float, m: int, n: int, shift: int, seed: int = 0) -> ShiftView:
+    """Scores of one random q, k pair as both positions move together, and as only the key moves."""
+    q, k = random_query_key(head_dim, seed)
+    steps = torch.arange(0, max(shift, 1) + 1, max(1, shift // 128))
+    both = rope_scores(q, k, m + steps, n + steps, base)
+    key_only = rope_scores(q, k, torch.full_like(steps, m), n + steps, base)
+    frame = pd.concat([pd.DataFrame({"shift": steps.numpy(), "moved": "both by s (offset fixed)", "score": both.numpy()}),
+                       pd.DataFrame({"shift": steps.numpy(), "moved": "key only (offset changes)",
+                                     "score": key_only.numpy()})], ignore_index=True)
+    chart = alt.Chart(frame, title="Moving both positions together leaves the score unchanged").mark_line().encode(
+        x=alt.X("shift:Q", title=axis_title("shift s", "positions")),
+        y=alt.Y("score:Q", title="score <rope(q, .), rope(k, .)> (unitless)"),
+        color=alt.Color("moved:N", title="what moves"),
+        tooltip=[alt.Tooltip("moved:N"), alt.Tooltip("shift:Q"), alt.Tooltip("score:Q", format=".6f")],
+    )
+    return ShiftView(rope_score(q, k, m, n, base), rope_score(q, k, m + shift, n + shift, base),
+                     rope_score(q, k, m, n + shift, base), chart)
+
+
+# --- long-range decay (RoFormer section 3.4.3) ------------------------------------------------
+
+
+def decay_bound(head_dim: int, base: float, max_distance: int) -> pd.DataFrame:
+    """``distance, bound``: (1 / (D/2)) sum_{j=1}^{D/2} |S_j| for distance 0 .. max_distance."""
+    freqs = rope_inverse_frequencies(head_dim, base).double()  # (D/2,)
+    distance = torch.arange(max_distance + 1, dtype=torch.float64)
+    # S_j = sum_{l < j} e^{i r theta_l}: cumulative sums over the pairs, (R, D/2)
+    partial_sums = torch.polar(torch.ones(len(distance), len(freqs), dtype=torch.float64),
+                               torch.outer(distance, freqs)).cumsum(-1)
+    bound = partial_sums.abs().mean(-1)
+    return pd.DataFrame({"distance": distance.long().numpy(), "bound": bound.numpy()})
+
+
+def decay_chart(head_dim: int, base: float, max_distance: int) -> alt.Chart:
+    frame = decay_bound(head_dim, base, max_distance)
+    return alt.Chart(frame, title=f"Long-term decay: relative upper bound of the score (D={head_dim})").mark_line().encode(
+        x=alt.X("distance:Q", title=axis_title("relative distance |m - n|", "positions")),
+        y=alt.Y("bound:Q", title="(1/(D/2)) sum_j |S_j| (unitless)"),
+        tooltip=[alt.Tooltip("distance:Q"), alt.Tooltip("bound:Q", format=".2f")],
+    )
+
+
+# --- interleaved vs half-split pairing --------------------------------------------------------
+
+
+def interleaved_to_half_order(head_dim: int) -> tuple[int, ...]:
+    """Row order turning an interleaved-pairing projection into a half-split one: W_half = W[order].
+
+    Half-split feature j < D/2 is pair j's first coordinate (interleaved 2j); feature D/2 + j is its
+    second coordinate (interleaved 2j + 1).
+    """
+    return tuple(range(0, head_dim, 2)) + tuple(range(1, head_dim, 2))
+
+
+def pairing_table(head_dim: int, pairs: int = 4) -> pd.DataFrame:
+    """Which two features form pair i under each convention (the first ``pairs`` pairs)."""
+    half = head_dim // 2
+    return pd.DataFrame([{"pair i": i, "interleaved (RoFormer, Meta LLaMA)": f"({2 * i}, {2 * i + 1})",
+                          "half-split (GPT-NeoX, HF LLaMA)": f"({i}, {i + half})"} for i in range(min(pairs, half))])
+
+
+@dataclass(frozen=True)
+class PairingView:
+    vector_difference: float  # max |rope_interleaved(q) - rope_half(q)| for the same q
+    shift_error_interleaved: float  # |score(m, n) - score(m + s, n + s)|
+    shift_error_half: float
+    swapped_score_error: float  # max |score| change when weights trained one way run the other way
+    permuted_score_error: float  # the same after permuting the q/k projection rows
+    pairs: pd.DataFrame
+
+
+def pairing_view(head_dim: int, d_model: int, seq_len: int, seed: int = 0, base: float = 10000.0) -> PairingView:
+    """Two conventions on the same weights: different vectors, same relative property, swapped
+    weights give wrong scores until the projection rows are permuted."""
+    generator = torch.Generator().manual_seed(seed)
+    x = torch.randn(seq_len, d_model, generator=generator, dtype=torch.float64)  # (T, d_model)
+    w_q, w_k = (torch.randn(head_dim, d_model, generator=generator, dtype=torch.float64) / d_model ** 0.5
+                for _ in range(2))  # (D, d_model): one head's projections
+    freqs = rope_inverse_frequencies(head_dim, base)
+
+    def scores(wq: torch.Tensor, wk: torch.Tensor, pairing: str) -> torch.Tensor:  # (T, T)
+        return apply_rotary(x @ wq.T, freqs, pairing=pairing) @ apply_rotary(x @ wk.T, freqs, pairing=pairing).T
+
+    q = (x @ w_q.T)[:1]  # (1, D): one query vector
+    position = torch.tensor([seq_len - 1])
+    vector_difference = (apply_rotary(q, freqs, position, "interleaved")
+                         - apply_rotary(q, freqs, position, "half")).abs().max()
+    q_vec, k_vec = random_query_key(head_dim, seed)
+    shift = 3 * seq_len
+    errors = {p: abs(rope_score(q_vec, k_vec, 2, 7, base, p) - rope_score(q_vec, k_vec, 2 + shift, 7 + shift, base, p))
+              for p in ("interleaved", "half")}
+    reference = scores(w_q, w_k, "interleaved")  # the checkpoint was trained interleaved
+    order = list(interleaved_to_half_order(head_dim))
+    return PairingView(
+        vector_difference=float(vector_difference),
+        shift_error_interleaved=errors["interleaved"],
+        shift_error_half=errors["half"],
+        swapped_score_error=float((scores(w_q, w_k, "half") - reference).abs().max()),
+        permuted_score_error=float((scores(w_q[order], w_k[order], "half") - reference).abs().max()),
+        pairs=pairing_table(head_dim),
+    )
