@@ -1,6 +1,45 @@
-"""Placeholder until the lesson page lands."""
+"""Lesson: ALiBi. Slopes for any head count, the bias per head, windows, nothing added."""
+
+import streamlit as st
 
 from pages import ui
+from poslab.viz import alibi as lesson
 
-ui.lesson_header("alibi")
-ui.lesson_footer("alibi")
+LESSON = "alibi"
+RATIOS = {"1/10": 0.1, "1/100": 0.01, "1/1000": 0.001}
+
+ui.lesson_header(LESSON)
+ui.text(LESSON, "intro")
+
+st.subheader("Slopes and windows")
+left, right = st.columns(2)
+n_heads = left.slider("number of heads", 1, 32, 12, key="alibi-heads")
+ratio = right.select_slider("window edge: weight relative to the current token", options=list(RATIOS),
+                            value="1/100", key="alibi-ratio")
+slopes = ui.cached(lesson.slopes_view, n_heads=n_heads, weight_ratio=RATIOS[ratio])
+st.info(slopes.rule)
+table, chart = st.columns([2, 3])
+table.dataframe(slopes.table, hide_index=True, column_config={"window": st.column_config.NumberColumn(
+    f"window at {ratio} (tokens)", format="%.1f")})
+table.caption(f"The window is where the bias reaches ln({ratio}) = {slopes.penalty:.3f}.")
+with chart:
+    ui.chart(slopes.chart)
+ui.text(LESSON, "slopes")
+
+st.subheader("The bias of one head")
+left, right = st.columns(2)
+head = left.selectbox("head", options=list(range(n_heads)), key=f"alibi-head-{n_heads}")
+seq_len = right.slider("sequence length (tokens)", 8, 64, 32, key="alibi-seq-len")
+ui.chart(ui.cached(lesson.bias_chart, n_heads=n_heads, head=head, seq_len=seq_len))
+ui.text(LESSON, "bias")
+
+st.subheader("Nothing is added to the embeddings")
+ui.chart(ui.cached(lesson.recency_chart, n_heads=n_heads, max_distance=200))
+offset = st.slider("move the whole sequence by s positions", 1, 10_000, 1_000, key="alibi-offset")
+moved = ui.cached(lesson.shifted_inputs, n_heads=n_heads, seq_len=16, shift=offset)
+alibi_change, sinusoidal_change = st.columns(2)
+alibi_change.metric("ALiBi: max output change", f"{moved.alibi_difference:.1e}")
+sinusoidal_change.metric("added sinusoidal table: max output change", f"{moved.sinusoidal_difference:.3f}")
+ui.text(LESSON, "embeddings")
+
+ui.lesson_footer(LESSON)
