@@ -192,7 +192,7 @@ def test_per_test_pass_rates_come_from_the_stored_details(store):
     store.record_attempt("ann", "rope", 1, 2, details=details(("shape", True), ("norm", False)))
     store.record_attempt("bob", "rope", 2, 2, details=details(("shape", True), ("norm", True)))
     store.record_attempt("bob", "rope", 0, 2, details=details(("shape", False), ("norm", False)))
-    store.record_attempt("ann", "alibi", 1, 1, details={"tests": [{"name": "slopes", "outcome": "passed"}]})
+    store.record_attempt("ann", "alibi", 1, 1, details={"tests": [{"name": "slopes", "status": "passed"}]})
     store.record_attempt("ann", "rope", 2, 2, details=details(("shape", False)), public_tests_only=True)
     store.record_attempt("ann", "rope", 2, 2, details={"unexpected": "shape"})
     table = store.per_test_pass_rates()

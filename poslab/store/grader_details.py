@@ -1,7 +1,8 @@
 """Per-test outcomes read from the grader's stored details, and pass rates over many attempts.
 
-The shape read is ``{"tests": [{"name": str, "passed": bool}, ...]}``; ``"outcome": "passed"``
-is accepted in place of ``passed``. Details of any other shape contribute nothing rather than
+The shape read is the grader's (Gradescope's results format): ``{"tests": [{"name": str,
+"status": "passed" | "failed", ...}, ...]}``; a boolean ``"passed"`` is accepted in place of
+``status``. Details of any other shape contribute nothing rather than
 failing the instructor's page.
 """
 
@@ -25,8 +26,8 @@ def per_test_outcomes(details: Any) -> list[tuple[str, bool]]:
             continue
         if isinstance(test.get("passed"), bool):
             outcomes.append((test["name"], test["passed"]))
-        elif isinstance(test.get("outcome"), str):
-            outcomes.append((test["name"], test["outcome"] == "passed"))
+        elif isinstance(test.get("status"), str):
+            outcomes.append((test["name"], test["status"] == "passed"))
     return outcomes
 
 
