@@ -67,6 +67,8 @@ if not problem:
     recurrence = ui.cached(lab.recurrence_contrast, tokens=tokens, order=order, d_model=d_model, seed=int(seed))
     st.dataframe(recurrence.summary(), hide_index=True,
                  column_config={"max |difference| between the two orders": st.column_config.NumberColumn(format="%.2e")})
-    ui.chart(lab.contrast_chart(recurrence))
+    for column, bars in zip(st.columns(2), lab.contrast_charts(recurrence)):
+        with column:
+            ui.chart(bars)
 ui.text(LESSON, "takeaway")
 ui.lesson_footer(LESSON)

@@ -157,19 +157,19 @@ def test_rnn_tells_the_sentences_apart_and_pooled_attention_does_not():
     assert not contrast.attention_tells_apart
     summary = contrast.summary()
     assert list(summary["tells the two orders apart"]) == [True, False]
-    assert convention_problems(lab.contrast_chart(contrast)) == []
+    rnn_chart, attention_chart = lab.contrast_charts(contrast)
+    assert convention_problems(rnn_chart) == [] and convention_problems(attention_chart) == []
+    assert len(rnn_chart.data) == 2 * lab.RNN_HIDDEN  # both orders, every hidden unit
 
 
 def test_rnn_cannot_see_a_swap_of_identical_tokens():
     assert lab.recurrence_contrast(DOG, SWAP_THE_AND_THE).rnn_difference == 0.0
 
 
-def test_rnn_state_follows_the_recurrence_written_out_by_hand():
+def test_rnn_state_is_a_tanh_vector_that_depends_on_order():
     x = lab.embed(DOG, 8, 0)
-    # A one-token sequence: h_1 = tanh(W_x x_1 + W_h 0); a two-token one uses h_1 in step 2, so the
-    # final state of (a, b) differs from that of (b, a) but the first step of each equals the 1-token run.
     first = lab.rnn_final_state(x[:1], 0)
-    assert torch.all(first.abs() < 1) and first.shape == (lab.RNN_HIDDEN,)
+    assert first.shape == (lab.RNN_HIDDEN,) and torch.all(first.abs() < 1)  # tanh keeps it in (-1, 1)
     assert not torch.allclose(lab.rnn_final_state(x[[1, 2]], 0), lab.rnn_final_state(x[[2, 1]], 0))
 
 

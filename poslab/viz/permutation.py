@@ -305,15 +305,17 @@ def recurrence_contrast(tokens: tuple[str, ...], order: tuple[int, ...], *, d_mo
     )
 
 
-def contrast_chart(contrast: RecurrenceContrast) -> alt.Chart:
-    """Grouped bars: each summary vector for the original and the permuted sentence."""
-    return alt.Chart(contrast.states).mark_bar().encode(
-        x=alt.X("unit:O", title=axis_title("unit of the summary vector", "index")),
-        xOffset=alt.XOffset("sentence:N"),
-        y=alt.Y("value:Q", title=axis_title("value", "unitless")),
-        color=alt.Color("sentence:N", title="sentence", legend=alt.Legend(orient="bottom")),
-        tooltip=[alt.Tooltip("model:N"), alt.Tooltip("sentence:N"), alt.Tooltip("unit:O"),
-                 alt.Tooltip("value:Q", format=".4f")],
-    ).properties(height=200, width=260).facet(
-        column=alt.Column("model:N", title=None)
-    ).properties(title="Two summaries of the same words in two orders")
+def contrast_charts(contrast: RecurrenceContrast) -> tuple[alt.Chart, alt.Chart]:
+    """Grouped bars, one chart per model: its summary vector for the original and the permuted order."""
+    charts = []
+    for model, title in (("RNN final state", "RNN: final hidden state"),
+                         ("attention, mean-pooled", "Attention: mean-pooled output")):
+        frame = contrast.states[contrast.states["model"] == model]
+        charts.append(alt.Chart(frame, title=title).mark_bar().encode(
+            x=alt.X("unit:O", title=axis_title("unit of the summary vector", "index"), axis=alt.Axis(labelAngle=0)),
+            xOffset=alt.XOffset("sentence:N"),
+            y=alt.Y("value:Q", title=axis_title("value", "unitless")),
+            color=alt.Color("sentence:N", title="sentence", legend=alt.Legend(orient="bottom")),
+            tooltip=[alt.Tooltip("sentence:N"), alt.Tooltip("unit:O"), alt.Tooltip("value:Q", format=".4f")],
+        ).properties(height=220))
+    return charts[0], charts[1]
