@@ -1,0 +1,294 @@
+"""Grade submissions from Python: the app and the CLI both come through here.
+
+    from grader.api import grade_submission
+    result = grade_submission("exercises/")            # a file, a folder, or {"rope.py": "..."}
+    result.to_json()                                    # SubmissionResult, round-trips via from_json
+
+``mode="hidden"`` runs the hidden suite (``grader.suite``) in the judging process against the
+submission in the sandbox. ``mode="public"`` (what a student bundle can do, see
+``running_in_bundle()``) runs the public tests ``exercises/test_*.py`` with pytest *inside* the
+sandbox; their outcome comes back as data from untrusted code, and the result says so
+(``public_tests_only=True``).
+
+Each ``Grader`` starts its own worker with ``subprocess`` (never a fork of the caller) and grades
+submissions one after another; use one ``Grader`` per thread.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import grader
+from grader.results import SubmissionResult, TestOutcome
+from grader.sandbox import (GraderFault, SandboxStudent, SubmissionSandbox, WorkerProcess, choose_isolation,
+                            run_public_tests)
+from grader.settings import GraderSettings
+from poslab.exercises import EXERCISE_IDS, EXERCISES, Exercise
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+BUNDLE_MARKER = ".poslab-bundle"
+PUBLIC_TESTS_DIR = PROJECT_ROOT / "exercises"
+FILENAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\.py$")
+MODES = ("hidden", "public")
+
+__all__ = ["Grader", "GraderFault", "Submission", "SubmissionResult", "grade_submission", "load_submission",
+           "running_in_bundle", "submission_id_for"]
+
+
+def running_in_bundle(root: Path = PROJECT_ROOT) -> bool:
+    """True in a student bundle made by ``python -m grader release`` (no hidden suite there)."""
+    return (root / BUNDLE_MARKER).is_file()
+
+
+# ---------------------------------------------------------------- submissions
+
+
+@dataclass(frozen=True)
+class Submission:
+    submission_id: str
+    files: Mapping[str, str]  # file name -> source text
+    problems: tuple[str, ...] = ()  # why it cannot be imported at all (too large, no .py file, ...)
+
+    @property
+    def content_hash(self) -> str:
+        digest = hashlib.sha256()
+        for name in sorted(self.files):
+            digest.update(name.encode() + b"\0" + self.files[name].encode() + b"\0")
+        return digest.hexdigest()
+
+
+def submission_id_for(path: str | Path) -> str:
+    """A file's stem, a folder's name, or for a folder named ``exercises`` its parent's name."""
+    path = Path(path).resolve()
+    if path.is_dir():
+        return path.parent.name if path.name == "exercises" else path.name
+    return path.stem
+
+
+def is_submitted_file(name: str) -> bool:
+    return name.endswith(".py") and not name.startswith("test_") and name != "conftest.py"
+
+
+def load_submission(source: str | Path | Mapping[str, str], submission_id: str | None = None,
+                    settings: GraderSettings | None = None) -> Submission:
+    """Read a file, a folder of .py files (test_*.py and conftest.py left out) or a name->source map."""
+    settings = settings or GraderSettings.from_env()
+    if isinstance(source, Mapping):
+        raw = {str(name): text for name, text in source.items() if is_submitted_file(str(name))}
+        return _checked(submission_id or "submission", raw, settings)
+    path = Path(source)
+    submission_id = submission_id or submission_id_for(path)
+    if path.is_dir():
+        paths = sorted(p for p in path.iterdir() if p.is_file() and is_submitted_file(p.name))
+    elif path.is_file():
+        paths = [path]
+    else:
+        raise FileNotFoundError(f"{path} is neither a file nor a folder")
+    raw: dict[str, str | bytes] = {}
+    for file in paths[: settings.max_files + 1]:
+        data = file.read_bytes()
+        raw[file.name] = data[: settings.max_submission_bytes + 1]
+    return _checked(submission_id, raw, settings)
+
+
+def _checked(submission_id: str, raw: Mapping[str, Any], settings: GraderSettings) -> Submission:
+    problems, files = [], {}
+    for name, content in sorted(raw.items()):
+        if not FILENAME.match(name):
+            problems.append(f"{name} is not a name Python can import (letters, digits and _ only, ending in .py).")
+            continue
+        if isinstance(content, bytes):
+            try:
+                content = content.decode("utf-8")
+            except UnicodeDecodeError:
+                problems.append(f"{name} is not UTF-8 text.")
+                continue
+        files[name] = content
+    if not raw:
+        problems.append("The submission has no .py file to grade.")
+    if len(raw) > settings.max_files:
+        problems.append(f"The submission has more than {settings.max_files} .py files.")
+    if sum(len(text.encode()) for text in files.values()) > settings.max_submission_bytes:
+        problems.append(f"The submission is larger than {settings.max_submission_bytes // 1024} KiB.")
+    return Submission(submission_id, files, tuple(problems))
+
+
+def import_order(files: Mapping[str, str], exercise: Exercise, skip: Mapping[str, str]) -> list[str]:
+    """The exercise's own file first (if present), then the others by name; known-bad files left out."""
+    names = sorted(name for name in files if name != "__init__.py" and name not in skip)
+    own = [name for name in names if name == exercise.filename]
+    return own + [name for name in names if name not in own]
+
+
+def describe_import_error(filename: str, error: dict) -> str:
+    """A sentence a student understands, from the child's (checked) description."""
+    kind, message, line, module = error["kind"], error["message"], error["line"], error.get("module", "")
+    if kind in ("SyntaxError", "IndentationError", "TabError"):
+        return f"{filename} could not be imported: {kind} on line {line}: {message}."
+    if kind in ("ModuleNotFoundError", "ImportError") and module.split(".")[0] in ("poslab", "grader"):
+        return (f"{filename} could not be imported: it imports {module}, the course's own code, which is not "
+                f"available when grading. Write the code in your own file instead.")
+    if kind == "ModuleNotFoundError":
+        return f"{filename} could not be imported: it imports {module or 'a module'}, which is not available when grading."
+    if kind == "SystemExit":
+        return f"{filename} could not be imported: it called sys.exit() while being imported ({message})."
+    where = f" (line {line})" if line else ""
+    return f"{filename} could not be imported: it raised {kind}{where}: {message}"
+
+
+# ---------------------------------------------------------------- grading
+
+
+@dataclass
+class _Progress:
+    """Per-submission bookkeeping while its exercises are graded one by one."""
+
+    import_problems: dict[str, str] = field(default_factory=dict)  # file -> sentence
+    tests: list[TestOutcome] = field(default_factory=list)
+
+
+class Grader:
+    """Grades submissions one after another with one warm worker (started on first use)."""
+
+    def __init__(self, settings: GraderSettings | None = None, *, mode: str = "hidden", suite: Any = None,
+                 public_tests_dir: Path | None = None) -> None:
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        self.settings = settings or GraderSettings.from_env()
+        self.mode = mode
+        self._suite = suite
+        self.public_tests_dir = Path(public_tests_dir or PUBLIC_TESTS_DIR)
+        self.worker: WorkerProcess | None = None
+
+    def __enter__(self) -> "Grader":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self.worker is not None:
+            self.worker.close()
+            self.worker = None
+
+    @property
+    def suite(self) -> Any:
+        if self._suite is None:
+            import grader.suite as hidden_suite  # only the judging side ever imports the hidden tests
+
+            self._suite = hidden_suite
+        return self._suite
+
+    def suite_hash(self) -> str:
+        if self.mode == "public":
+            digest = hashlib.sha256()
+            for name, text in sorted(self.public_test_files().items()):
+                digest.update(name.encode() + b"\0" + text.encode() + b"\0")
+            return "public:" + digest.hexdigest()
+        return self.suite.suite_hash()
+
+    def _worker(self) -> WorkerProcess:
+        if self.worker is None or not self.worker.alive():
+            if self.worker is not None:
+                self.worker.close()
+            preload = ("pytest",) if self.mode == "public" else ()
+            self.worker = WorkerProcess(self.settings, choose_isolation(self.settings), preload=preload)
+        return self.worker
+
+    def grade(self, submission: Submission) -> SubmissionResult:
+        started = time.monotonic()
+        worker = self._worker()
+        progress = _Progress()
+        if submission.problems:
+            progress.import_problems.update({"": problem for problem in submission.problems})
+        if self.mode == "hidden":
+            self._grade_hidden(submission, worker, progress)
+        else:
+            self._grade_public(submission, worker, progress)
+        return SubmissionResult(
+            submission_id=submission.submission_id,
+            status="import_failed" if progress.import_problems else "graded",
+            tests=tuple(progress.tests), isolation=worker.isolation, public_tests_only=self.mode == "public",
+            submission_hash=submission.content_hash, suite_hash=self.suite_hash(),
+            grader_version=grader.__version__, execution_time=time.monotonic() - started,
+            messages=tuple(progress.import_problems.values()))
+
+    def _grade_hidden(self, submission: Submission, worker: WorkerProcess, progress: _Progress) -> None:
+        cases = self.suite.collect()
+        sandbox = SubmissionSandbox(worker, submission.files, self.settings.timeout)
+        try:
+            for exercise in EXERCISES:
+                exercise_cases = [case for case in cases if case.exercise == exercise.id]
+                if not exercise_cases:
+                    continue
+                order = [] if submission.problems else import_order(submission.files, exercise, progress.import_problems)
+                student = sandbox.for_exercise(order, list(exercise.names))
+                self._note_import(student, progress)
+                for case in exercise_cases:
+                    outcome = self.suite.run_case(case, student)
+                    progress.tests.append(self._outcome(outcome, student, progress))
+        finally:
+            sandbox.close()
+        if sandbox.fault is not None:
+            raise sandbox.fault
+
+    @staticmethod
+    def _note_import(student: SandboxStudent, progress: _Progress) -> None:
+        report = student.load
+        for filename, error in report.import_errors.items():
+            progress.import_problems[filename] = describe_import_error(filename, error)
+        if report.stuck_in is not None and student.crash is not None:
+            progress.import_problems[report.stuck_in] = (
+                f"{report.stuck_in} could not be imported: while importing it, {student.crash.reason}.")
+
+    @staticmethod
+    def _outcome(outcome: Any, student: SandboxStudent, progress: _Progress) -> TestOutcome:
+        output = outcome.output
+        if outcome.status != "passed" and student.load.missing and progress.import_problems:
+            output += " (" + " ".join(progress.import_problems.values()) + ")"
+        return TestOutcome(outcome.name, outcome.exercise, float(outcome.score), float(outcome.max_score),
+                           outcome.status, output, outcome.visibility, getattr(outcome, "family", ""))
+
+    # -- public tests (student bundle)
+
+    def public_test_files(self) -> dict[str, str]:
+        return {path.name: path.read_text(encoding="utf-8")
+                for path in sorted(self.public_tests_dir.glob("*.py"))
+                if path.name.startswith("test_") or path.name == "conftest.py"}
+
+    def _grade_public(self, submission: Submission, worker: WorkerProcess, progress: _Progress) -> None:
+        files = {**submission.files, **self.public_test_files()}
+        timeout = self.settings.timeout * len(EXERCISES)
+        report = run_public_tests(worker, files, timeout)
+        if report.crash is not None:
+            progress.import_problems["pytest"] = f"The public tests did not finish: {report.crash}"
+        for test in report.tests:
+            exercise = public_test_exercise(test["nodeid"])
+            passed = test["outcome"] == "passed"
+            if test["when"] == "collect" and not passed:
+                progress.import_problems[test["nodeid"]] = f"{test['nodeid']} could not be collected: {test['message'][:500]}"
+            output = "Passed." if passed else test["message"]
+            progress.tests.append(TestOutcome(
+                test["nodeid"], exercise, 1.0 if passed else 0.0, 1.0, "passed" if passed else "failed",
+                output + " [public test; its outcome was reported from inside the sandbox]", "visible", "public"))
+
+
+def public_test_exercise(nodeid: str) -> str:
+    """``exercises/test_rope.py::test_x`` -> ``rope`` (the file's name after ``test_``)."""
+    stem = Path(nodeid.split("::")[0]).stem.removeprefix("test_")
+    return stem if stem in EXERCISE_IDS else "other"
+
+
+def grade_submission(source: str | Path | Mapping[str, str], *, mode: str = "hidden",
+                     submission_id: str | None = None, settings: GraderSettings | None = None,
+                     suite: Any = None) -> SubmissionResult:
+    """Grade one submission with a worker of its own (about a second and a half of start-up)."""
+    settings = settings or GraderSettings.from_env()
+    submission = load_submission(source, submission_id, settings)
+    with Grader(settings, mode=mode, suite=suite) as grading:
+        return grading.grade(submission)
