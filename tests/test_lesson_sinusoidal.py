@@ -1,0 +1,134 @@
+"""Sinusoidal lesson: the shift matrix M_k, the dot product against distance, the charts, the page."""
+
+import math
+
+import pytest
+import torch
+
+from poslab.encodings.sinusoidal import sinusoidal_encoding
+from poslab.viz import sinusoidal as lesson
+from poslab.viz.common import MAX_HEATMAP_CELLS, convention_problems
+from tests.app_harness import app_env, go, open_app  # noqa: F401  (app_env is a fixture)
+
+D, BASE, LENGTH = 16, 10000.0, 64
+
+
+def hand_frequency(i: int, d: int = D, base: float = BASE) -> float:
+    return base ** (-2 * i / d)
+
+
+# ---------------------------------------------------------------- M_k
+
+
+@pytest.mark.parametrize("k", [1, 5, 17])
+def test_shift_matrix_is_block_diagonal_with_the_rotation_blocks(k):
+    matrix = lesson.shift_matrix(k, D, BASE)
+    assert matrix.shape == (D, D)
+    for row in range(D):
+        for col in range(D):
+            if row // 2 != col // 2:
+                assert matrix[row, col] == 0.0
+    for i in range(D // 2):
+        angle = k * hand_frequency(i)
+        block = matrix[2 * i:2 * i + 2, 2 * i:2 * i + 2]
+        expected = torch.tensor([[math.cos(angle), math.sin(angle)], [-math.sin(angle), math.cos(angle)]],
+                                dtype=torch.float64)
+        assert torch.allclose(block, expected, atol=1e-12)
+        assert torch.det(block).item() == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("k", [1, 7, -3])
+def test_shifting_by_k_is_one_matrix_for_every_position(k):
+    errors = lesson.shift_errors(k, LENGTH, D, BASE)
+    assert len(errors) == LENGTH - abs(k)
+    assert errors.max() < 1e-6  # float32 table, entries within [-1, 1]
+
+
+def test_the_error_is_large_with_the_wrong_matrix():
+    table = sinusoidal_encoding(LENGTH, D, BASE).double()
+    wrong = table[:-3] @ lesson.shift_matrix(2, D, BASE).T  # M_2 applied, PE[p+3] expected
+    assert (table[3:] - wrong).abs().max() > 0.1
+
+
+def test_blocks_frame_reads_the_angles_off_the_matrix():
+    frame = lesson.blocks_frame(4, D, BASE, pairs=3)
+    assert list(frame["pair i"]) == [0, 1, 2]
+    assert frame["M[0,1]"].iloc[1] == pytest.approx(math.sin(4 * hand_frequency(1)))
+    assert frame["M[1,0]"].iloc[2] == pytest.approx(-math.sin(4 * hand_frequency(2)))
+
+
+# ---------------------------------------------------------------- dot products
+
+
+def test_dot_product_depends_on_the_offset_only_and_is_even():
+    frame = lesson.dot_by_offset(LENGTH, D, BASE).set_index("offset")
+    assert frame.loc[0, "dot"] == pytest.approx(D / 2, abs=1e-5)  # sin^2 + cos^2 = 1 per pair
+    for k in (1, 5, 30):
+        by_hand = sum(math.cos(k * hand_frequency(i)) for i in range(D // 2))
+        assert frame.loc[k, "dot"] == pytest.approx(by_hand, abs=1e-5)
+        assert frame.loc[-k, "dot"] == pytest.approx(frame.loc[k, "dot"], abs=1e-5)
+    assert frame["spread"].max() < 1e-5
+    assert frame.loc[LENGTH - 1, "pairs"] == 1 and frame.loc[0, "pairs"] == LENGTH
+
+
+def test_shift_view_plus_and_minus_k_agree_with_the_hand_sum():
+    view = lesson.shift_view(6, LENGTH, D, BASE)
+    by_hand = sum(math.cos(6 * hand_frequency(i)) for i in range(D // 2))
+    assert view.dot_plus == pytest.approx(by_hand, abs=1e-5)
+    assert view.dot_minus == pytest.approx(by_hand, abs=1e-5)
+    assert view.off_block_max == 0.0 and view.max_error < 1e-6
+    assert view.positions_checked == LENGTH - 6
+
+
+def test_shift_view_refuses_offsets_without_room_on_both_sides():
+    with pytest.raises(ValueError, match="2k < length"):
+        lesson.shift_view(32, LENGTH, D, BASE)
+
+
+# ---------------------------------------------------------------- charts
+
+
+def test_wavelengths_of_the_first_and_last_columns():
+    assert lesson.column_wavelength(0, 64, BASE) == pytest.approx(2 * math.pi)
+    assert lesson.column_wavelength(63, 64, BASE) == pytest.approx(2 * math.pi * BASE ** (62 / 64))
+
+
+def test_big_table_heatmap_is_capped_and_charts_follow_the_conventions():
+    view = lesson.table_view(512, 256, BASE)
+    assert len(view.chart.data) <= MAX_HEATMAP_CELLS
+    charts = [view.chart, lesson.waves_chart(64, D, BASE, (0, 3)), lesson.dot_view(64, D, BASE).chart,
+              lesson.shift_view(3, 64, D, BASE).matrix_chart]
+    assert all(convention_problems(chart) == [] for chart in charts)
+
+
+def test_waves_frame_skips_columns_the_table_does_not_have():
+    frame = lesson.waves_frame(10, 8, BASE, (1, 8, 99))
+    assert set(frame["column"]) == {"1 (cos)"} and len(frame) == 10
+    assert frame["value"].iloc[0] == pytest.approx(1.0)  # cos(0)
+
+
+# ---------------------------------------------------------------- the page
+
+
+def _metrics(at):
+    return [metric.value for metric in at.metric]
+
+
+def test_page_renders_and_k_changes_the_numbers(app_env):
+    at = go(open_app(), "pages/sinusoidal.py")
+    before = _metrics(at)
+    assert len(before) == 3 and float(before[0]) < 1e-6
+    at.slider(key="sin-k").set_value(9).run()
+    assert not at.exception
+    after = _metrics(at)
+    assert after[1] != before[1] and after[1] == after[2]  # +k and -k agree, and k moved them
+
+
+def test_page_dimension_and_base_change_what_is_shown(app_env):
+    at = go(open_app(), "pages/sinusoidal.py")
+    captions = [caption.value for caption in at.caption]
+    at.select_slider(key="sin-base").set_value(100).run()
+    assert not at.exception and [caption.value for caption in at.caption] != captions
+    dots = _metrics(at)[1]
+    at.select_slider(key="sin-d").set_value(128).run()
+    assert not at.exception and _metrics(at)[1] != dots
