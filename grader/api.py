@@ -243,14 +243,14 @@ class Grader:
         for filename, error in report.import_errors.items():
             progress.import_problems[filename] = describe_import_error(filename, error)
         if report.stuck_in is not None and student.crash is not None:
-            progress.import_problems[report.stuck_in] = (
-                f"{report.stuck_in} could not be imported: while importing it, {student.crash.reason}.")
+            progress.import_problems[report.stuck_in] = f"{report.stuck_in} could not be imported: {student.crash.reason}."
 
     @staticmethod
     def _outcome(outcome: Any, student: SandboxStudent, progress: _Progress) -> TestOutcome:
         output = outcome.output
-        if outcome.status != "passed" and student.load.missing and progress.import_problems:
-            output += " (" + " ".join(progress.import_problems.values()) + ")"
+        crashed_importing = student.crash is not None and student.load.stuck_in is not None
+        if outcome.status != "passed" and student.load.missing and progress.import_problems and not crashed_importing:
+            output += " (" + " ".join(progress.import_problems.values()) + ")"  # why the names are missing
         return TestOutcome(outcome.name, outcome.exercise, float(outcome.score), float(outcome.max_score),
                            outcome.status, output, outcome.visibility, getattr(outcome, "family", ""))
 

@@ -1,16 +1,25 @@
-"""Helpers for the grader's tests: a correct one-file submission built from the reference code.
+"""Helpers for the grader's tests: a correct one-file submission built from the reference code,
+a small stand-in suite, and the bubblewrap requirement.
 
 Not a submission itself (the leading underscore keeps it out of the hostile list).
 """
 
 from __future__ import annotations
 
+import importlib
 import inspect
+import os
 import re
+from dataclasses import dataclass
+from typing import Callable
 
-from poslab.encodings import _checks, alibi, attention, learned, rope, sinusoidal
+import pytest
+import torch
 
-_MODULES = (_checks, attention, sinusoidal, learned, rope, alibi)
+import poslab.encodings as reference
+
+_MODULES = tuple(importlib.import_module(f"poslab.encodings.{name}")
+                 for name in ("_checks", "attention", "sinusoidal", "learned", "rope", "alibi"))
 
 
 def reference_submission() -> str:
@@ -22,3 +31,129 @@ def reference_submission() -> str:
         source = re.sub(r"^from poslab[^\n]*\n", "", source, flags=re.M)
         parts.append(source)
     return "\n\n".join(parts)
+
+
+# ---------------------------------------------------------------- a small, fast stand-in suite
+
+
+@dataclass(frozen=True)
+class ProbeCase:
+    name: str
+    exercise: str
+    points: float
+    visibility: str
+    family: str
+    check: Callable
+
+
+@dataclass(frozen=True)
+class ProbeOutcome:
+    name: str
+    exercise: str
+    score: float
+    max_score: float
+    status: str
+    output: str
+    visibility: str
+    family: str
+
+
+def _close(actual, expected) -> bool:
+    # Compared here, in the judging process, with the judge's own torch.
+    return (isinstance(actual, torch.Tensor) and actual.shape == expected.shape
+            and bool(torch.allclose(actual.double(), expected.double(), atol=1e-5, equal_nan=True)))
+
+
+def _check_attention(student):
+    gen = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, 5, 8, generator=gen) for _ in range(3))
+    out, weights = student.attention(q, k, v)
+    expected_out, expected_weights = reference.attention(q, k, v)
+    assert _close(out, expected_out) and _close(weights, expected_weights), "attention values differ"
+
+
+def _check_sinusoidal(student):
+    assert _close(student.sinusoidal_encoding(16, 8), reference.sinusoidal_encoding(16, 8)), "table differs"
+
+
+def _check_learned(student):
+    table = torch.arange(24, dtype=torch.float32).reshape(4, 6)
+    x = torch.ones(2, 3, 6)
+    assert _close(student.learned_forward(4, 6, x, table=table), x + table[:3]), "forward differs"
+
+
+def _check_rope(student):
+    x = torch.randn(3, 6, 8, generator=torch.Generator().manual_seed(1))
+    assert _close(student.apply_rope(x), reference.apply_rope(x)), "rope differs"
+
+
+def _check_alibi(student):
+    assert _close(student.alibi_slopes(8), reference.alibi_slopes(8)), "slopes differ"
+    assert _close(student.alibi_bias(4, 5), reference.alibi_bias(4, 5)), "bias differs"
+
+
+class ProbeSuite:
+    """One quick value check per exercise, expected values from the reference in this process.
+
+    Same interface as ``grader.suite`` (collect, run_case, suite_hash), so the infrastructure can
+    be tested without depending on the hidden suite's size or speed.
+    """
+
+    CASES = (
+        ProbeCase("attention: values", "attention", 2.0, "visible", "values", _check_attention),
+        ProbeCase("sinusoidal: values", "sinusoidal", 2.0, "visible", "values", _check_sinusoidal),
+        ProbeCase("learned: forward", "learned", 2.0, "hidden", "values", _check_learned),
+        ProbeCase("rope: values", "rope", 2.0, "visible", "values", _check_rope),
+        ProbeCase("alibi: values", "alibi", 2.0, "visible", "values", _check_alibi),
+    )
+
+    @staticmethod
+    def collect():
+        return ProbeSuite.CASES
+
+    @staticmethod
+    def run_case(case, student):
+        try:
+            case.check(student)
+        except Exception as error:  # noqa: BLE001 - as grader.suite.run_case: every failure is an outcome
+            reason = getattr(error, "reason", None) or str(error)
+            return ProbeOutcome(case.name, case.exercise, 0.0, case.points, "failed",
+                                f"{type(error).__name__}: {reason}", case.visibility, case.family)
+        return ProbeOutcome(case.name, case.exercise, case.points, case.points, "passed", "ok",
+                            case.visibility, case.family)
+
+    @staticmethod
+    def suite_hash():
+        return "probe-suite-1"
+
+
+PROBE_MAX = sum(case.points for case in ProbeSuite.CASES)
+
+
+def require_bwrap() -> None:
+    """Skip (with the reason) where bubblewrap cannot run; under CI=true, fail instead."""
+    from grader.sandbox import bwrap_problem
+    from grader.settings import GraderSettings
+
+    problem = bwrap_problem(GraderSettings())
+    if problem is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"bubblewrap is required under CI: {problem}")
+        pytest.skip(f"bubblewrap is unusable here: {problem}")
+
+
+def sandbox_uids_alive(uid_base: int) -> list[str]:
+    """Processes on this machine whose real uid is one the grader gives children (>= uid_base)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            status = open(f"/proc/{entry}/status").read()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        uid = int(fields["Uid"].split()[0])
+        if uid >= uid_base and fields.get("State", "").strip()[:1] not in ("Z", "X"):
+            found.append(f"{entry} uid={uid} {fields.get('Name', '').strip()}")
+    return found
