@@ -3,6 +3,7 @@
 import streamlit as st
 
 from pages import ui
+from poslab.gradebook import GradebookError, load_gradebook
 from poslab.identity import password_matches
 from poslab.viz.progress import pass_rate_chart, score_distribution_chart
 
@@ -47,3 +48,21 @@ elif rates is not None:
     ui.chart(pass_rate_chart(rates))
     st.download_button("Download the pass rates (CSV)", rates.to_csv(index=False), "pass_rates.csv",
                        mime="text/csv", icon=":material/download:")
+
+st.subheader("A gradebook from the command line")
+st.caption("The folder given to `python -m grader grade --out DIR`, on the machine running this app.")
+folder = st.text_input("Gradebook folder", placeholder="/path/to/grades", key="gradebook-folder")
+if folder.strip():
+    try:
+        book = load_gradebook(folder.strip())
+    except GradebookError as error:
+        st.error(str(error))
+    else:
+        for problem in book.problems:
+            st.warning(problem)
+        st.dataframe(book.table, hide_index=True)
+        ui.chart(score_distribution_chart(book.table.rename(columns={"id": "student"})))
+        if not book.pass_rates.empty:
+            ui.chart(pass_rate_chart(book.pass_rates))
+            st.download_button("Download the gradebook's pass rates (CSV)", book.pass_rates.to_csv(index=False),
+                               "gradebook_pass_rates.csv", mime="text/csv", icon=":material/download:")

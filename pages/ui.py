@@ -18,7 +18,9 @@ import streamlit as st
 from sqlalchemy.exc import SQLAlchemyError
 
 from poslab.config import Settings
-from poslab.grading_service import GradingGate
+from poslab import grading_service
+from poslab.exercises import Exercise
+from poslab.grading_service import GradingError, GradingGate, SubmissionRejected
 from poslab.identity import NAME_PARAM, clean_name, login_configured, login_identity, resolve_identity
 from poslab.lessons import Lesson, QuickCheck, get_lesson, lesson_text, neighbours
 from poslab.store import Comment, Store, StoreError, StudentProgress
@@ -28,6 +30,8 @@ CHECKS_KEY = "quick_checks"  # session_state[CHECKS_KEY][lesson_id][check_id] = 
 STUDENT_KEY = "student_name"  # the typed name (without a login); mirrored in the URL as ?student=
 VISITS_KEY = "visits_recorded"  # (student, lesson id) pairs whose visit this session already stored
 INSTRUCTOR_KEY = "instructor_unlocked"  # True once the Instructor page's password was right
+GRADED_KEY = "last_grading"  # {"exercises": [ids], "result": SubmissionResult} of this session's last grading
+HINTS_KEY = "hints_shown"  # exercise id -> hints revealed this session (before a name is given)
 T = TypeVar("T")
 
 
@@ -332,3 +336,106 @@ def instructor_unlocked() -> bool:
 
 def lock_instructor() -> None:
     st.session_state[INSTRUCTOR_KEY] = False
+
+
+# --- the Exercises page: hints, grading and results -------------------------------------------------
+
+
+def exercise_spec_and_hints(exercise_id: str) -> tuple[str | None, tuple[str, ...]]:
+    """The exercise's spec and hints (plain text, tier 1 first); None and () until the content exists."""
+    from poslab import exercises
+
+    spec, hints = getattr(exercises, "spec", None), getattr(exercises, "hints", None)
+    return (spec(exercise_id) if spec else None), (tuple(hints(exercise_id)) if hints else ())
+
+
+def _hints_revealed(student: str | None, exercise_id: str) -> int:
+    shown = st.session_state.setdefault(HINTS_KEY, {}).get(exercise_id, 0)
+    progress = student_progress(student) if student else None
+    return max(shown, progress.exercise(exercise_id).hints_used if progress else 0)
+
+
+def _reveal_hint(student: str | None, exercise_id: str, tier: int) -> None:
+    st.session_state.setdefault(HINTS_KEY, {})[exercise_id] = tier
+    if student is not None:
+        store_call("save that you used a hint", lambda opened: opened.record_hint(student, exercise_id, tier), None)
+
+
+def show_hints(student: str | None, exercise_id: str, hints: tuple[str, ...]) -> None:
+    """Hints one tier at a time; the tiers revealed are stored, so they stay revealed."""
+    if not hints:
+        return
+    revealed = min(_hints_revealed(student, exercise_id), len(hints))
+    for tier, hint in enumerate(hints[:revealed], start=1):
+        with st.container(border=True):
+            st.markdown(f":material/lightbulb: **Hint {tier} of {len(hints)}**")
+            st.code(hint, language=None, wrap_lines=True)  # plain text with formulas: not Markdown
+    if revealed < len(hints):
+        st.button(f"Show hint {revealed + 1} of {len(hints)}", key=f"hint-{exercise_id}",
+                  icon=":material/lightbulb:", on_click=_reveal_hint, args=(student, exercise_id, revealed + 1))
+
+
+def in_student_bundle() -> bool:
+    try:
+        return grading_service.in_student_bundle()
+    except GradingError:
+        return False  # no grader: grading itself will say so
+
+
+def _grade(student: str, submission, code_by_exercise: dict[str, str | None]) -> None:
+    with st.status("Grading your code in a sandbox…", expanded=True) as status:
+        def waiting(message: str) -> None:
+            status.update(label="Waiting for a free grader…")
+            st.write(message)
+
+        try:
+            result = grading_service.grade(grading_gate(), student, submission, on_wait=waiting)
+        except GradingError as error:
+            status.update(label="Not graded", state="error")
+            st.error(str(error))
+            return
+        saved = store_call("save your score",
+                           lambda opened: grading_service.save_attempts(opened, student, result, code_by_exercise), [])
+        status.update(label=f"Graded in {result.execution_time:.0f} s" + (" and saved" if saved else ""),
+                      state="complete", expanded=False)
+    st.session_state[GRADED_KEY] = {"exercises": list(code_by_exercise), "result": result}
+
+
+def submit_source(student: str, exercise: Exercise, read_source: Callable[[], str]) -> None:
+    """Check an upload or paste, then grade it as the exercise's file and save the score with the code."""
+    try:
+        source = read_source()
+    except SubmissionRejected as error:
+        st.error(str(error), icon=":material/block:")
+        return
+    _grade(student, {exercise.filename: source}, {exercise.id: source})
+
+
+def submit_folder(student: str, folder, exercises: tuple[Exercise, ...]) -> None:
+    """Grade the student's exercises/ folder as it is on disk; every exercise's score is saved."""
+    def code(exercise: Exercise) -> str | None:
+        path = folder / exercise.filename
+        return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
+
+    _grade(student, folder, {exercise.id: code(exercise) for exercise in exercises})
+
+
+def show_last_result(titles: dict[str, str]) -> None:
+    """This session's last grading: score, visible tests as a table, how many are hidden."""
+    last = st.session_state.get(GRADED_KEY)
+    if last is None:
+        return
+    result, exercise_ids = last["result"], last["exercises"]
+    st.subheader("Your last result")
+    if result.public_tests_only:
+        st.info("Public tests only: this copy of the course has no hidden tests, so this score is feedback, "
+                "not your grade. The hidden suite runs when your instructor grades your work.")
+    for message in result.messages:  # may quote the student's own code or exception text: not Markdown
+        st.code(message, language=None, wrap_lines=True)
+    for exercise_id in exercise_ids:
+        st.markdown(f"**{titles.get(exercise_id, exercise_id)}:** {grading_service.score_line(result, exercise_id)}")
+    st.dataframe(grading_service.visible_tests(result, exercise_ids), hide_index=True)
+    hidden = grading_service.hidden_test_count(result, exercise_ids)
+    if hidden:
+        st.caption(f"{hidden} more test{'s' if hidden != 1 else ''} ran but {'are' if hidden != 1 else 'is'} hidden: "
+                   "they count in the score; their names and messages are for your instructor.")

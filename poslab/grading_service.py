@@ -7,17 +7,24 @@ executes or parses a submission. It only
   with a sentence saying what to do;
 * lets one student have one grading at a time, and the whole app at most ``max_gradings`` at
   once, telling a student who has to wait that they are waiting (``GradingGate``);
-* turns grader failures (not installed, crashed) into ``GradingError`` with a readable message.
+* turns grader failures (not installed, crashed) into ``GradingError`` with a readable message;
+* says what a ``SubmissionResult`` means for the student (visible tests only) and the store.
 """
 
 from __future__ import annotations
 
+import io
 import threading
+import zipfile
 from contextlib import contextmanager
-from typing import Callable, Iterator
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping, Sequence
+
+import pandas as pd
 
 MAX_UPLOAD_BYTES = 200 * 1024  # a solution is one short file; anything bigger is a wrong file
 WAIT_FOR_SLOT_SECONDS = 90.0  # how long a student waits for a free grader before being told to retry
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
 class SubmissionRejected(ValueError):
@@ -68,8 +75,10 @@ def _check_not_empty(source: str) -> str:
 def source_from_upload(filename: str, data: bytes) -> str:
     """The text of an uploaded solution, or SubmissionRejected saying what is wrong with it."""
     if not filename.lower().endswith(".py"):
+        # The name is not repeated: it is the student's text, and messages are drawn as Markdown.
         raise SubmissionRejected(
-            f"{filename!r} is not a Python file: upload the .py file you edited (for example rope.py).")
+            "That is not a Python file (its name does not end in .py): upload the .py file you edited, "
+            "for example rope.py.")
     _check_size(len(data))
     return _check_not_empty(_decode(data))
 
@@ -127,3 +136,101 @@ class GradingGate:
                 self._slots.release()
         finally:
             self._release_student(student)
+
+
+# --- calling the grader ------------------------------------------------------------------------
+
+
+def _grader_api():
+    """``grader.api``, imported on first use so the app still opens (and says why) without it."""
+    try:
+        from grader import api
+    except ImportError as error:
+        raise GradingError(f"The autograder is not available in this installation ({error}). "
+                           "Install the course with `pip install -r requirements.txt` from the project folder.") from None
+    return api
+
+
+def in_student_bundle() -> bool:
+    """A bundle made by ``python -m grader release``: no hidden suite, only the public tests."""
+    return _grader_api().running_in_bundle()
+
+
+def exercises_folder() -> Path | None:
+    """The checkout's or bundle's ``exercises/`` folder with the student's files, if there is one."""
+    folder = PROJECT_ROOT / "exercises"
+    return folder if folder.is_dir() and any(folder.glob("*.py")) else None
+
+
+def exercises_zip(folder: Path) -> bytes:
+    """The stubs and public tests of ``folder`` as a zip (``exercises/<name>.py``), for download."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(folder.glob("*.py")):
+            archive.write(path, f"exercises/{path.name}")
+    return buffer.getvalue()
+
+
+def grade(gate: GradingGate, student: str, submission: Path | Mapping[str, str],
+          on_wait: Callable[[str], None] = lambda message: None) -> Any:
+    """Grade a folder or a {filename: source} map in the grader's own worker process.
+
+    The hidden suite runs, or in a student bundle the public tests (the result then says
+    ``public_tests_only``). Returns ``grader.results.SubmissionResult``; GradingError says why not.
+    """
+    api = _grader_api()
+    mode = "public" if api.running_in_bundle() else "hidden"
+    with gate.slot(student, on_wait):
+        try:
+            return api.grade_submission(submission, mode=mode)
+        except api.GraderFault as error:
+            raise GradingError(f"The grader itself failed ({error}). This is not your code's fault: "
+                               "please submit again, and tell your instructor if it keeps happening.") from None
+        except OSError as error:
+            raise GradingError(f"The grader could not read the submission ({error}).") from None
+
+
+# --- what a result means for the student and the store -------------------------------------------
+
+
+def visible_tests(result: Any, exercise_ids: Sequence[str]) -> pd.DataFrame:
+    """The student-visible tests of these exercises: exercise, test, points, status, message.
+
+    Tests whose visibility is anything but ``visible`` are never shown, not even their names.
+    """
+    rows = [{"exercise": test.exercise, "test": test.name, "points": f"{test.score:g} / {test.max_score:g}",
+             "status": test.status, "message": test.output}
+            for test in result.tests if test.exercise in exercise_ids and test.visibility == "visible"]
+    return pd.DataFrame(rows, columns=["exercise", "test", "points", "status", "message"])
+
+
+def hidden_test_count(result: Any, exercise_ids: Sequence[str]) -> int:
+    return sum(test.exercise in exercise_ids and test.visibility != "visible" for test in result.tests)
+
+
+def score_line(result: Any, exercise_id: str) -> str:
+    score = result.exercises.get(exercise_id)
+    if score is None or score.max_score == 0:
+        return "no tests ran for this exercise"
+    return f"{score.score:g} / {score.max_score:g} points"
+
+
+def attempt_details(result: Any, exercise_id: str) -> dict:
+    """What the store keeps with an attempt: the result, cut down to this exercise's tests."""
+    details = result.to_dict()
+    details["tests"] = [test for test in details["tests"] if test["exercise"] == exercise_id]
+    return details
+
+
+def save_attempts(store: Any, student: str, result: Any, code_by_exercise: Mapping[str, str | None]) -> list[str]:
+    """Record one attempt per exercise in ``code_by_exercise`` that had tests; returns their ids."""
+    saved = []
+    for exercise_id, code in code_by_exercise.items():
+        score = result.exercises.get(exercise_id)
+        if score is None or score.max_score <= 0:
+            continue
+        store.record_attempt(student, exercise_id, score.score, score.max_score,
+                             details=attempt_details(result, exercise_id), code=code,
+                             public_tests_only=result.public_tests_only)
+        saved.append(exercise_id)
+    return saved

@@ -1,6 +1,8 @@
 """Comments under lessons (plain text, newest first, deletable by the instructor) and the
 Instructor page's lock (no password, wrong password, right password, secret)."""
 
+import json
+
 import pytest
 
 from poslab.store import Store
@@ -92,3 +94,21 @@ def test_the_right_password_shows_the_class_table_and_pass_rates(app_env, monkey
     assert labels == ["Download the class table (CSV)", "Download the pass rates (CSV)"]
     button(at, "Lock this page").click().run()
     assert not at.dataframe and at.main.text_input[0].label == "Instructor password"
+
+
+def test_the_instructor_loads_a_gradebook_folder_and_a_wrong_folder_gets_a_sentence(app_env, monkeypatch, tmp_path):
+    folder = tmp_path / "grades"
+    (folder / "ann").mkdir(parents=True)
+    (folder / "gradebook.csv").write_text("id,status,rope,total,max\nann,graded,1,1,4\n")
+    (folder / "ann" / "results.json").write_text(json.dumps({"tests": [
+        {"name": "rope: relative", "status": "failed", "tags": ["rope"]},
+        {"name": "rope: norm", "status": "passed", "tags": ["rope"]}]}))
+    monkeypatch.setenv("POSLAB_INSTRUCTOR_PASSWORD", PASSWORD)
+    at = unlock(go(open_app(), "pages/instructor.py"), PASSWORD)
+    at.text_input(key="gradebook-folder").input(str(tmp_path / "missing")).run()
+    assert any("There is no folder" in box.value for box in at.error)
+    at.text_input(key="gradebook-folder").input(str(folder)).run()
+    assert not at.error and list(at.dataframe[-1].value["id"]) == ["ann"]
+    assert at.dataframe[-1].value["percent"].iloc[0] == pytest.approx(25.0)
+    charts = [chart.proto.spec for chart in at.get("vega_lite_chart")]
+    assert sum("trip students up" in spec for spec in charts) == 1  # the store has none; the gradebook has one

@@ -1,13 +1,20 @@
-"""poslab.grading_service: upload checks and the grading gate (no grader needed)."""
+"""poslab.grading_service: upload checks, the grading gate, results for the student and the store,
+and the call into grader.api (replaced by a stand-in here; the real grader runs in test_app_exercise)."""
 
+import io
 import threading
 import time
+import zipfile
 
 import pytest
 
+from grader import api
+from grader.results import SubmissionResult, TestOutcome
 from poslab.grading_service import (
-    MAX_UPLOAD_BYTES, AlreadyGrading, GraderBusy, GradingGate, SubmissionRejected, source_from_paste,
-    source_from_upload)
+    MAX_UPLOAD_BYTES, AlreadyGrading, GraderBusy, GradingError, GradingGate, SubmissionRejected, attempt_details,
+    exercises_zip, grade, hidden_test_count, save_attempts, score_line, source_from_paste, source_from_upload,
+    visible_tests)
+from poslab.store import Store
 
 # --- uploads -----------------------------------------------------------------------------------
 
@@ -121,3 +128,73 @@ def test_a_student_who_waits_too_long_gets_a_clear_error_not_a_stall():
 def test_the_bound_must_be_positive():
     with pytest.raises(ValueError, match="at least 1"):
         GradingGate(max_at_once=0)
+
+
+# --- results, the store and the grader call (no sandbox) ------------------------------------------
+
+RESULT = SubmissionResult(
+    submission_id="s", status="graded", isolation="bwrap", public_tests_only=False,
+    submission_hash="h", suite_hash="x", grader_version="0", execution_time=1.0,
+    tests=(
+        TestOutcome("rope: shapes", "rope", 2.0, 2.0, "passed", "Passed: shapes.", "visible"),
+        TestOutcome("rope: secret property", "rope", 0.0, 3.0, "failed", "hidden detail", "hidden"),
+        TestOutcome("rope: later", "rope", 0.0, 1.0, "failed", "after due", "after_due_date"),
+        TestOutcome("alibi: slopes", "alibi", 0.0, 4.0, "failed", "Slopes are wrong.", "visible"),
+    ),
+)
+
+
+def test_only_visible_tests_of_the_chosen_exercises_are_shown():
+    table = visible_tests(RESULT, ["rope"])
+    assert list(table["test"]) == ["rope: shapes"]
+    assert list(table["points"]) == ["2 / 2"] and list(table["message"]) == ["Passed: shapes."]
+    assert "hidden detail" not in table.to_string() and "secret" not in table.to_string()
+    assert hidden_test_count(RESULT, ["rope"]) == 2  # "hidden" and "after_due_date" alike
+    assert hidden_test_count(RESULT, ["rope", "alibi"]) == 2
+    assert list(visible_tests(RESULT, ["rope", "alibi"])["exercise"]) == ["rope", "alibi"]
+
+
+def test_score_lines_add_up_each_exercise():
+    assert score_line(RESULT, "rope") == "2 / 6 points"
+    assert score_line(RESULT, "attention") == "no tests ran for this exercise"
+
+
+def test_attempts_are_saved_per_exercise_with_their_own_tests_and_code(tmp_path):
+    store = Store(f"sqlite:///{tmp_path / 'p.db'}")
+    saved = save_attempts(store, "ann", RESULT, {"rope": "code r", "alibi": None, "attention": "code a"})
+    assert saved == ["rope", "alibi"]  # attention had no tests: nothing to record
+    rope, = store.attempt_details("ann", "rope")
+    assert (rope.score, rope.max_score, rope.code) == (2.0, 6.0, "code r")
+    assert [test["name"] for test in rope.details["tests"]] == ["rope: shapes", "rope: secret property", "rope: later"]
+    assert attempt_details(RESULT, "alibi")["tests"][0]["name"] == "alibi: slopes"
+    assert store.progress("ann").exercise("alibi").best_score == 0.0
+
+
+def test_the_zip_holds_the_folders_python_files_under_exercises(tmp_path):
+    (tmp_path / "rope.py").write_text("def apply_rope(): ...\n")
+    (tmp_path / "test_rope.py").write_text("def test_x(): pass\n")
+    (tmp_path / "notes.txt").write_text("not python")
+    with zipfile.ZipFile(io.BytesIO(exercises_zip(tmp_path))) as archive:
+        assert sorted(archive.namelist()) == ["exercises/rope.py", "exercises/test_rope.py"]
+        assert archive.read("exercises/rope.py") == b"def apply_rope(): ...\n"
+
+
+def test_a_grader_fault_becomes_a_sentence_and_frees_the_slot(monkeypatch):
+    def broken(submission, mode):
+        raise api.GraderFault("the worker did not start")
+
+    monkeypatch.setattr(api, "grade_submission", broken)
+    gate = GradingGate(max_at_once=1)
+    with pytest.raises(GradingError, match="not your code's fault"):
+        grade(gate, "ann", {"rope.py": "x = 1\n"})
+    assert gate.running() == 0
+
+
+def test_grading_uses_public_mode_in_a_bundle_and_hidden_mode_otherwise(monkeypatch):
+    modes = []
+    monkeypatch.setattr(api, "grade_submission", lambda submission, mode: modes.append(mode) or RESULT)
+    monkeypatch.setattr(api, "running_in_bundle", lambda: True)
+    assert grade(GradingGate(1), "ann", {"rope.py": ""}) is RESULT
+    monkeypatch.setattr(api, "running_in_bundle", lambda: False)
+    grade(GradingGate(1), "ann", {"rope.py": ""})
+    assert modes == ["public", "hidden"]
