@@ -1,0 +1,82 @@
+"""The reference as one submission file, and buggy variants of it (mutants) to prove the suite.
+
+``reference_source()`` concatenates the reference modules of ``poslab.encodings`` and drops
+their imports of each other, so the correct submission is built from the reference, never copied.
+Each mutant is a list of textual patches (old snippet -> new snippet) on that source; a patch
+whose snippet is missing or ambiguous raises, so a change to the reference cannot silently turn a
+mutant into a copy of the reference. Every mutant is a mistake students or real code bases make.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from grader.mutants.catalogue import MUTANT_SPECS
+
+ENCODINGS_DIR = Path(__file__).resolve().parent.parent.parent / "poslab" / "encodings"
+# Order matters: each module only uses names defined above it.
+REFERENCE_MODULES = ("_checks.py", "attention.py", "sinusoidal.py", "learned.py", "rope.py", "alibi.py")
+ALLOWED_IMPORTS = ("torch", "math", "typing", "__future__")
+
+
+class PatchError(ValueError):
+    """A mutant's patch no longer applies to the reference (the reference changed)."""
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    exercise: str
+    description: str
+    source: str  # a standalone, buggy, one-file submission
+    slow: bool = False  # a deliberately slow submission (seconds per call), aimed at the speed tests
+
+
+def _without_package_imports(source: str, filename: str) -> str:
+    """``source`` minus ``from __future__`` and ``from poslab...`` imports (which may span lines)."""
+    drop: set[int] = set()
+    for node in ast.parse(source, filename).body:
+        if isinstance(node, ast.ImportFrom) and (node.module == "__future__" or
+                                                 (node.module or "").startswith("poslab")):
+            drop.update(range(node.lineno, node.end_lineno + 1))
+    lines = source.splitlines()
+    return "\n".join(line for number, line in enumerate(lines, start=1) if number not in drop)
+
+
+@cache
+def reference_source() -> str:
+    """A correct submission defining the six exercise names, importing only torch, math and typing."""
+    parts = ['"""The reference implementations of poslab.encodings as one submission file."""',
+             "", "from __future__ import annotations"]
+    for filename in REFERENCE_MODULES:
+        text = (ENCODINGS_DIR / filename).read_text(encoding="utf-8")
+        parts += ["", f"# ---- poslab/encodings/{filename}", _without_package_imports(text, filename)]
+    return "\n".join(parts) + "\n"
+
+
+def apply_patches(source: str, patches: tuple[tuple[str, str], ...], mutant: str) -> str:
+    for old, new in patches:
+        found = source.count(old)
+        if found != 1:
+            raise PatchError(f"mutant {mutant}: the snippet {old!r} occurs {found} times in the "
+                             f"reference source, expected exactly once; update the mutant")
+        source = source.replace(old, new)
+    return source
+
+
+def list_mutants() -> list[Mutant]:
+    """Every mutant, built fresh from the current reference (raises PatchError if one is stale)."""
+    reference = reference_source()
+    return [Mutant(spec.name, spec.exercise, spec.description,
+                   apply_patches(reference, spec.patches, spec.name), spec.slow)
+            for spec in MUTANT_SPECS]
+
+
+def get_mutant(name: str) -> Mutant:
+    for mutant in list_mutants():
+        if mutant.name == name:
+            return mutant
+    raise KeyError(f"unknown mutant {name!r}")

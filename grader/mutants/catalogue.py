@@ -1,0 +1,179 @@
+"""The catalogue of mutants: one realistic mistake each, as patches on the reference source.
+
+A patch is ``(old, new)``: ``old`` must occur exactly once in ``reference_source()``. Keep each
+mutant to the smallest change that reproduces the mistake, and say in the description where the
+mistake comes from or what it breaks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+Patch = tuple[str, str]
+
+# Snippets of the reference that several mutants patch.
+SCALED_LOGITS = "logits = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])"
+ADD_BIAS = "logits = logits + bias.to(dtype=logits.dtype, device=logits.device)"
+SOFTMAX = "weights = torch.softmax(logits, dim=-1)"
+SIN_FREQUENCIES = "return base ** (-torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)"
+SIN_ANGLES = ("angles = torch.outer(torch.arange(seq_len, dtype=torch.float64),\n"
+              "                         inverse_frequencies(d_model, base))")
+SIN_STACK = "table = torch.stack([angles.sin(), angles.cos()], dim=-1)"
+SIN_SIGNATURE = "def sinusoidal_encoding(seq_len: int, d_model: int, base: float = 10000.0)"
+LEARNED_TABLE = "self.table = nn.Parameter(torch.randn(max_len, d_model) * 0.02)"
+LEARNED_ADD = "return x + self.table[:seq_len]"
+LEARNED_LENGTH_CHECK = """        require(seq_len <= self.max_len,
+                f"sequence length {seq_len} is longer than max_len {self.max_len}: "
+                f"a learned table has no rows past position {self.max_len - 1}")
+"""
+ROPE_FREQUENCIES = "return (base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)).float()"
+ROPE_DEFAULT_POSITIONS = "return torch.arange(seq_len, device=x.device)"
+ROPE_ROTATION = "rotated_a, rotated_b = a * cos - b * sin, a * sin + b * cos"
+ROPE_SIGNATURE = "def apply_rope(x: torch.Tensor, positions: torch.Tensor | None = None, base: float = 10000.0)"
+ROPE_WORK_DTYPE = "work = torch.float64 if x.dtype == torch.float64 else torch.float32"
+ROPE_POSITIONS = "pos = _positions_for(x, positions).to(torch.float64)"
+ROPE_ANGLES = "angles = torch.outer(pos, inv_freq.to(device=x.device, dtype=torch.float64))"
+ROPE_RETURN = "return out.to(x.dtype)"
+ALIBI_GEOMETRIC = "return [2.0 ** (-8.0 * (h + 1) / n_heads) for h in range(n_heads)]"
+ALIBI_EXTRA = "slopes += _power_of_two_slopes(2 * below)[0::2][: n_heads - below]"
+ALIBI_SLOPES_RETURN = "return torch.tensor(slopes, dtype=torch.float32)"
+ALIBI_BIAS = "bias = slopes[:, None, None] * offset"
+ALIBI_MASK = 'return bias.masked_fill(offset > 0, float("-inf"))'
+
+
+@dataclass(frozen=True)
+class MutantSpec:
+    name: str
+    exercise: str
+    description: str
+    patches: tuple[Patch, ...]
+    slow: bool = False  # takes seconds by design (a Python loop); the suite's speed tests target it
+
+
+MUTANT_SPECS: tuple[MutantSpec, ...] = (
+    # ---- attention
+    MutantSpec("attention-no-scale", "attention", "logits not divided by sqrt(D)",
+               ((SCALED_LOGITS, "logits = q @ k.transpose(-2, -1)"),)),
+    MutantSpec("attention-scale-by-d", "attention", "logits divided by D instead of sqrt(D)",
+               ((SCALED_LOGITS, "logits = q @ k.transpose(-2, -1) / q.shape[-1]"),)),
+    MutantSpec("attention-scale-by-value-dim", "attention", "scaled by sqrt of v's feature size Dv",
+               ((SCALED_LOGITS, "logits = q @ k.transpose(-2, -1) / math.sqrt(v.shape[-1])"),)),
+    MutantSpec("attention-softmax-over-queries", "attention", "softmax over the query axis (dim=-2)",
+               ((SOFTMAX, "weights = torch.softmax(logits, dim=-2)"),)),
+    MutantSpec("attention-bias-after-softmax", "attention", "bias added to the weights after the softmax",
+               ((ADD_BIAS, "pass"),
+                (SOFTMAX, SOFTMAX + "\n    if bias is not None:\n"
+                                    "        weights = weights + bias.to(dtype=logits.dtype)"))),
+    MutantSpec("attention-mask-with-zero", "attention", "-inf entries of the bias replaced by a 0 logit",
+               ((ADD_BIAS, "logits = torch.where(bias == float('-inf'), torch.zeros_like(logits), "
+                           "logits + bias.to(dtype=logits.dtype))"),)),
+    MutantSpec("attention-scales-q-in-place", "attention", "q divided by sqrt(D) in place (mutates the input)",
+               ((SCALED_LOGITS, "q /= math.sqrt(q.shape[-1])\n    logits = q @ k.transpose(-2, -1)"),)),
+    MutantSpec("attention-casts-to-float32", "attention", ".float() on the inputs: float64 comes back float32",
+               ((SCALED_LOGITS, "q, k, v = q.float(), k.float(), v.float()\n    " + SCALED_LOGITS),)),
+    MutantSpec("attention-always-causal", "attention", "a causal mask built in, even when no bias is given",
+               ((SOFTMAX, "logits = logits.masked_fill(torch.ones(logits.shape[-2:], dtype=torch.bool,"
+                          " device=logits.device).triu(1), float('-inf'))\n    " + SOFTMAX),)),
+    MutantSpec("attention-naive-softmax", "attention", "exp / sum without subtracting the max: overflows",
+               ((SOFTMAX, "weights = logits.exp() / logits.exp().sum(-1, keepdim=True)"),)),
+    # ---- sinusoidal
+    MutantSpec("sinusoidal-positions-from-one", "sinusoidal", "positions 1..T instead of 0..T-1",
+               ((SIN_ANGLES, SIN_ANGLES.replace("torch.arange(seq_len,", "torch.arange(1, seq_len + 1,")),)),
+    MutantSpec("sinusoidal-exponent-i-over-d", "sinusoidal", "frequency base^(-i/d) instead of base^(-2i/d)",
+               ((SIN_FREQUENCIES, "return base ** (-torch.arange(0, d_model // 2, dtype=torch.float64) / d_model)"),)),
+    MutantSpec("sinusoidal-tensor2tensor-schedule", "sinusoidal",
+               "tensor2tensor's timescales: log-spaced with increment log(base) / (d/2 - 1)",
+               ((SIN_FREQUENCIES, "return base ** (-torch.arange(0, d_model // 2, dtype=torch.float64)"
+                                  " / max(d_model // 2 - 1, 1))"),)),
+    MutantSpec("sinusoidal-sin-cos-swapped", "sinusoidal", "cos in the even columns, sin in the odd ones",
+               ((SIN_STACK, "table = torch.stack([angles.cos(), angles.sin()], dim=-1)"),)),
+    MutantSpec("sinusoidal-column-exponent", "sinusoidal", "exponent from the column index j: cos columns use (2i+1)/d",
+               ((SIN_STACK, "table = torch.stack([angles.sin(), (angles * base ** (-1.0 / d_model)).cos()], dim=-1)"),)),
+    MutantSpec("sinusoidal-default-base-1000", "sinusoidal", "default base 1000 instead of 10000",
+               ((SIN_SIGNATURE, SIN_SIGNATURE.replace("10000.0", "1000.0")),)),
+    MutantSpec("sinusoidal-ignores-base", "sinusoidal", "base hard-coded to 10000, the argument ignored",
+               ((SIN_ANGLES, SIN_ANGLES.replace("inverse_frequencies(d_model, base)", "inverse_frequencies(d_model)")),)),
+    MutantSpec("sinusoidal-float64-output", "sinusoidal", "returns the float64 table (no .float())",
+               (("return table.flatten(-2).float()", "return table.flatten(-2)"),)),
+    MutantSpec("sinusoidal-float16-angles", "sinusoidal", "angles computed in float16 (inf past 65504)",
+               ((SIN_ANGLES, "angles = torch.outer(torch.arange(seq_len, dtype=torch.float64).half(),\n"
+                             "                         inverse_frequencies(d_model, base).half()).double()"),)),
+    MutantSpec("sinusoidal-cos-first-halves", "sinusoidal", "concatenated layout with cos first: [cos | sin]",
+               ((SIN_STACK + "  # (T, d/2, 2)\n    return table.flatten(-2).float()",
+                 "return torch.cat([angles.cos(), angles.sin()], dim=-1).float()"),)),
+    MutantSpec("sinusoidal-python-loop", "sinusoidal", "a Python loop over positions (far too slow)",
+               ((SIN_ANGLES, "frequencies = inverse_frequencies(d_model, base)\n"
+                             "    angles = torch.zeros(seq_len, d_model // 2, dtype=torch.float64)\n"
+                             "    for position in range(seq_len):\n"
+                             "        angles[position] = position * frequencies"),),
+               slow=True),
+    # ---- learned
+    MutantSpec("learned-table-is-a-buffer", "learned", "table registered as a buffer: not trainable",
+               ((LEARNED_TABLE, 'self.register_buffer("table", torch.randn(max_len, d_model) * 0.02)'),)),
+    MutantSpec("learned-last-rows", "learned", "adds table[-T:] (the last rows) instead of table[:T]",
+               ((LEARNED_ADD, "return x + self.table[-seq_len:]"),)),
+    MutantSpec("learned-truncates-long-input", "learned", "silently cuts sequences longer than max_len",
+               ((LEARNED_LENGTH_CHECK, "        x = x[:, : self.max_len]\n        seq_len = x.shape[1]\n"),)),
+    MutantSpec("learned-no-length-check", "learned", "no check: an IndexError from the lookup, not ValueError",
+               ((LEARNED_LENGTH_CHECK, ""),
+                (LEARNED_ADD, "return x + self.table[torch.arange(seq_len, device=x.device)]"))),
+    MutantSpec("learned-two-parameters", "learned", "an extra trainable scale next to the table",
+               ((LEARNED_TABLE, LEARNED_TABLE + "\n        self.scale = nn.Parameter(torch.ones(()))"),
+                (LEARNED_ADD, "return x + self.scale * self.table[:seq_len]"))),
+    MutantSpec("learned-in-place-add", "learned", "x += table[:T] modifies the caller's tensor",
+               ((LEARNED_ADD, "x += self.table[:seq_len]\n        return x"),)),
+    MutantSpec("learned-sequence-first", "learned", "reads T from dim 0 ([T, B, D] habit): adds table[:B]",
+               (("seq_len = x.shape[1]", "seq_len = x.shape[0]"),)),
+    MutantSpec("learned-table-not-registered", "learned", "table kept as a plain tensor in a list: .to() misses it",
+               ((LEARNED_TABLE, "self.rows = [torch.randn(max_len, d_model) * 0.02]"),
+                (LEARNED_ADD, "return x + self.rows[0][:seq_len]"))),
+    # ---- rope
+    MutantSpec("rope-clockwise", "rope", "rotation by -angle (sign of sin flipped)",
+               ((ROPE_ROTATION, "rotated_a, rotated_b = a * cos + b * sin, -a * sin + b * cos"),)),
+    MutantSpec("rope-exponent-i-over-d", "rope", "theta_i = base^(-i/D) instead of base^(-2i/D)",
+               ((ROPE_FREQUENCIES, "return (base ** (-torch.arange(0, head_dim // 2, dtype=torch.float64)"
+                                   " / head_dim)).float()"),)),
+    MutantSpec("rope-positions-from-one", "rope", "default positions 1..T instead of 0..T-1",
+               ((ROPE_DEFAULT_POSITIONS, "return torch.arange(1, seq_len + 1, device=x.device)"),)),
+    MutantSpec("rope-default-base-500000", "rope", "default base 500000 (Llama 3's) instead of 10000",
+               ((ROPE_SIGNATURE, ROPE_SIGNATURE.replace("10000.0", "500000.0")),)),
+    MutantSpec("rope-half-precision-angles", "rope", "positions and angles in the input's dtype (float16)",
+               ((ROPE_POSITIONS, "pos = _positions_for(x, positions).to(x.dtype)"),
+                (ROPE_ANGLES, "angles = torch.outer(pos, inv_freq.to(device=x.device, dtype=x.dtype))"))),
+    MutantSpec("rope-float32-output", "rope", "everything in float32, returned without casting back",
+               ((ROPE_WORK_DTYPE, "work = torch.float32"), (ROPE_RETURN, "return out"))),
+    MutantSpec("rope-ignores-positions", "rope", "the positions argument is ignored (always 0..T-1)",
+               ((ROPE_POSITIONS, "pos = _positions_for(x, None).to(torch.float64)"),)),
+    MutantSpec("rope-same-angle-everywhere", "rope", "every pair rotated by the same angle (theta_0 = 1)",
+               ((ROPE_ANGLES, "angles = torch.outer(pos, torch.ones(inv_freq.shape, dtype=torch.float64,"
+                              " device=x.device))"),)),
+    MutantSpec("rope-flattens-with-view", "rope", ".view to flatten leading dims: fails on a transposed input",
+               (("xw = x.to(work)", "xw = x.to(work).view(-1, x.shape[-2], head_dim)  # (N, T, D)"),
+                (ROPE_RETURN, "return out.view(x.shape).to(x.dtype)"))),
+    MutantSpec("rope-4d-only", "rope", "assumes x is [B, H, T, D]: fails on other leading shapes",
+               ((ROPE_POSITIONS, "batch, heads, seq_len, _ = x.shape\n    " + ROPE_POSITIONS),)),
+    # ---- alibi
+    MutantSpec("alibi-slopes-off-by-one", "alibi", "m_h = 2^(-8h/n) for h = 0..n-1: the first slope is 1",
+               ((ALIBI_GEOMETRIC, "return [2.0 ** (-8.0 * h / n_heads) for h in range(n_heads)]"),)),
+    MutantSpec("alibi-slopes-first-n-of-next-power", "alibi", "n not a power of two: first n slopes of 2c",
+               ((ALIBI_EXTRA, "slopes = _power_of_two_slopes(2 * below)[:n_heads]"),)),
+    MutantSpec("alibi-slopes-reversed", "alibi", "slopes in increasing order",
+               ((ALIBI_SLOPES_RETURN, "return torch.tensor(slopes[::-1], dtype=torch.float32)"),)),
+    MutantSpec("alibi-slopes-not-power-of-two-formula", "alibi", "2^(-8(h+1)/n) for every n, even 12",
+               (("below = 2 ** math.floor(math.log2(n_heads))", "below = n_heads"),)),
+    MutantSpec("alibi-positive-bias", "alibi", "bias +m(i - j): rewards distance instead of penalising it",
+               ((ALIBI_BIAS, "bias = -slopes[:, None, None] * offset"),)),
+    MutantSpec("alibi-no-causal-mask", "alibi", "symmetric -m|i - j| with no mask (bidirectional ALiBi)",
+               ((ALIBI_BIAS, "bias = -slopes[:, None, None] * offset.abs()"), (ALIBI_MASK, "return bias"))),
+    MutantSpec("alibi-mask-wrong-triangle", "alibi", "-inf below the diagonal instead of above",
+               ((ALIBI_MASK, 'return bias.masked_fill(offset < 0, float("-inf"))'),)),
+    MutantSpec("alibi-mask-large-negative", "alibi", "-1e9 instead of -inf above the diagonal",
+               ((ALIBI_MASK, "return bias.masked_fill(offset > 0, -1e9)"),)),
+    MutantSpec("alibi-python-loop", "alibi", "a double Python loop over query and key positions",
+               ((ALIBI_BIAS, "bias = torch.full((slopes.shape[0], seq_len, seq_len), float('-inf'))\n"
+                             "    for i in range(seq_len):\n"
+                             "        for j in range(i + 1):\n"
+                             "            bias[:, i, j] = -slopes * (i - j)"),
+                (ALIBI_MASK, "return bias")),
+               slow=True),
+)

@@ -1,0 +1,190 @@
+"""The hidden test suite: plain functions ``def test_...(student)`` in ``grader/suite/test_*.py``.
+
+A test receives a ``grader.suite.student.Student``, calls it, and asserts (or raises
+``grader.suite.checks.Fail``) with a sentence for the student. It declares its points, the
+property family it checks and its Gradescope visibility with ``@graded(...)``; its exercise is
+the module's name (``test_rope.py`` -> ``rope``) unless the decorator names one. The first line of
+its docstring states the property; it is shown when a failure has no message of its own.
+
+    @graded(points=2, family="norm", visibility="visible")
+    def test_norm_preserved(student):
+        \"\"\"RoPE keeps the length of every vector.\"\"\"
+
+``collect()`` gathers the tests, ``run_case()`` runs one and always returns a ``CaseOutcome``,
+``run_suite()`` runs all of them (or one exercise's), ``suite_hash()`` fingerprints the sources.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import inspect
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable, Iterable
+
+from grader.suite.student import NotImplementedBySubmission, Student, StudentError, SubmissionCrashed
+from poslab.exercises import EXERCISE_IDS
+
+SUITE_DIR = Path(__file__).resolve().parent
+VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
+MAX_STUDENT_MESSAGE = 300  # characters of the submission's own error message we echo back
+
+
+@dataclass(frozen=True)
+class Grading:
+    """What ``@graded`` attaches to a test function."""
+
+    points: float
+    family: str
+    visibility: str
+    exercise: str | None
+
+
+def graded(points: float, family: str, visibility: str = "hidden", exercise: str | None = None):
+    """Declare a test's points, property family and visibility (and, rarely, its exercise)."""
+    if visibility not in VISIBILITIES:
+        raise ValueError(f"visibility must be one of {VISIBILITIES}, got {visibility!r}")
+    if points <= 0:
+        raise ValueError(f"points must be positive, got {points}")
+    if exercise is not None and exercise not in EXERCISE_IDS:
+        raise ValueError(f"unknown exercise {exercise!r}; known: {', '.join(EXERCISE_IDS)}")
+
+    def mark(func: Callable[[Student], None]) -> Callable[[Student], None]:
+        func.grading = Grading(float(points), family, visibility, exercise)
+        return func
+
+    return mark
+
+
+@dataclass(frozen=True)
+class TestCase:
+    __test__ = False  # not a pytest test class, despite its name
+
+    name: str
+    exercise: str
+    points: float
+    visibility: str
+    family: str
+    func: Callable[[Student], None]
+
+    @property
+    def statement(self) -> str:
+        """The property the test checks: the first line of its docstring."""
+        return (self.func.__doc__ or "").strip().splitlines()[0].rstrip(".")
+
+
+@dataclass(frozen=True)
+class CaseOutcome:
+    """One test's result; plain fields, so it round-trips through JSON."""
+
+    name: str
+    exercise: str
+    score: float
+    max_score: float
+    status: str  # "passed" or "failed"
+    output: str  # a sentence for the student
+    visibility: str
+    family: str
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "CaseOutcome":
+        return cls(**data)
+
+
+def _exercise_of(module_name: str, grading: Grading, func_name: str) -> str:
+    exercise = grading.exercise or module_name.removeprefix("test_")
+    if exercise not in EXERCISE_IDS:
+        raise ValueError(f"{module_name}.{func_name}: cannot tell its exercise; "
+                         f"name the module test_<exercise>.py or pass exercise= to @graded")
+    return exercise
+
+
+def _cases_in(module_name: str) -> list[TestCase]:
+    module = importlib.import_module(f"{__name__}.{module_name}")
+    cases = []
+    for func_name, func in vars(module).items():  # definition order
+        if not (func_name.startswith("test_") and inspect.isfunction(func)):
+            continue
+        grading = getattr(func, "grading", None)
+        if grading is None:
+            raise ValueError(f"{module_name}.{func_name} has no @graded(points=..., family=...)")
+        if not (func.__doc__ or "").strip():
+            raise ValueError(f"{module_name}.{func_name} needs a docstring stating its property")
+        exercise = _exercise_of(module_name, grading, func_name)
+        label = func_name.removeprefix("test_").replace("_", " ")
+        cases.append(TestCase(f"{exercise}: {label}", exercise, grading.points,
+                              grading.visibility, grading.family, func))
+    return cases
+
+
+def suite_modules() -> list[str]:
+    return sorted(path.stem for path in SUITE_DIR.glob("test_*.py"))
+
+
+def collect() -> tuple[TestCase, ...]:
+    """Every graded test, module by module in exercise order, in definition order within a module."""
+    cases = [case for module_name in suite_modules() for case in _cases_in(module_name)]
+    order = {exercise: index for index, exercise in enumerate(EXERCISE_IDS)}
+    cases.sort(key=lambda case: order[case.exercise])  # stable: keeps definition order
+    names = [case.name for case in cases]
+    duplicates = sorted({name for name in names if names.count(name) > 1})
+    if duplicates:
+        raise ValueError(f"duplicate test names: {', '.join(duplicates)}")
+    return tuple(cases)
+
+
+def _lower_first(text: str) -> str:
+    """'At position 0 ...' -> 'at position 0 ...', leaving 'RoPE ...' and 'T = 1 ...' alone."""
+    return text[:1].lower() + text[1:] if text[:1].isupper() and not text[1:2].isupper() else text
+
+
+def _shorten(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_STUDENT_MESSAGE else text[: MAX_STUDENT_MESSAGE - 3] + "..."
+
+
+def _failure_output(case: TestCase, error: BaseException) -> str:
+    if isinstance(error, NotImplementedBySubmission):
+        return f"{error.name} is not implemented yet, so this test could not run ({case.statement})."
+    if isinstance(error, SubmissionCrashed):
+        return f"Your submission stopped while checking that {_lower_first(case.statement)}: {error.reason}"
+    if isinstance(error, StudentError):
+        return (f"While checking that {_lower_first(case.statement)}, your code raised "
+                f"{error.kind}: {_shorten(error.message)}")
+    if isinstance(error, AssertionError):
+        return str(error) or f"Failed: {case.statement}."
+    # Our own check broke on an output of an unexpected shape or type; the exception's text may
+    # name hidden inputs, so only its type is shown.
+    return (f"Your result could not be checked ({case.statement}): it does not have the shape, "
+            f"type or dtype the spec asks for [{type(error).__name__}].")
+
+
+def run_case(case: TestCase, student: Student) -> CaseOutcome:
+    """Run one test; every way a submission can fail becomes a failed outcome, never an exception."""
+    try:
+        case.func(student)
+    except Exception as error:  # noqa: BLE001 -- whatever happened, the student gets a sentence
+        return CaseOutcome(case.name, case.exercise, 0.0, case.points, "failed",
+                           _failure_output(case, error), case.visibility, case.family)
+    return CaseOutcome(case.name, case.exercise, case.points, case.points, "passed",
+                       f"Passed: {case.statement}.", case.visibility, case.family)
+
+
+def run_suite(student: Student, exercises: Iterable[str] | None = None) -> list[CaseOutcome]:
+    """Run every test (of the given exercises only, if any) against one submission."""
+    wanted = set(EXERCISE_IDS if exercises is None else exercises)
+    return [run_case(case, student) for case in collect() if case.exercise in wanted]
+
+
+def suite_hash() -> str:
+    """sha256 over the suite's sources (grader/suite/*.py) and the references it times against."""
+    digest = hashlib.sha256()
+    reference_dir = SUITE_DIR.parent.parent / "poslab" / "encodings"
+    for path in sorted(SUITE_DIR.glob("*.py")) + sorted(reference_dir.glob("*.py")):
+        digest.update(f"{path.parent.name}/{path.name}\n".encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()

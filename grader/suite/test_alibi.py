@@ -1,0 +1,152 @@
+"""Hidden tests of ``alibi_slopes(n_heads)`` and ``alibi_bias(n_heads, seq_len)``: 20 points.
+
+Slopes follow Press et al. (2022): 2^(-8(h+1)/n) for n a power of two; otherwise the slopes of the
+power of two c below n, then every other slope of 2c. The bias is -m_h (i - j) for keys j <= i
+and exactly -inf above the diagonal. Both are float32; they are compared to float64 values with a
+relative tolerance of 1e-6 (float32 rounding of 2^x and of m * (i - j) is below 2e-7).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from grader.suite import graded
+from grader.suite.checks import (
+    MINUS_INF,
+    as_tensor,
+    diagnose,
+    expect,
+    expect_dtype,
+    expect_fast,
+    expect_shape,
+    oracle_alibi_bias,
+    oracle_alibi_slopes,
+    within,
+)
+from poslab.encodings import alibi_bias as reference_alibi_bias
+
+RTOL = 1e-6
+
+
+def _slopes(student, n_heads: int) -> torch.Tensor:
+    slopes = as_tensor(student.alibi_slopes(n_heads), "alibi_slopes")
+    expect_shape(slopes, (n_heads,), "alibi_slopes(n_heads)")
+    return slopes
+
+
+def _bias(student, n_heads: int, seq_len: int) -> torch.Tensor:
+    bias = as_tensor(student.alibi_bias(n_heads, seq_len), "alibi_bias")
+    expect_shape(bias, (n_heads, seq_len, seq_len), "alibi_bias(n_heads, seq_len)")
+    return bias
+
+
+def _close(actual: torch.Tensor, expected: torch.Tensor) -> bool:
+    """Equal within RTOL, with -inf matching -inf exactly."""
+    if tuple(actual.shape) != tuple(expected.shape):
+        return False
+    actual, expected = actual.double(), expected.double()
+    infinite = torch.isinf(expected)
+    if not torch.equal(torch.isinf(actual), infinite) or not torch.equal(actual[infinite], expected[infinite]):
+        return False
+    return within(actual[~infinite], expected[~infinite], RTOL * expected[~infinite].abs() + 1e-7)
+
+
+def _slope_mistakes(n_heads: int) -> dict:
+    closest = 1 << (n_heads.bit_length() - 1)
+    return {
+        "the exponent runs over h = 0 .. n-1, so the first slope is 1 (use h + 1)":
+            lambda: torch.tensor([2.0 ** (-8.0 * h / n_heads) for h in range(n_heads)]),
+        "the slopes are in increasing order (the first head gets the largest slope)":
+            lambda: oracle_alibi_slopes(n_heads).flip(0),
+        "for a head count that is not a power of two, the first n slopes of the next power of two are taken":
+            lambda: torch.tensor([2.0 ** (-8.0 * (h + 1) / (2 * closest)) for h in range(n_heads)]),
+        "2^(-8(h+1)/n) is used for every n, even when n is not a power of two":
+            lambda: torch.tensor([2.0 ** (-8.0 * (h + 1) / n_heads) for h in range(n_heads)]),
+    }
+
+
+def _expect_slopes(student, n_heads: int) -> None:
+    slopes = _slopes(student, n_heads)
+    expect_dtype(slopes, torch.float32, "alibi_slopes")
+    if not _close(slopes, oracle_alibi_slopes(n_heads)):
+        raise AssertionError(
+            "alibi_slopes(n) must be 2^(-8(h+1)/n) for h = 0 .. n-1 when n is a power of two; otherwise "
+            "the slopes of the power of two c below n, then every other slope of 2c."
+            + diagnose(slopes, _slope_mistakes(n_heads), RTOL))
+
+
+@graded(points=3, family="slopes", visibility="visible")
+def test_slopes_for_eight_heads(student):
+    """8 heads get the slopes 1/2, 1/4, ..., 1/256, in that order."""
+    _expect_slopes(student, 8)
+
+
+@graded(points=3, family="slopes", visibility="hidden")
+def test_slopes_for_other_head_counts(student):
+    """Slopes for powers of two (1, 2, 16) and other head counts (3, 6, 12, 24)."""
+    for n_heads in (1, 2, 16, 12, 6, 3, 24):
+        _expect_slopes(student, n_heads)
+
+
+@graded(points=2, family="shape", visibility="visible")
+def test_bias_shape_dtype_and_zero_diagonal(student):
+    """The bias is [n_heads, T, T] float32 and 0 on the diagonal (a token does not penalise itself)."""
+    bias = _bias(student, 4, 6)
+    expect_dtype(bias, torch.float32, "alibi_bias")
+    expect(bool((bias.diagonal(dim1=-2, dim2=-1) == 0).all()),
+           "alibi_bias must be 0 on the diagonal: the distance from a token to itself is 0.")
+
+
+@graded(points=3, family="causality", visibility="visible")
+def test_causal_mask(student):
+    """Keys after the query (j > i) get exactly -inf; keys at or before it (j <= i) are finite."""
+    for n_heads, seq_len in ((4, 6), (3, 9)):
+        bias = _bias(student, n_heads, seq_len)
+        above = torch.ones(seq_len, seq_len, dtype=torch.bool).triu(1).expand(n_heads, -1, -1)
+        expect(bool(torch.isfinite(bias[~above]).all()),
+               "alibi_bias must be finite on and below the diagonal (keys j <= i that query i may see). "
+               "Is the mask on the wrong triangle?")
+        expect(bool((bias[above] == MINUS_INF).all()),
+               "alibi_bias must be exactly -inf above the diagonal (keys j > i, the future): not 0, not a "
+               "large negative number, so that attention gives them weight exactly 0.")
+
+
+@graded(points=2, family="relative", visibility="visible")
+def test_bias_depends_only_on_distance(student):
+    """Below the diagonal the bias depends only on i - j and falls as the key gets further back."""
+    bias = _bias(student, 4, 8).double()
+    below = torch.ones(8, 8, dtype=torch.bool).tril(-1)
+    expect(bool(torch.isfinite(bias[:, below]).all()), "alibi_bias must be finite below the diagonal.")
+    # Constant along each diagonal i - j = c: compare each entry with its upper-left neighbour.
+    inner_below = below[1:, 1:]
+    steps = (bias[:, 1:, 1:] - bias[:, :-1, :-1])[:, inner_below]
+    expect(bool((steps.abs() <= 1e-6).all()), "alibi_bias must depend only on the distance i - j.")
+    farther_back = bias[:, 1:, :-1] - bias[:, :-1, :-1]  # bias[i + 1, j] - bias[i, j]: query one step later
+    on_or_below = torch.ones(7, 7, dtype=torch.bool).tril()  # j <= i
+    expect(bool((farther_back[:, on_or_below] < 0).all()),
+           "alibi_bias must penalise distance: -m (i - j) gets more negative the further back the key "
+           "is. Check the sign.")
+
+
+@graded(points=2, family="values", visibility="visible")
+def test_bias_values(student):
+    """alibi_bias(4, 5)[h, i, j] = -m_h (i - j) for j <= i."""
+    bias = _bias(student, 4, 5)
+    expect(_close(bias, oracle_alibi_bias(4, 5)),
+           "alibi_bias[h, i, j] must be -m_h (i - j) below the diagonal, with m_h = alibi_slopes(n)[h].")
+
+
+@graded(points=3, family="values", visibility="hidden")
+def test_bias_values_other_heads(student):
+    """alibi_bias matches -m_h (i - j) for 12, 3 and 1 heads and longer sequences."""
+    for n_heads, seq_len in ((12, 33), (3, 7), (1, 4)):
+        bias = _bias(student, n_heads, seq_len)
+        expect(_close(bias, oracle_alibi_bias(n_heads, seq_len)),
+               "alibi_bias[h, i, j] must be -m_h (i - j) below the diagonal, with the slopes of "
+               "alibi_slopes (for any number of heads).")
+
+
+@graded(points=2, family="speed", visibility="visible")
+def test_speed(student):
+    """alibi_bias is vectorised: not far slower than the reference."""
+    expect_fast(student, "alibi_bias", lambda: reference_alibi_bias(8, 400), 8, 400)

@@ -1,0 +1,163 @@
+"""Hidden tests of ``LearnedPositionalEmbedding(max_len, d_model)``: 20 points.
+
+The module must own exactly one trainable ``[max_len, d_model]`` parameter and its forward must
+return ``x + table[:T]``. The tests copy a table of their own into that parameter (the
+``learned.forward`` op), so the expected output is plain float addition, computed here.
+"""
+
+from __future__ import annotations
+
+import re
+
+import torch
+
+from grader.suite import graded
+from grader.suite.checks import (
+    as_info,
+    as_tensor,
+    expect,
+    expect_dtype,
+    expect_shape,
+    expect_untouched,
+    meta,
+    oracle_attention,
+    permutation,
+    randn,
+    within,
+)
+from grader.suite.student import StudentError, Transposed
+
+ADD_FIRST_ROWS = "forward(x) must return x + table[:T], where T = x.shape[1] (row t of the table for position t)."
+
+
+def _forward(student, max_len: int, d_model: int, x, table=None, **kwargs) -> torch.Tensor:
+    out = student.learned_forward(max_len, d_model, x, table=table, **kwargs)
+    return as_tensor(out, "LearnedPositionalEmbedding.forward")
+
+
+def _expect_adds_first_rows(student, batch: int, seq_len: int, max_len: int, d_model: int, seed: int) -> None:
+    x, table = randn(batch, seq_len, d_model, seed=seed), randn(max_len, d_model, seed=seed + 1)
+    out = _forward(student, max_len, d_model, x, table)
+    expect_shape(out, (batch, seq_len, d_model), "forward(x) for x [B, T, D]")
+    if not within(out, x + table[:seq_len], 1e-6):
+        hint = ""
+        if within(out, x + table[-seq_len:], 1e-6):
+            hint = " Yours adds the last T rows (table[-T:])."
+        elif batch == 1 and within(out, x + table[:1], 1e-6):
+            hint = " Yours reads T from the first axis: x is [B, T, D], batch first."
+        raise AssertionError(ADD_FIRST_ROWS + hint)
+
+
+@graded(points=3, family="parameters", visibility="visible")
+def test_one_trainable_table(student):
+    """The module owns exactly one trainable parameter, of shape [max_len, d_model]."""
+    for max_len, d_model in ((12, 6), (3, 40)):
+        parameters = tuple(as_info(p, "each parameter") for p in student.learned_parameters(max_len, d_model))
+        expect(len(parameters) > 0,
+               "LearnedPositionalEmbedding has no parameters: wrap the table in nn.Parameter (a buffer "
+               "or a plain tensor attribute is never trained).")
+        expect(len(parameters) == 1,
+               f"LearnedPositionalEmbedding has {len(parameters)} parameters; the spec asks for exactly "
+               "one, the [max_len, d_model] table (no extra scale, bias or layer).")
+        expect_shape(parameters[0], (max_len, d_model), "The table parameter")
+        expect(parameters[0].requires_grad, "The table must be trainable (requires_grad=True).")
+
+
+@graded(points=3, family="values", visibility="visible")
+def test_forward_adds_the_first_rows(student):
+    """forward(x) = x + table[:T] for x [B, T, D] with T < max_len."""
+    _expect_adds_first_rows(student, batch=2, seq_len=6, max_len=10, d_model=4, seed=301)
+
+
+@graded(points=3, family="values", visibility="hidden")
+def test_forward_full_length_and_single_position(student):
+    """forward(x) = x + table[:T] at T = max_len, at T = 1, and for a batch of one."""
+    for batch, seq_len, max_len, d_model, seed in ((3, 7, 7, 5, 311), (4, 1, 9, 3, 313), (1, 5, 16, 8, 315)):
+        _expect_adds_first_rows(student, batch, seq_len, max_len, d_model, seed)
+
+
+def _too_long_error(student, max_len: int, seq_len: int) -> StudentError | None:
+    try:
+        student.learned_forward(max_len, 4, randn(2, seq_len, 4, seed=321))
+    except StudentError as error:
+        return error
+    return None
+
+
+TOO_LONG = ("A sequence longer than max_len must raise ValueError, before any lookup: a learned table has "
+            "no rows for positions it never saw.")
+
+
+@graded(points=2, family="length_limit", visibility="visible")
+def test_too_long_raises_value_error(student):
+    """A sequence one longer than max_len raises ValueError."""
+    error = _too_long_error(student, max_len=8, seq_len=9)
+    expect(error is not None, TOO_LONG + " Yours returned a result (did it cut or wrap the sequence?).")
+    expect(error.kind == "ValueError", TOO_LONG + f" Yours raised {error.kind}.")
+
+
+@graded(points=1, family="length_limit", visibility="hidden")
+def test_too_long_message_names_both_numbers(student):
+    """The ValueError for a too long sequence names both the length and max_len."""
+    error = _too_long_error(student, max_len=13, seq_len=21)
+    expect(error is not None and error.kind == "ValueError", TOO_LONG)
+
+    def names(number: int) -> bool:
+        return re.search(rf"(?<!\d){number}(?!\d)", error.message) is not None
+
+    expect(names(13) and names(21),
+           "The ValueError's message must name both the sequence length and max_len, so the caller "
+           "sees what to change.")
+
+
+@graded(points=2, family="breaks_equivariance", visibility="visible")
+def test_adding_the_table_breaks_equivariance(student):
+    """Attention over forward(X) is no longer permutation-equivariant: the table encodes order."""
+    x, table = randn(1, 8, 16, seed=331), randn(8, 16, seed=332)
+    order = permutation(8, seed=333)
+    encoded, encoded_moved = _forward(student, 8, 16, x, table), _forward(student, 8, 16, x[:, order], table)
+    expect_shape(encoded, (1, 8, 16), "forward(x)")
+    moved = oracle_attention(encoded_moved, encoded_moved, encoded_moved)[0]
+    reference = oracle_attention(encoded, encoded, encoded)[0]
+    expect(float((moved - reference[:, order]).abs().max()) > 1e-2,
+           "After your forward, attention still treats the tokens as an unordered set: each position "
+           "must get its own row of the table.")
+
+
+@graded(points=2, family="dtype_device", visibility="visible")
+def test_follows_to_float64(student):
+    """After module.to(torch.float64) the forward computes in float64."""
+    x, table = randn(2, 5, 6, seed=341, dtype=torch.float64), randn(9, 6, seed=342, dtype=torch.float64)
+    out = _forward(student, 9, 6, x, table, dtype="float64")
+    expect_dtype(out, torch.float64, "forward(x) after .to(torch.float64)")
+    expect(within(out, x + table.float().double()[:5], 1e-12),
+           "After .to(torch.float64) the table must be float64 too: register it as an nn.Parameter so "
+           "that .to() converts it.")
+
+
+@graded(points=1, family="dtype_device", visibility="hidden")
+def test_meta_device(student):
+    """After module.to(device) the forward runs on that device."""
+    out = as_info(student.learned_forward(6, 4, meta(2, 5, 4), device="meta"), "forward(x) on another device")
+    expect(out.device == "meta",
+           "After module.to(device), forward must return a tensor on that device (a GPU, say): register "
+           "the table as a parameter and create helper tensors with device=x.device.")
+    expect_shape(out, (2, 5, 4), "forward(x) on another device")
+
+
+@graded(points=2, family="inputs", visibility="visible")
+def test_input_untouched(student):
+    """forward leaves x unchanged (no in-place addition)."""
+    x, table = randn(2, 4, 3, seed=351), randn(6, 3, seed=352)
+    result = student.call("learned.forward", max_len=6, d_model=3, x=x, table=table)
+    expect_untouched(result.inputs_after[:1], (x,), "forward")
+
+
+@graded(points=1, family="inputs", visibility="hidden")
+def test_non_contiguous_input(student):
+    """forward accepts a non-contiguous x (a transposed view)."""
+    x, table = randn(3, 5, 4, seed=361), randn(8, 4, seed=362)
+    out = _forward(student, 8, 4, Transposed(x, 0, 1), table)
+    expect(within(out, x + table[:5], 1e-6),
+           "forward must accept a non-contiguous x (e.g. a transposed view): use reshape, not view. "
+           + ADD_FIRST_ROWS)

@@ -1,0 +1,195 @@
+"""Hidden tests of ``apply_rope(x, positions=None, base=10000.0)``: 20 points.
+
+Two pairings are accepted, both rotating counter-clockwise by p * theta_i, theta_i = base^(-2i/D):
+``pairs`` (x[2i], x[2i+1]) as in RoFormer and Meta's LLaMA, and ``halves`` (x[i], x[i + D/2]) as
+in GPT-NeoX and Hugging Face. An output passes a value probe when it matches one of the two
+everywhere, within a tolerance that grows with the position (checks.rope_tolerance).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from grader.suite import graded
+from grader.suite.checks import (
+    ROPE_PAIRINGS,
+    as_info,
+    as_tensor,
+    diagnose,
+    expect,
+    expect_dtype,
+    expect_fast,
+    expect_shape,
+    expect_untouched,
+    first_match,
+    half_tolerance,
+    meta,
+    oracle_rope,
+    randn,
+    rope_tolerance,
+    within,
+)
+from grader.suite.student import Transposed
+from poslab.encodings import apply_rope as reference_apply_rope
+
+SPEC = ("apply_rope must rotate each feature pair (x[2i], x[2i+1]) -- or (x[i], x[i + D/2]) -- "
+        "counter-clockwise by the angle p * base^(-2i/D), p the token's position.")
+
+
+def _rope(student, x, **kwargs) -> torch.Tensor:
+    out = as_tensor(student.apply_rope(x, **kwargs), "apply_rope")
+    expect_shape(out, x.shape, "apply_rope(x)")
+    return out
+
+
+def _mistakes(x, positions, base: float, explicit_positions: bool) -> dict:
+    """Known wrong rotations, in both pairings, built only if needed."""
+    head_dim = x.shape[-1]
+    default = torch.arange(x.shape[-2])
+    variants = {}
+    for pairing in ROPE_PAIRINGS:
+        def rotated(pairing=pairing, **changes):
+            arguments = dict(positions=positions, base=base, pairing=pairing) | changes
+            return lambda: oracle_rope(x, **arguments)
+
+        variants[f"the rotation goes clockwise: the sign of sin is flipped ({pairing})"] = rotated(clockwise=True)
+        variants[f"the exponent is i/D instead of 2i/D ({pairing})"] = rotated(
+            frequencies=torch.tensor([base ** (-i / head_dim) for i in range(head_dim // 2)], dtype=torch.float64))
+        variants[f"every pair is rotated by the same angle ({pairing})"] = rotated(
+            frequencies=torch.ones(head_dim // 2, dtype=torch.float64))
+        if explicit_positions:
+            variants[f"the positions argument is ignored ({pairing})"] = rotated(positions=default)
+        else:
+            variants[f"positions start at 1 instead of 0 ({pairing})"] = rotated(positions=default + 1)
+        if base == 10000.0:
+            variants[f"the default base is 500000 instead of 10000 ({pairing})"] = rotated(base=500000.0)
+    return variants
+
+
+def _expect_rotation(student, x: torch.Tensor, positions=None, base: float | None = None) -> None:
+    kwargs = {} if positions is None else {"positions": positions}
+    if base is not None:
+        kwargs["base"] = base
+    out = _rope(student, x, **kwargs)
+    base = 10000.0 if base is None else base
+    used = torch.arange(x.shape[-2]) if positions is None else positions
+    tolerance = rope_tolerance(used, float(x.abs().max()))
+    candidates = {pairing: oracle_rope(x, used, base, pairing) for pairing in ROPE_PAIRINGS}
+    if first_match(out, candidates, tolerance) is None:
+        raise AssertionError(SPEC + diagnose(out, _mistakes(x, used, base, positions is not None), tolerance))
+
+
+@graded(points=2, family="dtype_device", visibility="visible")
+def test_shape_and_dtype_kept(student):
+    """apply_rope keeps x's shape [..., T, D] and dtype (float32, float64, float16)."""
+    for dtype in (torch.float32, torch.float64, torch.float16):
+        out = _rope(student, randn(2, 3, 5, 8, seed=401, dtype=dtype))
+        expect_dtype(out, dtype, f"apply_rope of a {str(dtype).removeprefix('torch.')} x")
+    for shape in ((5, 8), (4, 5, 8)):
+        _rope(student, randn(*shape, seed=402))
+
+
+@graded(points=1, family="dtype_device", visibility="hidden")
+def test_meta_device(student):
+    """apply_rope keeps x's device."""
+    out = as_info(student.apply_rope(meta(2, 4, 6, 8)), "apply_rope on another device")
+    expect(out.device == "meta",
+           "apply_rope must return a tensor on x's device (a GPU, say): build positions and "
+           "frequencies with device=x.device.")
+    expect_shape(out, (2, 4, 6, 8), "apply_rope(x) on another device")
+
+
+@graded(points=1, family="identity", visibility="visible")
+def test_position_zero_is_identity(student):
+    """At position 0 every angle is 0: the vector comes back unchanged."""
+    x = randn(1, 3, 1, 6, seed=411)
+    expect(within(_rope(student, x), x, 1e-6),
+           "With T = 1 the only token sits at position 0 and must come back unchanged: positions start at 0.")
+    x = randn(1, 2, 4, 8, seed=412)
+    expect(within(_rope(student, x, positions=torch.zeros(4, dtype=torch.long)), x, 1e-6),
+           "With positions all 0 the vectors must come back unchanged: use the positions argument when given.")
+
+
+@graded(points=2, family="norm", visibility="visible")
+def test_norm_preserved(student):
+    """RoPE is a rotation: it keeps the length of every vector."""
+    x = randn(2, 2, 50, 16, seed=421)
+    out = _rope(student, x)
+    norms, expected = out.double().norm(dim=-1), x.double().norm(dim=-1)
+    expect(bool(((norms - expected).abs() <= 1e-5 * expected).all()),
+           "apply_rope must not change the length of any vector: rotate each pair of features with "
+           "(cos, -sin; sin, cos) using the same angle for both features of a pair.")
+
+
+def _score(student, q: torch.Tensor, k: torch.Tensor, m: int, n: int) -> float:
+    rotated_q = _rope(student, q, positions=torch.tensor([m]))
+    rotated_k = _rope(student, k, positions=torch.tensor([n]))
+    return float((rotated_q.double() * rotated_k.double()).sum())
+
+
+@graded(points=2, family="relative", visibility="visible")
+def test_scores_depend_only_on_offset(student):
+    """<rope(q, m), rope(k, n)> depends only on m - n, and does change with it."""
+    q, k = randn(1, 1, 1, 32, seed=431), randn(1, 1, 1, 32, seed=432)  # (B, H, T=1, D)
+    scores = [_score(student, q, k, m, m + 7) for m in (3, 40, 503)]
+    # Each rotated entry is off by at most rope_tolerance; a dot product by 2 D |x| times that.
+    tolerance = 2 * 32 * float(q.abs().max() + k.abs().max()) * float(rope_tolerance([510], 3.0).max())
+    expect(max(scores) - min(scores) <= tolerance,
+           "<rope(q, m), rope(k, n)> must depend only on m - n: rotate q and k by the same rule, each by "
+           "its own position times the same frequencies.")
+    others = (_score(student, q, k, 3, 3), _score(student, q, k, 10, 3))  # offsets 0 and +7 vs -7
+    expect(all(abs(other - scores[0]) > 1.0 for other in others),
+           "<rope(q, m), rope(k, n)> must change when the offset m - n changes: are the positions used?")
+
+
+@graded(points=3, family="values", visibility="visible")
+def test_values_small_positions(student):
+    """apply_rope matches the rotation formula at positions 0 .. T-1."""
+    _expect_rotation(student, randn(1, 2, 6, 8, seed=441))
+
+
+@graded(points=4, family="values", visibility="hidden")
+def test_values_explicit_positions_and_base(student):
+    """apply_rope matches the formula for explicit positions (up to 20,000), other bases and shapes."""
+    _expect_rotation(student, randn(1, 3, 5, 16, seed=451), torch.tensor([0, 7, 4097, 20_000, 3]))
+    _expect_rotation(student, randn(1, 1, 5, 64, seed=452), torch.tensor([11, 2, 1000, 50, 9999]), base=500.0)
+    _expect_rotation(student, randn(1, 2, 4, 32, seed=453), torch.tensor([4, 3, 2, 1]))
+    _expect_rotation(student, randn(2, 1, 33, 128, seed=454), base=10000.0)
+
+
+@graded(points=2, family="half_precision", visibility="visible")
+def test_half_precision_thousands(student):
+    """In float16, positions in the thousands still rotate by the right angle (compute the angles in float32)."""
+    x = randn(1, 2, 6, 32, seed=461).half()
+    positions = torch.tensor([1000, 1500, 2048, 3000, 4095, 4100])
+    out = _rope(student, x, positions=positions)
+    expect_dtype(out, torch.float16, "apply_rope of a float16 x")
+    exact = {pairing: oracle_rope(x.double(), positions, pairing=pairing) for pairing in ROPE_PAIRINGS}
+    single = _rope(student, x.float(), positions=positions)
+    if first_match(single, exact, rope_tolerance(positions, float(x.abs().max()))) is None:
+        # Wrong in float32 already (the value tests take those points): here only float16 must agree with it.
+        exact = {"your float32 result": single.double()}
+    expect(first_match(out, exact, half_tolerance(float(x.abs().max()))) is not None,
+           "For a float16 x at positions in the thousands the rotation is off: float16 cannot hold "
+           "p * theta precisely (3000.5 rounds to 3000). Compute the angles, cos and sin in float32 "
+           "(or float64) and cast the result back to x's dtype.")
+
+
+@graded(points=2, family="inputs", visibility="visible")
+def test_inputs_untouched_and_views_accepted(student):
+    """apply_rope leaves x and positions unchanged and accepts a non-contiguous (transposed) x."""
+    x, positions = randn(1, 2, 5, 8, seed=471), torch.tensor([3, 1, 4, 1, 5])
+    result = student.call("apply_rope", x, positions=positions)
+    expect_untouched(result.inputs_after, (x, positions), "apply_rope")
+    heads_first = randn(2, 3, 5, 8, seed=472)  # (B, H, T, D), delivered as a view of (B, T, H, D)
+    from_view = as_tensor(student.call("apply_rope", Transposed(heads_first, 1, 2)).output, "apply_rope")
+    expect(within(from_view, _rope(student, heads_first), 1e-6),
+           "apply_rope must accept a non-contiguous x, such as q.transpose(1, 2) from a [B, T, H, D] "
+           "projection: use reshape, not view.")
+
+
+@graded(points=1, family="speed", visibility="visible")
+def test_speed(student):
+    """apply_rope is vectorised over positions: not far slower than the reference."""
+    x = randn(1, 1, 30_000, 2, seed=481)
+    expect_fast(student, "apply_rope", lambda: reference_apply_rope(x), x)

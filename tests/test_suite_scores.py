@@ -1,0 +1,173 @@
+"""The hidden suite judged on known submissions, in-process (LocalStudent).
+
+* the reference scores full marks;
+* every mutant loses points in the exercise it targets;
+* correct submissions written in other styles and in the other accepted conventions
+  (concatenated sinusoidal table, half-split RoPE, float32 angles, nn.Embedding, einsum...) score
+  full marks, so the suite rejects mistakes, not styles.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import pytest
+
+from grader.mutants import list_mutants, reference_source
+from grader.suite import collect, run_case
+from grader.suite.local import LocalStudent
+from poslab.exercises import EXERCISE_IDS
+
+POINTS_PER_EXERCISE = 20.0
+
+
+def scores(student: LocalStudent, exercise: str, families: set[str] | None = None) -> tuple[float, list]:
+    outcomes = [run_case(case, student) for case in collect()
+                if case.exercise == exercise and (families is None or case.family in families)]
+    return sum(outcome.score for outcome in outcomes), [o for o in outcomes if o.status != "passed"]
+
+
+@cache
+def reference_student() -> LocalStudent:
+    return LocalStudent.from_source(reference_source(), "reference")
+
+
+@pytest.mark.parametrize("exercise", EXERCISE_IDS)
+def test_reference_scores_full_marks(exercise):
+    score, failed = scores(reference_student(), exercise)
+    assert not failed, [(o.name, o.output) for o in failed]
+    assert score == POINTS_PER_EXERCISE
+
+
+MUTANTS = list_mutants()
+
+
+def first_failure(student: LocalStudent, exercise: str, families: set[str] | None = None):
+    """The first failed outcome of the exercise's tests, in suite order (cheap tests come first)."""
+    for case in collect():
+        if case.exercise == exercise and (families is None or case.family in families):
+            outcome = run_case(case, student)
+            if outcome.status != "passed":
+                return outcome
+    return None
+
+
+@pytest.mark.parametrize("mutant", MUTANTS, ids=[m.name for m in MUTANTS])
+def test_every_mutant_loses_points_in_its_exercise(mutant):
+    student = LocalStudent.from_source(mutant.source, mutant.name)
+    # A deliberately slow mutant takes seconds per call; the speed tests are the ones aimed at it.
+    failure = first_failure(student, mutant.exercise, {"speed"} if mutant.slow else None)
+    assert failure is not None, f"{mutant.name} ({mutant.description}) passes every test of {mutant.exercise}"
+    assert failure.score == 0 < failure.max_score
+    assert failure.output.strip() and "Passed" not in failure.output
+
+
+# ---- correct submissions in other styles, written for these tests (not derived from the reference)
+
+TUTORIAL_STYLE = '''
+import math
+import torch
+from torch import nn
+
+
+def attention(q, k, v, bias=None):
+    scores = torch.einsum("...qd,...kd->...qk", q, k) * q.shape[-1] ** -0.5
+    if bias is not None:
+        scores = scores + bias
+    scores = scores - scores.amax(dim=-1, keepdim=True).detach()
+    weights = scores.exp()
+    weights = weights / weights.sum(dim=-1, keepdim=True)
+    return torch.einsum("...qk,...kv->...qv", weights, v), weights
+
+
+def sinusoidal_encoding(seq_len, d_model, base=10000.0):
+    # The PyTorch tutorial's float32 recipe, in the concatenated layout [sin | cos].
+    position = torch.arange(seq_len, dtype=torch.float32).unsqueeze(1)
+    frequency = torch.exp(-math.log(base) * torch.arange(0, d_model, 2, dtype=torch.float32) / d_model)
+    return torch.cat([torch.sin(position * frequency), torch.cos(position * frequency)], dim=1)
+
+
+class LearnedPositionalEmbedding(nn.Module):
+    def __init__(self, max_len, d_model):
+        super().__init__()
+        self.max_len = max_len
+        self.embedding = nn.Embedding(max_len, d_model)
+
+    def forward(self, x):
+        seq_len = x.size(1)
+        if seq_len > self.max_len:
+            raise ValueError(f"got {seq_len} positions but max_len is {self.max_len}")
+        return x + self.embedding(torch.arange(seq_len, device=x.device))
+
+
+def _rotate_half(x):
+    first, second = x.chunk(2, dim=-1)
+    return torch.cat([-second, first], dim=-1)
+
+
+def apply_rope(x, positions=None, base=10000.0):
+    # Hugging Face style: half-split pairs, cos/sin in float32 then cast to x's dtype.
+    seq_len, dim = x.shape[-2], x.shape[-1]
+    if positions is None:
+        positions = torch.arange(seq_len, device=x.device)
+    inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, device=x.device).float() / dim))
+    freqs = positions.to(device=x.device, dtype=torch.float32)[:, None] * inv_freq[None, :]
+    emb = torch.cat([freqs, freqs], dim=-1)
+    cos, sin = emb.cos().to(x.dtype), emb.sin().to(x.dtype)
+    return x * cos + _rotate_half(x) * sin
+
+
+def alibi_slopes(n_heads):
+    # Exponents of 1/2: 8(h+1)/c for the power of two c <= n, then the odd multiples of 8/(2c).
+    c = 1 << (n_heads.bit_length() - 1)
+    exponents = [8 * (h + 1) / c for h in range(c)] + [8 * (2 * h + 1) / (2 * c) for h in range(n_heads - c)]
+    return torch.tensor([0.5 ** e for e in exponents], dtype=torch.float32)
+
+
+def alibi_bias(n_heads, seq_len):
+    i = torch.arange(seq_len).view(-1, 1)
+    j = torch.arange(seq_len).view(1, -1)
+    distance = (i - j).float()
+    bias = -alibi_slopes(n_heads).view(-1, 1, 1) * distance
+    return bias.masked_fill(j > i, float("-inf"))
+'''
+
+COMPLEX_STYLE = '''
+import torch
+
+
+def sinusoidal_encoding(seq_len, d_model, base=10000.0):
+    # Interleaved, float32 powers and a division, as many write it.
+    pe = torch.zeros(seq_len, d_model)
+    position = torch.arange(seq_len, dtype=torch.float32)[:, None]
+    denominator = base ** (torch.arange(0, d_model, 2, dtype=torch.float32) / d_model)
+    pe[:, 0::2] = torch.sin(position / denominator)
+    pe[:, 1::2] = torch.cos(position / denominator)
+    return pe
+
+
+def apply_rope(x, positions=None, base=10000.0):
+    # Meta's LLaMA style: adjacent pairs as complex numbers, computed in float32.
+    seq_len, dim = x.shape[-2], x.shape[-1]
+    if positions is None:
+        positions = torch.arange(seq_len, device=x.device)
+    theta = base ** (-torch.arange(0, dim, 2, device=x.device, dtype=torch.float32) / dim)
+    angles = positions.to(x.device).float()[:, None] * theta
+    rotation = torch.complex(angles.cos(), angles.sin())  # e^(i p theta)
+    pairs = torch.view_as_complex(x.float().unflatten(-1, (-1, 2)).contiguous())
+    return torch.view_as_real(pairs * rotation).flatten(-2).to(x.dtype)
+'''
+
+ALTERNATIVES = {
+    "tutorial-style": (TUTORIAL_STYLE, EXERCISE_IDS),
+    "complex-style": (COMPLEX_STYLE, ("sinusoidal", "rope")),
+}
+ALTERNATIVE_CASES = [(name, exercise) for name, (_, exercises) in ALTERNATIVES.items() for exercise in exercises]
+
+
+@pytest.mark.parametrize(("style", "exercise"), ALTERNATIVE_CASES)
+def test_correct_alternative_styles_score_full_marks(style, exercise):
+    student = LocalStudent.from_source(ALTERNATIVES[style][0], style)
+    score, failed = scores(student, exercise)
+    assert not failed, [(o.name, o.output) for o in failed]
+    assert score == POINTS_PER_EXERCISE
