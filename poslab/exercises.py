@@ -6,7 +6,13 @@ The grader, the store and the app all read this list; its spec and hints come fr
 
 from __future__ import annotations
 
+import tomllib
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+CONTENT_FILE = Path(__file__).parent / "content" / "exercises.toml"
+HINT_TIERS: tuple[str, ...] = ("concept", "formula", "skeleton")  # the order the app reveals them in
 
 
 @dataclass(frozen=True)
@@ -33,3 +39,39 @@ def get_exercise(exercise_id: str) -> Exercise:
         if exercise.id == exercise_id:
             return exercise
     raise KeyError(f"unknown exercise {exercise_id!r}; known: {', '.join(EXERCISE_IDS)}")
+
+
+@dataclass(frozen=True)
+class ExerciseText:
+    spec: str
+    hints: tuple[str, ...]  # in HINT_TIERS order
+
+
+def _load_text(raw: dict, exercise_id: str) -> ExerciseText:
+    hints = raw.get("hints", {})
+    missing = [] if raw.get("spec", "").strip() else ["spec"]
+    missing += [f"hints.{tier}" for tier in HINT_TIERS if not hints.get(tier, "").strip()]
+    if missing:
+        raise ValueError(f"{CONTENT_FILE.name}: [{exercise_id}] lacks {', '.join(missing)}")
+    return ExerciseText(raw["spec"].strip(), tuple(hints[tier].strip() for tier in HINT_TIERS))
+
+
+@cache
+def _texts() -> dict[str, ExerciseText]:
+    raw = tomllib.loads(CONTENT_FILE.read_text(encoding="utf-8"))
+    unknown = sorted(set(raw) - set(EXERCISE_IDS))
+    if unknown:
+        raise ValueError(f"{CONTENT_FILE.name} has sections for unknown exercises: {', '.join(unknown)}")
+    return {exercise_id: _load_text(raw.get(exercise_id, {}), exercise_id) for exercise_id in EXERCISE_IDS}
+
+
+def spec(exercise_id: str) -> str:
+    """The official spec of an exercise (plain text; also the docstring of its stub)."""
+    get_exercise(exercise_id)  # a clear KeyError for an unknown id
+    return _texts()[exercise_id].spec
+
+
+def hints(exercise_id: str) -> tuple[str, ...]:
+    """The exercise's hints, one per tier of HINT_TIERS (concept, formula, skeleton), in that order."""
+    get_exercise(exercise_id)
+    return _texts()[exercise_id].hints

@@ -1,0 +1,84 @@
+"""Plumbing for the public tests in this folder: which implementation they check.
+
+By default your own files next to this one (attention.py, sinusoidal.py, learned.py, rope.py,
+alibi.py), each loaded only when a test needs it, so a mistake in one file does not stop the
+others' tests. ``pytest exercises/ --impl=reference`` (or ``POSLAB_IMPL=reference``) checks the
+course's reference implementation instead; it must pass every test here.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+FILE_OF = {
+    "attention": "attention.py",
+    "sinusoidal_encoding": "sinusoidal.py",
+    "LearnedPositionalEmbedding": "learned.py",
+    "apply_rope": "rope.py",
+    "alibi_slopes": "alibi.py",
+    "alibi_bias": "alibi.py",
+}
+IMPLEMENTATIONS = ("student", "reference")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--impl", choices=IMPLEMENTATIONS, default=None,
+                     help="which implementation the public tests check: your files (student, the default) "
+                          "or the course's reference (also POSLAB_IMPL=reference)")
+
+
+def _choice(config: pytest.Config) -> str:
+    choice = config.getoption("--impl") or os.environ.get("POSLAB_IMPL", "student")
+    if choice not in IMPLEMENTATIONS:
+        raise pytest.UsageError(f"POSLAB_IMPL must be one of {IMPLEMENTATIONS}, got {choice!r}")
+    return choice
+
+
+def _load_file(filename: str) -> ModuleType:
+    path = HERE / filename
+    spec = importlib.util.spec_from_file_location(f"exercise_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class Implementation:
+    """``impl.attention``, ``impl.apply_rope``, ...: the name from the implementation under test."""
+
+    def __init__(self, choice: str) -> None:
+        self.choice = choice
+        self._modules: dict[str, ModuleType] = {}
+
+    def __getattr__(self, name: str):
+        if name not in FILE_OF:
+            raise AttributeError(name)
+        if self.choice == "reference":
+            import poslab.encodings  # the course's package: only in the course repository
+
+            return getattr(poslab.encodings, name)
+        filename = FILE_OF[name]
+        if filename not in self._modules:
+            self._modules[filename] = _load_file(filename)
+        if not hasattr(self._modules[filename], name):
+            raise NotImplementedError(f"{name} is not defined in {filename}: not implemented yet")
+        return getattr(self._modules[filename], name)
+
+
+@pytest.fixture(scope="session")
+def impl(request: pytest.FixtureRequest) -> Implementation:
+    return Implementation(_choice(request.config))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """An unfinished stub fails with one clear line instead of a traceback."""
+    report = yield
+    if call.excinfo is not None and call.excinfo.errisinstance(NotImplementedError):
+        report.longrepr = f"NotImplementedError: {call.excinfo.value} (write it in exercises/)"
+    return report
