@@ -4,7 +4,6 @@ Each test gets its own SQLite file (``app_env``); what the app wrote is checked 
 ``Store`` on the same file, and what a student sees with a fresh AppTest session.
 """
 
-import pytest
 
 from poslab.lessons import all_lessons, get_lesson
 from poslab.store import Store

@@ -1,7 +1,5 @@
 """poslab.viz.progress: progress rows, next steps and the progress charts (no Streamlit, no database)."""
 
-from datetime import UTC, datetime
-
 import pandas as pd
 import pytest
 
