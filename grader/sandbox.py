@@ -126,7 +126,14 @@ def bwrap_command(settings: GraderSettings, program: list[str]) -> list[str]:
     if os.path.exists("/etc/ld.so.cache"):
         command += ["--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache"]
     binds = python_binds()
+    made: set[str] = set()
     for path in binds:
+        # bwrap would copy the host's modes for the folders above (/root is 0700): make them 0755
+        # so that the child's uid can reach the Python installation.
+        for parent in reversed(Path(path).parents[:-1]):
+            if str(parent) not in made:
+                command += ["--perms", "0755", "--dir", str(parent)]
+                made.add(str(parent))
         command += ["--ro-bind", path, path]
     for path in masked_paths(binds):
         command += ["--tmpfs", path]

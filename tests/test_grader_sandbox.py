@@ -1,0 +1,278 @@
+"""The sandboxed Student: the contract of grader/suite/student.py, kept across the process boundary,
+and what the child can and cannot see. Expected values are computed here, in the judging process.
+
+Most tests need bubblewrap (skip with the reason locally, fail under CI=true); the last ones run
+the fallback, which needs nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import textwrap
+import time
+
+import pytest
+import torch
+
+import poslab.encodings as reference
+from grader.api import Grader, load_submission
+from grader.sandbox import SubmissionSandbox, WorkerProcess
+from grader.settings import GraderSettings
+from grader.suite.student import (
+    NotImplementedBySubmission,
+    StudentError,
+    SubmissionCrashed,
+    TensorInfo,
+    Transposed,
+)
+from tests.hostile._support import PROBE_MAX, ProbeSuite, reference_submission, require_bwrap
+
+PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SETTINGS = GraderSettings(timeout=3.0)
+
+TOY = textwrap.dedent('''
+    import os, socket, torch
+
+    def attention(q, k, v, bias=None):
+        return (q + 1, torch.ones(q.shape[:-1] + k.shape[-2:-1], dtype=q.dtype, device=q.device))
+
+    def apply_rope(x, positions=None, base=10000.0):
+        # its input's values, then 1.0 where x was contiguous, 0.0 where it was not
+        return torch.stack([x.reshape(-1), torch.full((x.numel(),), float(x.is_contiguous()))])
+
+    def sinusoidal_encoding(seq_len, d_model, base=10000.0):
+        if seq_len == 13:
+            while True:
+                pass
+        if seq_len < 0:
+            raise ValueError(f"seq_len must be >= 0, got {seq_len}")
+        if seq_len == 0:
+            raise NotImplementedError
+        if seq_len == 1:
+            return 42
+        return torch.zeros(seq_len, d_model)
+
+    def alibi_slopes(n_heads):
+        x = n_heads
+        x.mul_(2)  # changes its input in place: inputs_after must show it
+        return x
+
+    class LearnedPositionalEmbedding(torch.nn.Module):
+        def __init__(self, max_len, d_model):
+            super().__init__()
+            self.table = torch.nn.Parameter(torch.zeros(max_len, d_model))
+            self.scale = torch.nn.Parameter(torch.ones(1))
+
+        def forward(self, x):
+            return x + self.table[: x.shape[1]]
+''')
+
+
+@pytest.fixture(scope="module")
+def worker():
+    require_bwrap()
+    process = WorkerProcess(SETTINGS, isolation="bwrap")
+    yield process
+    process.close()
+
+
+@pytest.fixture
+def toy(worker):
+    sandbox = SubmissionSandbox(worker, {"toy.py": TOY}, SETTINGS.timeout)
+    names = ["attention", "apply_rope", "sinusoidal_encoding", "alibi_slopes", "LearnedPositionalEmbedding"]
+    yield sandbox.for_exercise(["toy.py"], names)
+    sandbox.close()
+
+
+def test_values_come_back_as_tensors_and_the_callers_inputs_are_untouched(toy):
+    q = torch.randn(2, 3, 4, dtype=torch.float64)
+    before = q.clone()
+    out, weights = toy.attention(q, q, q)
+    assert out.dtype == torch.float64 and torch.equal(out, before + 1)
+    assert weights.shape == (2, 3, 3)
+    assert torch.equal(q, before)
+
+
+def test_transposed_arguments_arrive_as_non_contiguous_views_with_the_same_values(toy):
+    t = torch.arange(12, dtype=torch.float32).reshape(3, 4)
+    seen, contiguous = toy.apply_rope(Transposed(t, 0, 1))
+    assert torch.equal(seen, t.reshape(-1))
+    assert torch.all(contiguous == 0)
+    seen, contiguous = toy.apply_rope(t)
+    assert torch.all(contiguous == 1)
+
+
+def test_meta_inputs_come_back_as_tensor_info(toy):
+    q = torch.empty(2, 5, 8, device="meta")
+    out, weights = toy.attention(q, q, q)
+    assert out == TensorInfo((2, 5, 8), "float32", "meta", False)
+    assert weights == TensorInfo((2, 5, 5), "float32", "meta", False)
+
+
+def test_inputs_after_show_in_place_changes_made_by_the_submission(toy):
+    x = torch.tensor([1.0, 2.0])
+    result = toy.call("alibi_slopes", x)
+    assert torch.equal(result.inputs_after[0], torch.tensor([2.0, 4.0]))
+    assert torch.equal(x, torch.tensor([1.0, 2.0]))
+    assert result.wall_seconds > 0
+
+
+def test_learned_parameters_and_forward_with_a_table_dtype_and_meta(toy):
+    infos = toy.learned_parameters(4, 6)
+    assert infos == (TensorInfo((4, 6), "float32", "cpu", True), TensorInfo((1,), "float32", "cpu", True))
+    table = torch.arange(24, dtype=torch.float32).reshape(4, 6)
+    x = torch.ones(2, 3, 6, dtype=torch.float64)
+    out = toy.learned_forward(4, 6, x, table=table, dtype="float64")
+    assert out.dtype == torch.float64 and torch.equal(out, x + table[:3].double())
+    info = toy.learned_forward(4, 6, torch.empty(2, 3, 6, device="meta"), device="meta")
+    assert info.shape == (2, 3, 6) and info.device == "meta"
+
+
+def test_errors_keep_their_kind_and_message(toy):
+    with pytest.raises(StudentError) as caught:
+        toy.sinusoidal_encoding(-5, 4)
+    assert caught.value.kind == "ValueError" and "-5" in caught.value.message
+
+
+def test_not_implemented_and_wrong_return_types(toy):
+    with pytest.raises(NotImplementedBySubmission):
+        toy.sinusoidal_encoding(0, 4)
+    with pytest.raises(StudentError) as caught:
+        toy.sinusoidal_encoding(1, 4)
+    assert (caught.value.kind, caught.value.message) == ("TypeError", "returned int where a tensor was expected")
+    with pytest.raises(NotImplementedBySubmission) as missing:
+        toy.alibi_bias(2, 3)
+    assert missing.value.name == "alibi_bias"
+
+
+def test_a_call_past_the_time_limit_crashes_the_exercise_for_good(toy):
+    started = time.monotonic()
+    with pytest.raises(SubmissionCrashed) as first:
+        toy.sinusoidal_encoding(13, 4)
+    assert "time limit" in first.value.reason
+    assert time.monotonic() - started < SETTINGS.timeout + 5
+    with pytest.raises(SubmissionCrashed):
+        toy.attention(torch.ones(1, 2), torch.ones(1, 2), torch.ones(1, 2))
+
+
+def test_call_overhead_is_measured(toy):
+    overhead = toy.call_overhead_seconds()
+    assert 0 < overhead < 0.5
+
+
+def test_the_child_sees_no_project_no_network_and_runs_unprivileged(worker):
+    hidden = [PROJECT_ROOT, os.path.join(PROJECT_ROOT, "grader", "suite", "student.py"), "/etc/passwd"]
+    probe = textwrap.dedent(f'''
+        import os, socket, torch
+
+        def alibi_slopes(n_heads):
+            flags = [os.path.exists(path) for path in {hidden!r}]
+            for module in ("poslab", "grader", "grader.suite"):
+                try:
+                    __import__(module)
+                    flags.append(True)
+                except ImportError:
+                    flags.append(False)
+            try:
+                socket.create_connection(("127.0.0.1", 22), timeout=1).close()
+                flags.append(True)
+            except OSError:
+                flags.append(False)
+            flags.append(os.getuid() == 0 or os.geteuid() == 0)
+            flags.append(bool(os.environ.get("HOME", "").startswith({PROJECT_ROOT!r})))
+            return torch.tensor(flags)
+    ''')
+    sandbox = SubmissionSandbox(worker, {"probe.py": probe}, SETTINGS.timeout)
+    try:
+        flags = sandbox.for_exercise(["probe.py"], ["alibi_slopes"]).alibi_slopes(1)
+    finally:
+        sandbox.close()
+    assert flags.dtype == torch.bool and flags.numel() == 9
+    assert not flags.any(), f"visible/importable/privileged: {flags.tolist()}"
+
+
+def test_a_full_submission_scores_full_marks_and_records_bwrap(worker):
+    require_bwrap()
+    with Grader(SETTINGS, suite=ProbeSuite) as grading:
+        result = grading.grade(load_submission({"mine.py": reference_submission()}))
+    assert (result.score, result.max_score, result.status) == (PROBE_MAX, PROBE_MAX, "graded")
+    assert result.isolation == "bwrap"
+
+
+def test_import_problems_are_sentences_and_cost_only_their_exercise(tmp_path):
+    require_bwrap()
+    folder = tmp_path / "carol"
+    folder.mkdir()
+    # attention.py defines attention and sinusoidal_encoding only
+    good = reference_submission() + "\ndel LearnedPositionalEmbedding, apply_rope, alibi_slopes, alibi_bias\n"
+    (folder / "attention.py").write_text(good)
+    (folder / "rope.py").write_text("while True:\n    pass\n")
+    (folder / "alibi.py").write_text("import torch\n\n\ndef alibi_slopes(n_heads:\n    return 1\n")
+    (folder / "learned.py").write_text("from poslab.encodings import LearnedPositionalEmbedding\n")
+    (folder / "test_mine.py").write_text("raise SystemExit('never imported')\n")
+    with Grader(SETTINGS, suite=ProbeSuite) as grading:
+        result = grading.grade(load_submission(folder))
+    scores = {exercise: score.score for exercise, score in result.exercises.items()}
+    # sinusoidal_encoding is found in attention.py; learned looks through every file and hangs in rope.py
+    assert scores == {"attention": 2.0, "sinusoidal": 2.0, "learned": 0.0, "rope": 0.0, "alibi": 0.0}
+    assert result.status == "import_failed"
+    text = " ".join(result.messages)
+    assert "alibi.py could not be imported: SyntaxError on line 4" in text
+    assert "rope.py could not be imported" in text and "time limit" in text
+    assert "poslab" in text and "not available when grading" in text
+    assert "test_mine.py" not in text
+
+
+# ---------------------------------------------------------------- the fallback (no bubblewrap)
+
+
+@pytest.fixture(scope="module")
+def fallback():
+    process = WorkerProcess(SETTINGS, isolation="fallback")
+    yield process
+    process.close()
+
+
+def test_the_fallback_grades_a_full_submission_and_says_so(fallback):
+    with Grader(SETTINGS.with_changes(isolation="fallback"), suite=ProbeSuite) as grading:
+        grading.worker = fallback
+        result = grading.grade(load_submission({"mine.py": reference_submission()}))
+        grading.worker = None  # the module fixture closes it
+    assert (result.score, result.isolation) == (PROBE_MAX, "fallback")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the fallback drops to a child uid only when run as root")
+def test_the_fallback_kills_a_setsid_grandchild_and_a_busy_call(fallback):
+    source = textwrap.dedent('''
+        import os, time, torch
+
+        def alibi_slopes(n_heads):
+            if os.fork() == 0:
+                os.setsid()
+                time.sleep(600)
+            return torch.tensor([float(os.getuid())])
+
+        def alibi_bias(n_heads, seq_len):
+            while True:
+                pass
+    ''')
+    sandbox = SubmissionSandbox(fallback, {"s.py": source}, SETTINGS.timeout)
+    student = sandbox.for_exercise(["s.py"], ["alibi_slopes", "alibi_bias"])
+    uid = int(student.alibi_slopes(1).item())
+    with pytest.raises(SubmissionCrashed):
+        student.alibi_bias(1, 1)
+    sandbox.close()
+    assert uid >= SETTINGS.uid_base
+    left = [pid for pid in os.listdir("/proc") if pid.isdigit() and _real_uid(pid) == uid]
+    assert left == []
+
+
+def _real_uid(pid: str) -> int | None:
+    try:
+        with open(f"/proc/{pid}/status") as handle:
+            for line in handle:
+                if line.startswith("Uid:"):
+                    return int(line.split()[1])
+    except OSError:
+        return None
+    return None
