@@ -3,18 +3,15 @@
 import streamlit as st
 
 from pages import ui
-from poslab.exercises import EXERCISES
+from poslab.exercises import EXERCISES, spec
 from poslab.grading_service import MAX_UPLOAD_BYTES, exercises_folder, exercises_zip, source_from_paste, source_from_upload
 
 st.title("Exercises")
 exercise = st.selectbox("Exercise", EXERCISES, format_func=lambda item: item.title, key="exercise-pick")
-spec, hints = ui.exercise_spec_and_hints(exercise.id)
-if spec:
-    st.code(spec, language=None, wrap_lines=True)  # plain text, the same as the stub's docstring
-else:
-    st.caption(f"Implement {', '.join(exercise.names)} in `{exercise.filename}`.")
+st.caption(f"Implement {', '.join(exercise.names)} in `{exercise.filename}`. The spec:")
+st.code(spec(exercise.id), language=None, wrap_lines=True)  # plain text, the same as the stub's docstring
 student = ui.current_student()
-ui.show_hints(student, exercise.id, hints)
+ui.show_hints(student, exercise.id)
 
 st.subheader("Submit")
 if ui.in_student_bundle():

@@ -19,7 +19,8 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from poslab.config import Settings
 from poslab import grading_service
-from poslab.exercises import Exercise
+from poslab.exercises import HINT_TIERS, Exercise
+from poslab.exercises import hints as exercise_hints
 from poslab.grading_service import GradingError, GradingGate, SubmissionRejected
 from poslab.identity import NAME_PARAM, clean_name, login_configured, login_identity, resolve_identity
 from poslab.lessons import Lesson, QuickCheck, get_lesson, lesson_text, neighbours
@@ -341,14 +342,6 @@ def lock_instructor() -> None:
 # --- the Exercises page: hints, grading and results -------------------------------------------------
 
 
-def exercise_spec_and_hints(exercise_id: str) -> tuple[str | None, tuple[str, ...]]:
-    """The exercise's spec and hints (plain text, tier 1 first); None and () until the content exists."""
-    from poslab import exercises
-
-    spec, hints = getattr(exercises, "spec", None), getattr(exercises, "hints", None)
-    return (spec(exercise_id) if spec else None), (tuple(hints(exercise_id)) if hints else ())
-
-
 def _hints_revealed(student: str | None, exercise_id: str) -> int:
     shown = st.session_state.setdefault(HINTS_KEY, {}).get(exercise_id, 0)
     progress = student_progress(student) if student else None
@@ -361,14 +354,13 @@ def _reveal_hint(student: str | None, exercise_id: str, tier: int) -> None:
         store_call("save that you used a hint", lambda opened: opened.record_hint(student, exercise_id, tier), None)
 
 
-def show_hints(student: str | None, exercise_id: str, hints: tuple[str, ...]) -> None:
+def show_hints(student: str | None, exercise_id: str) -> None:
     """Hints one tier at a time; the tiers revealed are stored, so they stay revealed."""
-    if not hints:
-        return
+    hints = exercise_hints(exercise_id)
     revealed = min(_hints_revealed(student, exercise_id), len(hints))
     for tier, hint in enumerate(hints[:revealed], start=1):
         with st.container(border=True):
-            st.markdown(f":material/lightbulb: **Hint {tier} of {len(hints)}**")
+            st.markdown(f":material/lightbulb: **Hint {tier} of {len(hints)}: {HINT_TIERS[tier - 1]}**")
             st.code(hint, language=None, wrap_lines=True)  # plain text with formulas: not Markdown
     if revealed < len(hints):
         st.button(f"Show hint {revealed + 1} of {len(hints)}", key=f"hint-{exercise_id}",
