@@ -130,3 +130,9 @@ def test_page_chooser_jumps_to_the_lesson(page):
     page.segmented_control(key="tf-choice").set_value("alibi").run()
     page.button(key="tf-go").click().run()
     assert not page.exception and page.title[0].value == get_lesson("alibi").title
+
+
+def test_budget_axis_ticks_are_decades_covering_the_largest_bar():
+    spec = families.budget_chart(768, 1024, 12).to_dict()
+    # the largest bar is the learned table, 786,432 -> ticks up to 10^6
+    assert spec["encoding"]["x"]["axis"]["values"] == [0, 1, 10, 100, 1_000, 10_000, 100_000, 1_000_000]

@@ -109,3 +109,13 @@ def test_convention_problems_finds_what_is_missing():
 def test_a_fixed_domain_reaches_the_colour_scale():
     chart = heatmap(np.eye(2), title="t", x_title="x (i)", y_title="y (i)", value_title="v", domain=(-2.0, 2.0))
     assert chart.to_dict()["encoding"]["color"]["scale"]["domain"] == [-2.0, 2.0]
+
+
+def test_rows_get_a_fixed_pixel_step_that_shrinks_for_tall_matrices():
+    from poslab.viz.common import row_step
+
+    assert row_step(5) == 24 and row_step(100) == 4 and row_step(5_000) == 1
+    chart = heatmap(np.eye(5), title="t", x_title="x (i)", y_title="y (i)", value_title="v")
+    assert chart.to_dict()["height"] == {"step": 24}
+    assert heatmap(np.eye(5), title="t", x_title="x (i)", y_title="y (i)", value_title="v",
+                   height=300).to_dict()["height"] == 300

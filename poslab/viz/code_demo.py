@@ -142,13 +142,12 @@ def run_demo(n_tokens: int, d_model: int, order: tuple[int, ...], seed: int,
 
 
 def permutation_chart(result: DemoResult) -> alt.Chart:
-    size = len(result.order)
     return heatmap(result.permutation, title="P: row i has its 1 in column order[i]",
                    x_title=axis_title("column: original token", "index"), y_title=axis_title("row: new slot", "index"),
-                   value_title="entry", diverging=False, value_format=".0f", height=min(260, 40 * size + 40))
+                   value_title="entry", diverging=False, value_format=".0f")
 
 
 def difference_chart(result: DemoResult) -> alt.Chart:
     return heatmap(result.difference, title="P·attn(X) − attn(PX), entry by entry",
                    x_title=axis_title("feature", "index"), y_title=axis_title("slot", "index"),
-                   value_title="difference", value_format=".2e", height=min(260, 40 * len(result.order) + 40))
+                   value_title="difference", value_format=".2e")

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 MAX_HEATMAP_CELLS = 5_000
+ROW_STEP_BUDGET = 420  # px of plot height a heatmap aims for when it has many rows
 REDUCERS = ("mean", "max")
 
 
@@ -121,6 +122,15 @@ def matrix_frame(
     return frame
 
 
+def row_step(n_rows: int, target: int = ROW_STEP_BUDGET) -> int:
+    """Pixels per heatmap row: 24 for a few rows, shrinking so the plot stays near ``target`` px.
+
+    A step (not a total height) because Streamlit's width="stretch" fits the whole chart, title and
+    axes included, into a total height: 140 px leaves a 5-row heatmap about 25 px of plot.
+    """
+    return max(1, min(24, target // max(n_rows, 1)))
+
+
 def _position_field(frame: pd.DataFrame, axis: str, title: str, channel: type) -> Any:
     label_field = f"{axis}_label"
     if label_field in frame:
@@ -150,7 +160,8 @@ def heatmap(
     ``diverging`` centres a blue-orange scale on 0 (signed values: differences, logits);
     otherwise a sequential scale (weights, distances). ``domain`` fixes the colour range, so two
     heatmaps meant to be compared share one. Matrices above ``max_cells`` are reduced over blocks
-    first (see ``matrix_frame``); the title then says so.
+    first (see ``matrix_frame``); the title then says so. ``height`` (px) is the whole chart's,
+    title and axes included; by default each row gets a fixed step (see ``row_step``).
     """
     frame = matrix_frame(values, max_cells=max_cells, reduce=reduce, row_labels=row_labels, col_labels=col_labels)
     n_rows, n_cols = as_matrix(values).shape
@@ -172,9 +183,9 @@ def heatmap(
     return alt.Chart(frame, title=title).mark_rect().encode(
         x=_position_field(frame, "col", x_title, alt.X),
         y=_position_field(frame, "row", y_title, alt.Y),
-        color=alt.Color("value:Q", title=value_title, scale=scale),
+        color=alt.Color("value:Q", title=value_title, scale=scale, legend=alt.Legend(format=value_format)),
         tooltip=tooltip,
-    ).properties(height=height or min(420, max(140, 22 * n_drawn_rows)))
+    ).properties(height=height or alt.Step(row_step(n_drawn_rows)))
 
 
 def _specs(spec: dict) -> list[dict]:

@@ -104,17 +104,31 @@ def budget_frame(d_model: int, max_len: int, n_heads: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+# 1, 10, 100, 1k ... 1M; a label expression, since Streamlit's theme reformats plain axis formats
+DECADE_LABEL = ("datum.value >= 1e6 ? (datum.value / 1e6) + 'M' : "
+                "datum.value >= 1e3 ? (datum.value / 1e3) + 'k' : datum.value + ''")
+
+
+def _decades(largest: int) -> list[int]:
+    """0, 1, 10, 100, ... up to the first power of ten >= largest: tick marks for a symlog axis."""
+    ticks = [0, 1]
+    while ticks[-1] < largest:
+        ticks.append(ticks[-1] * 10)
+    return ticks
+
+
 def budget_chart(d_model: int, max_len: int, n_heads: int) -> alt.Chart:
     frame = budget_frame(d_model, max_len, n_heads)
+    ticks = _decades(int(frame["numbers"].max()))
     return alt.Chart(frame, title=f"Numbers spent on position (D={d_model:,}, max_len={max_len:,}, H={n_heads})").mark_bar().encode(
         y=alt.Y("method:N", title="method", sort=[m.name for m in methods()]),
         yOffset=alt.YOffset("kind:N"),
         x=alt.X("numbers:Q", title=axis_title("numbers stored", "count, symlog scale"),
-                scale=alt.Scale(type="symlog")),
+                scale=alt.Scale(type="symlog", domain=[0, ticks[-1]]), axis=alt.Axis(values=ticks, labelExpr=DECADE_LABEL)),
         color=alt.Color("kind:N", title=None, legend=alt.Legend(orient="bottom")),
         tooltip=[alt.Tooltip("method:N"), alt.Tooltip("kind:N"), alt.Tooltip("numbers:Q", format=","),
                  alt.Tooltip("what:N")],
-    ).properties(height=240)
+    ).properties(height=alt.Step(16))  # px per bar: a total height would be squeezed by the legend
 
 
 # ---------------------------------------------------------------- probes of the reference code

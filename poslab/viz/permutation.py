@@ -250,7 +250,8 @@ def comparison_charts(result: EquivarianceResult) -> tuple[alt.Chart, alt.Chart,
     return (
         heatmap(permuted, title=left_title, value_title="output value", domain=(-limit, limit), **common),
         heatmap(expected, title=right_title, value_title="output value", domain=(-limit, limit), **common),
-        heatmap(permuted - expected, title="difference (left − middle)", value_title="difference", **common),
+        heatmap(permuted - expected, title="difference (left − middle)", value_title="difference",
+                **{**common, "value_format": ".1e"}),
     )
 
 
@@ -317,5 +318,5 @@ def contrast_charts(contrast: RecurrenceContrast) -> tuple[alt.Chart, alt.Chart]
             y=alt.Y("value:Q", title=axis_title("value", "unitless")),
             color=alt.Color("sentence:N", title="sentence", legend=alt.Legend(orient="bottom")),
             tooltip=[alt.Tooltip("sentence:N"), alt.Tooltip("unit:O"), alt.Tooltip("value:Q", format=".4f")],
-        ).properties(height=220))
+        ).properties(height=320))  # total height: title, axes and the legend below take ~150 px
     return charts[0], charts[1]
