@@ -1,0 +1,113 @@
+"""grader.suite's plumbing: collect(), @graded, run_case() and its outcomes, suite_hash()."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections import defaultdict
+
+import pytest
+
+import grader.suite as suite
+from grader.suite import VISIBILITIES, CaseOutcome, TestCase, collect, graded, run_case, suite_hash
+from grader.suite.checks import Fail
+from grader.suite.student import NotImplementedBySubmission, Student, StudentError, SubmissionCrashed
+from poslab.exercises import EXERCISE_IDS
+
+
+def test_collect_finds_graded_tests_for_every_exercise():
+    cases = collect()
+    assert {case.exercise for case in cases} == set(EXERCISE_IDS)
+    assert len({case.name for case in cases}) == len(cases)
+    assert all(case.points > 0 and case.visibility in VISIBILITIES and case.family for case in cases)
+    assert [case.exercise for case in cases] == sorted((c.exercise for c in cases), key=EXERCISE_IDS.index)
+
+
+def test_twenty_points_per_exercise():
+    totals = defaultdict(float)
+    for case in collect():
+        totals[case.exercise] += case.points
+    assert dict(totals) == {exercise: 20.0 for exercise in EXERCISE_IDS}
+
+
+def test_every_property_family_has_a_visible_test_in_each_exercise():
+    families = defaultdict(set)
+    for case in collect():
+        families[(case.exercise, case.family)].add(case.visibility)
+    missing = [key for key, visibilities in families.items() if "visible" not in visibilities]
+    assert not missing
+    assert any(case.visibility == "hidden" for case in collect())
+
+
+def test_every_test_states_its_property_in_one_line():
+    for case in collect():
+        assert 20 <= len(case.statement) <= 130, case.name
+
+
+def test_graded_refuses_bad_declarations():
+    with pytest.raises(ValueError, match="visibility"):
+        graded(points=1, family="x", visibility="secret")
+    with pytest.raises(ValueError, match="points"):
+        graded(points=0, family="x")
+    with pytest.raises(ValueError, match="unknown exercise"):
+        graded(points=1, family="x", exercise="nope")
+
+
+class NoStudent(Student):
+    def call(self, op, *args, **kwargs):
+        raise AssertionError("not used")
+
+    def call_overhead_seconds(self):
+        return 0.0
+
+
+def case_raising(error: BaseException | None) -> TestCase:
+    def test_something(student):
+        """The property under test holds."""
+        if error is not None:
+            raise error
+
+    return TestCase("rope: something", "rope", 2.0, "visible", "values", test_something)
+
+
+@pytest.mark.parametrize(("error", "expected"), [
+    (None, "Passed: The property under test holds."),
+    (Fail("Rotate counter-clockwise."), "Rotate counter-clockwise."),
+    (AssertionError(), "Failed: The property under test holds."),
+    (NotImplementedBySubmission("apply_rope"), "apply_rope is not implemented yet"),
+    (SubmissionCrashed("ran past the 20 s time limit for this exercise"), "ran past the 20 s time limit"),
+    (StudentError("ValueError", "D must be even"), "your code raised ValueError: D must be even"),
+    (IndexError("index 37 is out of bounds for dimension 0 with size 12"), "could not be checked"),
+])
+def test_run_case_turns_every_ending_into_an_outcome(error, expected):
+    outcome = run_case(case_raising(error), NoStudent())
+    assert expected in outcome.output
+    assert (outcome.status, outcome.score) == (("passed", 2.0) if error is None else ("failed", 0.0))
+    assert (outcome.max_score, outcome.visibility, outcome.family, outcome.exercise) == (2.0, "visible", "values", "rope")
+
+
+def test_unexpected_errors_do_not_leak_their_text():
+    outcome = run_case(case_raising(RuntimeError("size of tensor a (37) must match b (12)")), NoStudent())
+    assert "37" not in outcome.output and "RuntimeError" in outcome.output
+
+
+def test_long_student_messages_are_shortened():
+    outcome = run_case(case_raising(StudentError("ValueError", "x" * 5000)), NoStudent())
+    assert len(outcome.output) < 600
+
+
+def test_case_outcome_round_trips_through_json():
+    outcome = run_case(case_raising(Fail("No.")), NoStudent())
+    assert CaseOutcome.from_dict(json.loads(json.dumps(outcome.to_dict()))) == outcome
+
+
+def test_suite_hash_is_stable_and_follows_the_sources(tmp_path, monkeypatch):
+    first = suite_hash()
+    assert first == suite_hash() and len(first) == 64
+    copy = tmp_path / "grader" / "suite"
+    shutil.copytree(suite.SUITE_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(suite, "SUITE_DIR", copy)
+    assert suite_hash() != first  # the reference sources are not next to the copy
+    before = suite_hash()
+    (copy / "test_rope.py").write_text((copy / "test_rope.py").read_text() + "\n# changed\n")
+    assert suite_hash() != before
