@@ -4,10 +4,11 @@ Each test gets its own SQLite file (``app_env``); what the app wrote is checked 
 ``Store`` on the same file, and what a student sees with a fresh AppTest session.
 """
 
+from streamlit.testing.v1 import AppTest
 
 from poslab.lessons import all_lessons, get_lesson
 from poslab.store import Store
-from tests.app_harness import app_env, button, go, open_app, progress_texts, sign_in, texts  # noqa: F401
+from tests.app_harness import APP, TIMEOUT, app_env, button, go, open_app, progress_texts, sign_in, texts  # noqa: F401
 
 FIRST = "position-problem"
 SECOND = "three-families"
@@ -89,3 +90,17 @@ def test_a_fresh_session_with_the_same_name_sees_the_lessons_on_the_progress_pag
     assert later.metric[0].value == "0%"  # nothing done yet: visits and one check are not a lesson
     steps = [link.proto.label for link in later.get("page_link")]
     assert any("remaining quick check" in step and first.title in step for step in steps)
+
+
+def test_with_a_login_configured_the_account_is_the_identity_and_the_url_is_ignored(app_env):
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.user = {"is_logged_in": False}  # what st.user holds when [auth] is configured, before login
+    at.query_params["student"] = "Mallory"
+    at.run()
+    assert [b.label for b in at.sidebar.button] == ["Log in"] and not at.sidebar.text_input
+    assert not at.sidebar.get("progress")
+
+    at.user = {"is_logged_in": True, "email": "ann@uni.edu", "name": "Ann"}
+    go(at, "pages/position_problem.py")
+    assert "Signed in as ann@uni.edu" in texts(at.sidebar) and button(at.sidebar, "Log out")
+    assert Store(app_env).students() == ("ann@uni.edu",)  # the visit went to the account, not to Mallory
