@@ -18,7 +18,7 @@ ratio = right.select_slider("window edge: weight relative to the current token",
                             value="1/100", key="alibi-ratio")
 slopes = ui.cached(lesson.slopes_view, n_heads=n_heads, weight_ratio=RATIOS[ratio])
 st.info(slopes.rule)
-table, chart = st.columns([2, 3])
+table, chart = st.columns([3, 2])
 table.dataframe(slopes.table, hide_index=True, column_config={"window": st.column_config.NumberColumn(
     f"window at {ratio} (tokens)", format="%.1f")})
 table.caption(f"The window is where the bias reaches ln({ratio}) = {slopes.penalty:.3f}.")

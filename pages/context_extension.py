@@ -31,7 +31,7 @@ ui.chart(view.angle_chart)
 st.subheader("Pairs whose angle at T leaves the trained range")
 st.dataframe(view.flags, hide_index=True, column_config={
     "largest angle ratio, slow pairs": st.column_config.NumberColumn(format="%.3g"),
-    "attention scale": st.column_config.NumberColumn(format="%.3f")})
+    "attention scale": st.column_config.NumberColumn("q and k scale", format="%.3f")})
 ui.text(LESSON, "schedules")
 ui.text(LESSON, "scale")
 

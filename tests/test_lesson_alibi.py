@@ -15,8 +15,9 @@ TWELVE_HEADS = [2 ** -e for e in (1, 2, 3, 4, 5, 6, 7, 8, 0.5, 1.5, 2.5, 3.5)]  
 def test_twelve_heads_take_eight_plus_the_odd_sixteen_head_slopes():
     frame = lesson.slopes_frame(12)
     assert list(frame["slope"]) == pytest.approx(TWELVE_HEADS)
-    assert frame["rule"].str.startswith("2^(-8h/8)").sum() == 8
-    assert frame["rule"].str.contains("16-head set").sum() == 4
+    assert (frame["set"] == "8-head set").sum() == 8
+    assert list(frame["rule"].iloc[8:]) == ["2^(-4·1/8)", "2^(-4·3/8)", "2^(-4·5/8)", "2^(-4·7/8)"]
+    assert (frame["set"].iloc[8:] == "odd steps of the 16-head set").all()
 
 
 def test_power_of_two_heads_form_a_geometric_sequence():
@@ -68,6 +69,8 @@ def test_recency_weights_are_exp_minus_m_d():
     frame = lesson.recency_frame(2, 10)
     head1 = frame[frame["head"] == 1].set_index("distance")["weight"]
     assert head1[0] == 1.0 and head1[10] == pytest.approx(math.exp(-10 / 256))  # 2 heads: m = 1/16, 1/256
+    steep = lesson.recency_frame(1, 5000)  # m = 1/256: exp(-d/256) >= 1e-6 up to d = 256 ln(1e6) = 3536.8
+    assert steep["distance"].max() == 3536
     assert convention_problems(lesson.recency_chart(4, 20)) == []
 
 

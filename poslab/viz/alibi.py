@@ -34,12 +34,13 @@ def power_of_two_below(n_heads: int) -> int:
 
 
 def slopes_frame(n_heads: int) -> pd.DataFrame:
-    """``head, slope, log2 slope, rule``: which part of the rule produced each head's slope."""
+    """``head, slope, log2 slope, set, rule``: which part of the rule produced each head's slope."""
     slopes = alibi_slopes(n_heads).double().numpy()
     c = power_of_two_below(n_heads)
-    rules = [f"2^(-8h/{c}), h = {h + 1}" if h < c else f"odd steps of the {2 * c}-head set, 2^(-4(2j+1)/{c}), j = {h - c}"
-             for h in range(n_heads)]
-    return pd.DataFrame({"head": np.arange(n_heads), "slope": slopes, "log2 slope": np.log2(slopes), "rule": rules})
+    sets = [f"{c}-head set" if h < c else f"odd steps of the {2 * c}-head set" for h in range(n_heads)]
+    rules = [f"2^(-8·{h + 1}/{c})" if h < c else f"2^(-4·{2 * (h - c) + 1}/{c})" for h in range(n_heads)]
+    return pd.DataFrame({"head": np.arange(n_heads), "slope": slopes, "log2 slope": np.log2(slopes),
+                         "set": sets, "rule": rules})
 
 
 def window_frame(n_heads: int, weight_ratio: float) -> pd.DataFrame:
@@ -52,7 +53,7 @@ def window_frame(n_heads: int, weight_ratio: float) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class SlopesView:
-    table: pd.DataFrame  # head, slope, log2 slope, rule, window
+    table: pd.DataFrame  # head, slope, log2 slope, set, rule, window
     chart: alt.LayerChart
     power_of_two: int  # c
     penalty: float  # ln(weight_ratio), the bias value at the window's edge
@@ -65,9 +66,11 @@ def slopes_view(n_heads: int, weight_ratio: float) -> SlopesView:
                       ).mark_bar().encode(
         x=alt.X("head:O", title=axis_title("head h", "index")),
         y=alt.Y("window:Q", title=axis_title("effective window", "tokens, log scale"), scale=alt.Scale(type="log")),
-        color=alt.Color("rule:N", title="slope from", legend=None),
+        y2=alt.datum(1),  # a log axis has no 0: bars start at 1 token
+        color=alt.Color("set:N", title="slope from", legend=alt.Legend(orient="bottom")),
         tooltip=[alt.Tooltip("head:O"), alt.Tooltip("slope:Q", format=".5f"), alt.Tooltip("log2 slope:Q", format=".2f"),
-                 alt.Tooltip("window:Q", title="window (tokens)", format=",.1f"), alt.Tooltip("rule:N")],
+                 alt.Tooltip("window:Q", title="window (tokens)", format=",.1f"), alt.Tooltip("set:N"),
+                 alt.Tooltip("rule:N")],
     )
     return SlopesView(table, chart, power_of_two_below(n_heads), math.log(weight_ratio), slope_rule(n_heads))
 
@@ -98,13 +101,18 @@ def bias_chart(n_heads: int, head: int, seq_len: int) -> alt.Chart:
                    value_title="bias (logit units)", diverging=False, value_format=".3f")
 
 
+SMALLEST_WEIGHT = 1e-6  # the recency chart stops a head's line below this relative weight
+
+
 def recency_frame(n_heads: int, max_distance: int) -> pd.DataFrame:
-    """``head, distance, weight``: exp(-m_h d) relative to distance 0, for equal content scores."""
+    """``head, distance, weight``: exp(-m_h d) relative to distance 0, for equal content scores,
+    down to ``SMALLEST_WEIGHT``."""
     slopes = alibi_slopes(n_heads).double()  # (H,)
     distance = torch.arange(max_distance + 1, dtype=torch.float64)
     weights = torch.exp(-slopes[:, None] * distance[None, :])  # (H, R)
-    return pd.DataFrame({"head": np.repeat(np.arange(n_heads), len(distance)),
-                         "distance": np.tile(distance.numpy(), n_heads), "weight": weights.flatten().numpy()})
+    frame = pd.DataFrame({"head": np.repeat(np.arange(n_heads), len(distance)),
+                          "distance": np.tile(distance.numpy(), n_heads), "weight": weights.flatten().numpy()})
+    return frame[frame["weight"] >= SMALLEST_WEIGHT].reset_index(drop=True)
 
 
 @dataclass(frozen=True)
@@ -141,8 +149,7 @@ def recency_chart(n_heads: int, max_distance: int) -> alt.Chart:
     return alt.Chart(frame, title="Equal content: weight of a key d tokens back, relative to the current token"
                      ).mark_line().encode(
         x=alt.X("distance:Q", title=axis_title("distance i - j", "tokens")),
-        y=alt.Y("weight:Q", title=axis_title("relative weight exp(-m d)", "log scale"),
-                scale=alt.Scale(type="log", domainMin=1e-6, clamp=True)),
+        y=alt.Y("weight:Q", title=axis_title("relative weight exp(-m d)", "log scale"), scale=alt.Scale(type="log")),
         color=alt.Color("head:O", title="head"),
         tooltip=[alt.Tooltip("head:O"), alt.Tooltip("distance:Q"), alt.Tooltip("weight:Q", format=".2e")],
     )

@@ -61,7 +61,9 @@ def clock_chart(head_dim: int, base: float, m: int, n: int) -> alt.FacetChart:
         alt.datum.kind == "ring")
     drawn = base_chart.mark_rule(strokeWidth=3).encode(
         x=alt.X("zero:Q", title=x_title, scale=scale), y=alt.Y("zero:Q", title=y_title, scale=scale),
-        x2="x:Q", y2="y:Q", color=alt.Color("hand:N", title="hand"),
+        x2="x:Q", y2="y:Q",
+        color=alt.Color("hand:N", title="hand", scale=alt.Scale(domain=["query at m", "key at n"],
+                                                                range=["#e45756", "#4c78a8"])),
         tooltip=[alt.Tooltip("pair:N"), alt.Tooltip("hand:N"), alt.Tooltip("position:Q"),
                  alt.Tooltip("angle:Q", title="angle (degrees)", format=".1f"),
                  alt.Tooltip("relative:Q", title="angle between hands (degrees)", format=".1f")],

@@ -77,6 +77,14 @@ def waves_chart(length: int, d_model: int, base: float, columns: tuple[int, ...]
 # --- dot products against distance -----------------------------------------------------------
 
 
+def _diagonals(matrix: np.ndarray) -> np.ndarray:
+    """``[T, T]`` -> ``[T, T]`` with column k holding diagonal k (``matrix[p, p + k]``), NaN past the edge."""
+    size = len(matrix)
+    rows = np.arange(size)[:, None]
+    cols = rows + np.arange(size)[None, :]  # (T, T): p + k
+    return np.where(cols < size, matrix[rows, np.minimum(cols, size - 1)], np.nan)
+
+
 def dot_by_offset(length: int, d_model: int, base: float) -> pd.DataFrame:
     """``offset, dot, spread, pairs``: <PE_p, PE_{p+offset}> over every valid p.
 
@@ -85,11 +93,14 @@ def dot_by_offset(length: int, d_model: int, base: float) -> pd.DataFrame:
     """
     table = sinusoidal_encoding(length, d_model, base).double().numpy()  # (T, d)
     gram = table @ table.T  # (T, T): gram[p, q] = <PE_p, PE_q>
-    rows = []
-    for offset in range(-(length - 1), length):
-        diagonal = np.diagonal(gram, offset)  # every (p, p + offset) in range
-        rows.append((offset, diagonal.mean(), diagonal.max() - diagonal.min(), diagonal.size))
-    return pd.DataFrame(rows, columns=["offset", "dot", "spread", "pairs"])
+    ahead, behind = _diagonals(gram), _diagonals(gram.T)[:, 1:]  # offsets 0..T-1 and -1..-(T-1)
+    by_offset = np.concatenate([behind[:, ::-1], ahead], axis=1)  # (T, 2T-1): offsets -(T-1)..T-1
+    return pd.DataFrame({
+        "offset": np.arange(-(length - 1), length),
+        "dot": np.nanmean(by_offset, axis=0),
+        "spread": np.nanmax(by_offset, axis=0) - np.nanmin(by_offset, axis=0),
+        "pairs": np.sum(~np.isnan(by_offset), axis=0),
+    })
 
 
 @dataclass(frozen=True)
