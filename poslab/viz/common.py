@@ -10,6 +10,7 @@ Stable API (other lesson modules build on it):
 * ``block_strides(n_rows, n_cols, max_cells)``   -> (row_stride, col_stride)
 * ``matrix_frame(values, ...)``                  -> tidy DataFrame, one row per drawn cell
 * ``heatmap(values, ...)``                       -> alt.Chart
+* ``row_step(n_rows)``                           -> px per heatmap row (the default height)
 * ``convention_problems(chart)``                 -> list of what a chart is missing (for tests)
 """
 
