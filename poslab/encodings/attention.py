@@ -18,6 +18,14 @@ import torch
 from poslab.encodings._checks import require
 
 
+def _broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+    """Whether a tensor of ``shape`` broadcasts to exactly ``target``.
+
+    Plain Python on purpose: ``torch.broadcast_shapes`` imports sympy on first use (about 2 s).
+    """
+    return len(shape) <= len(target) and all(s in (1, t) for s, t in zip(reversed(shape), reversed(target)))
+
+
 def attention(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, bias: torch.Tensor | None = None
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -36,11 +44,7 @@ def attention(
     # (..., Tq, D) @ (..., D, Tk) -> (..., Tq, Tk)
     logits = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
     if bias is not None:
-        try:
-            broadcast = torch.broadcast_shapes(bias.shape, logits.shape)
-        except RuntimeError:
-            broadcast = None
-        require(broadcast == logits.shape,
+        require(_broadcasts_to(tuple(bias.shape), tuple(logits.shape)),
                 f"bias of shape {tuple(bias.shape)} does not broadcast to the logits' "
                 f"shape {tuple(logits.shape)}")
         # Cast so that a float32 bias cannot promote half-precision logits.
