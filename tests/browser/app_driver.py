@@ -18,8 +18,16 @@ def open_app(page, app_url: str) -> None:
     wait_for_run(page)
 
 
+def expand_sidebar_nav(page) -> None:
+    """Show every page link: Streamlit folds a long navigation behind "View N more"."""
+    more = page.locator('[data-testid="stSidebarNavViewButton"]')
+    if more.count() and "more" in more.first.inner_text().lower():
+        more.first.click()
+
+
 def go_to(page, title: str) -> None:
     """Click the sidebar link with this title, as a student would."""
+    expand_sidebar_nav(page)
     links = page.locator('[data-testid="stSidebarNav"] a')
     links.filter(has_text=title).first.click()
     wait_for_run(page)

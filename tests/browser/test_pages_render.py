@@ -1,10 +1,11 @@
 """Case 1: every page opens with no exception box and no console error, and every chart drew."""
 
 from poslab.lessons import all_lessons
-from tests.browser.app_driver import chart_report, exception_boxes, go_to, open_app
+from tests.browser.app_driver import chart_report, exception_boxes, expand_sidebar_nav, go_to, open_app
 
 
 def sidebar_titles(page) -> list[str]:
+    expand_sidebar_nav(page)
     # A link's text is "<icon ligature>\n\n<title>": keep the title.
     return [link.inner_text().strip().splitlines()[-1] for link in page.locator('[data-testid="stSidebarNav"] a').all()]
 
