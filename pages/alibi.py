@@ -19,8 +19,8 @@ ratio = right.select_slider("window edge: weight relative to the current token",
 slopes = ui.cached(lesson.slopes_view, n_heads=n_heads, weight_ratio=RATIOS[ratio])
 st.info(slopes.rule)
 table, chart = st.columns([3, 2])
-table.dataframe(slopes.table, hide_index=True, column_config={"window": st.column_config.NumberColumn(
-    f"window at {ratio} (tokens)", format="%.1f")})
+table.dataframe(slopes.table, hide_index=True, column_order=("head", "slope", "log2 slope", "rule", "window"),
+                column_config={"window": st.column_config.NumberColumn(f"window at {ratio} (tokens)", format="%.1f")})
 table.caption(f"The window is where the bias reaches ln({ratio}) = {slopes.penalty:.3f}.")
 with chart:
     ui.chart(slopes.chart)

@@ -62,8 +62,7 @@ class SlopesView:
 
 def slopes_view(n_heads: int, weight_ratio: float) -> SlopesView:
     table = slopes_frame(n_heads).assign(window=window_frame(n_heads, weight_ratio)["window"])
-    chart = alt.Chart(table, title=f"Distance at which a key's weight falls to {weight_ratio:g} of the current token's"
-                      ).mark_bar().encode(
+    chart = alt.Chart(table, title=f"Window per head: distance to relative weight {weight_ratio:g}").mark_bar().encode(
         x=alt.X("head:O", title=axis_title("head h", "index")),
         y=alt.Y("window:Q", title=axis_title("effective window", "tokens, log scale"), scale=alt.Scale(type="log")),
         y2=alt.datum(1),  # a log axis has no 0: bars start at 1 token
