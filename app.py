@@ -32,6 +32,7 @@ def build_navigation() -> dict[str, list[st.Page]]:
     return sections
 
 
-page = st.navigation(build_navigation())
+# expanded: the whole course stays in view rather than folded behind "View more".
+page = st.navigation(build_navigation(), expanded=True)
 ui.sidebar()
 page.run()

@@ -2,14 +2,15 @@
 
 import streamlit as st
 
+from pages import ui
 from poslab.viz import home
 
 st.title("Position Lab")
 st.markdown(home.home_text("intro"))
 
-# Progress at a glance: a later issue fills this container (the sidebar already shows the total).
-progress_spot = st.container(border=True, key="home-progress")
-progress_spot.caption(home.home_text("progress"))
+with st.container(border=True, key="home-progress"):
+    st.caption(home.home_text("progress"))
+    ui.progress_at_a_glance()
 
 path = home.course_map()
 first_stop = path[0][1][0]

@@ -19,13 +19,14 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from poslab.config import Settings
 from poslab import grading_service
-from poslab.exercises import HINT_TIERS, Exercise
+from poslab.exercises import EXERCISES, HINT_TIERS, Exercise
 from poslab.exercises import hints as exercise_hints
 from poslab.grading_service import GradingError, GradingGate, SubmissionRejected
 from poslab.identity import NAME_PARAM, clean_name, login_configured, login_identity, resolve_identity
-from poslab.lessons import Lesson, QuickCheck, get_lesson, lesson_text, neighbours
+from poslab.lessons import Lesson, QuickCheck, all_lessons, get_lesson, lesson_text, neighbours
 from poslab.store import Comment, Store, StoreError, StudentProgress
 from poslab.store.validation import MAX_COMMENT_CHARS
+from poslab.viz.progress import next_steps
 
 CHECKS_KEY = "quick_checks"  # session_state[CHECKS_KEY][lesson_id][check_id] = {"choice": i, "correct": b}
 STUDENT_KEY = "student_name"  # the typed name (without a login); mirrored in the URL as ?student=
@@ -431,3 +432,22 @@ def show_last_result(titles: dict[str, str]) -> None:
     if hidden:
         st.caption(f"{hidden} more test{'s' if hidden != 1 else ''} ran but {'are' if hidden != 1 else 'is'} hidden: "
                    "they count in the score; their names and messages are for your instructor.")
+
+
+def progress_at_a_glance() -> None:
+    """Home's summary: overall progress, lessons done, and the one next step (or how to start saving)."""
+    student = current_student()
+    if student is None:
+        st.caption("Enter your name in the sidebar to save your progress and see it here.")
+        return
+    progress = student_progress(student)
+    if progress is None:
+        return  # store_call has already said why
+    st.progress(min(progress.percent, 100.0) / 100.0,
+                text=f"{student}: {progress.percent:.0f}% of the course, "
+                     f"{progress.lessons_done} of {len(progress.lessons)} lessons done")
+    steps = next_steps(progress, all_lessons(), EXERCISES, limit=1)
+    if steps:
+        st.page_link(steps[0].page, label=f"Next: {steps[0].text}", icon=":material/arrow_forward:")
+    else:
+        st.success("You have finished every lesson and every exercise.")

@@ -35,3 +35,11 @@ def generator() -> torch.Generator:
 @pytest.fixture
 def root() -> Path:
     return ROOT
+
+
+@pytest.fixture(autouse=True)
+def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test gets its own progress database and no instructor password; none touches ~/.poslab."""
+    monkeypatch.setenv("POSLAB_DB_URL", f"sqlite:///{tmp_path / 'progress.db'}")
+    monkeypatch.setenv("POSLAB_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("POSLAB_INSTRUCTOR_PASSWORD", raising=False)
