@@ -7,6 +7,7 @@ from poslab.viz import learned as lesson
 
 LESSON = "learned"
 FIT_KEY = "learned-fit-settings"  # the settings of the last fit the student asked for
+FIT_SHAPE = dict(max_len=64, d_model=16)  # the toy table: small enough to train in about a second
 
 ui.lesson_header(LESSON)
 ui.text(LESSON, "intro")
@@ -27,11 +28,12 @@ with st.form("learned-fit"):
     steps = middle.select_slider("steps", options=[100, 200, 300, 500], value=300, key="learned-steps")
     seed = right.number_input("seed", 0, 99, 0, key="learned-seed")
     if st.form_submit_button("Train (a second or so)", type="primary"):
-        st.session_state[FIT_KEY] = dict(max_len=64, train_len=train_len, d_model=16, steps=steps, seed=int(seed))
+        st.session_state[FIT_KEY] = dict(FIT_SHAPE, train_len=train_len, steps=steps, seed=int(seed))
 
 settings = st.session_state.get(FIT_KEY)
 if settings is None:
-    st.info("Press **Train** to fit a 64 x 16 table; the result is cached, so the same settings are instant.")
+    st.info(f"Press **Train** to fit a {FIT_SHAPE['max_len']} x {FIT_SHAPE['d_model']} table; the result is "
+            "cached, so the same settings are instant.")
 else:
     fit = ui.cached(lesson.fit_view, **settings)
     st.caption(f"Showing the fit for train_len = {settings['train_len']}, {settings['steps']} steps, "
