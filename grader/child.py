@@ -19,6 +19,7 @@ import resource
 import signal
 import socket
 import sys
+import tempfile
 import traceback
 from typing import Any
 
@@ -85,6 +86,7 @@ def confine(sock: socket.socket, spec: dict) -> str:
     os.chdir(workdir)
     os.environ.clear()
     os.environ.update({"HOME": workdir, "TMPDIR": workdir, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
+    tempfile.tempdir = workdir  # the worker may have cached /tmp, where this uid cannot write
     hidden = tuple(spec.get("hidden_paths", ()))
     sys.path[:] = [workdir, os.path.join(workdir, PACKAGE)] + [
         entry for entry in sys.path if entry and not entry.startswith(hidden or ("\0",))]

@@ -52,11 +52,11 @@ def atomic_write(path: Path, text: str) -> None:
 class ProgressBar:
     """A plain progress bar on stderr: redrawn in place on a terminal, one line per step otherwise."""
 
-    def __init__(self, total: int, stream: TextIO = sys.stderr, width: int = 30) -> None:
-        self.total, self.done, self.stream, self.width = total, 0, stream, width
+    def __init__(self, total: int, stream: TextIO | None = None, width: int = 30) -> None:
+        self.total, self.done, self.stream, self.width = total, 0, stream or sys.stderr, width
         self.started = time.monotonic()
         self.lock = threading.Lock()
-        self.tty = stream.isatty()
+        self.tty = self.stream.isatty()
 
     def step(self, label: str) -> None:
         with self.lock:

@@ -595,7 +595,9 @@ def run_public_tests(worker: WorkerProcess, files: Mapping[str, str], timeout: f
         session.receive("start-up")
         session.send({"type": "pytest", "files": dict(files)}, what="the public tests")
         report, _ = session.receive("the public tests")
-        return PublicReport(check_pytest_report(report), None)
+        problem = report.get("problem")
+        return PublicReport(check_pytest_report(report),
+                            None if problem is None else f"pytest stopped: {protocol.clip(problem, 500)}")
     except SubmissionCrashed as crash:
         return PublicReport([], crash.reason)
     except protocol.ProtocolError as error:

@@ -1,0 +1,215 @@
+"""``python -m grader``: grade (ids, gradebook, results.json, reruns, atomic writes), validate,
+release (the student bundle) and public-test grading inside a bundle.
+
+Grading goes through the sandbox, so most tests need bubblewrap (skip locally with the reason,
+fail under CI=true). The stand-in ``ProbeSuite`` keeps grading short; ``validate`` runs the real
+hidden suite and mutants.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from grader import cli
+from grader.api import Grader, load_submission, submission_id_for
+from grader.release import build_bundle, ReleaseError
+from tests.hostile._support import PROBE_MAX, ProbeSuite, reference_submission, require_bwrap
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def probe_suite(monkeypatch):
+    monkeypatch.setattr(cli, "Grader", functools.partial(Grader, suite=ProbeSuite))
+
+
+@pytest.fixture
+def submissions(tmp_path):
+    alice = tmp_path / "alice.py"
+    alice.write_text(reference_submission())
+    bob = tmp_path / "bob" / "exercises"  # a folder named exercises: the id is its parent's name
+    bob.mkdir(parents=True)
+    (bob / "attention.py").write_text(reference_submission() + "\ndel apply_rope\n")
+    (bob / "test_attention.py").write_text("raise SystemExit('a test file is not part of the submission')\n")
+    return [alice, bob]
+
+
+def test_ids_come_from_file_stems_folder_names_and_the_parent_of_exercises(tmp_path):
+    (tmp_path / "carol").mkdir()
+    (tmp_path / "dave" / "exercises").mkdir(parents=True)
+    (tmp_path / "erin.py").write_text("")
+    assert submission_id_for(tmp_path / "carol") == "carol"
+    assert submission_id_for(tmp_path / "dave" / "exercises") == "dave"
+    assert submission_id_for(tmp_path / "erin.py") == "erin"
+
+
+def test_test_files_and_conftest_are_not_part_of_a_submission(tmp_path):
+    (tmp_path / "rope.py").write_text("x = 1\n")
+    (tmp_path / "test_rope.py").write_text("")
+    (tmp_path / "conftest.py").write_text("")
+    (tmp_path / "notes.txt").write_text("")
+    assert sorted(load_submission(tmp_path).files) == ["rope.py"]
+
+
+def test_two_paths_with_one_id_are_a_usage_error(tmp_path, capsys):
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "same.py").write_text("")
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(["grade", str(tmp_path / "a" / "same.py"), str(tmp_path / "b" / "same.py"), "--out", str(tmp_path / "o")])
+    assert stopped.value.code == 2
+    assert "same" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+def test_help_states_the_default_timeout():
+    help_text = subprocess.run([sys.executable, "-m", "grader", "grade", "--help"], cwd=PROJECT_ROOT,
+                               capture_output=True, text=True, timeout=120)
+    assert help_text.returncode == 0
+    assert "default 20" in " ".join(help_text.stdout.split())
+
+
+def test_grade_writes_the_gradebook_and_gradescope_results(submissions, tmp_path, probe_suite, capsys):
+    require_bwrap()
+    out = tmp_path / "out"
+    assert cli.main(["grade", *map(str, submissions), "--out", str(out), "--jobs", "2", "--timeout", "5"]) == 0
+    lines = (out / "gradebook.csv").read_text().splitlines()
+    assert lines[0] == "id,status,attention,sinusoidal,learned,rope,alibi,total,max"
+    rows = {row["id"]: row for row in csv.DictReader(lines)}
+    assert rows["alice"]["status"] == "graded" and float(rows["alice"]["total"]) == PROBE_MAX
+    assert rows["bob"]["rope"] == "0" and float(rows["bob"]["total"]) == PROBE_MAX - 2
+    data = json.loads((out / "bob" / "results.json").read_text())
+    assert set(data) >= {"score", "execution_time", "tests", "extra_data"}
+    for test in data["tests"]:
+        assert set(test) == {"name", "score", "max_score", "status", "output", "visibility", "tags"}
+        assert test["status"] in ("passed", "failed") and len(test["tags"]) == 1
+    rope = [test for test in data["tests"] if test["tags"] == ["rope"]][0]
+    assert "not implemented" in rope["output"]
+    assert {"grader_version", "suite_hash", "submission_hash", "isolation"} <= set(data["extra_data"])
+    assert data["extra_data"]["isolation"] == "bwrap"
+    captured = capsys.readouterr()
+    assert "2/2" in captured.err  # the progress bar
+    assert "alice" in captured.out and "isolation" in captured.out  # the summary table
+    assert [p.name for p in out.rglob("*.tmp")] == []
+
+
+def test_a_rerun_skips_unchanged_submissions_and_regrades_changed_ones(submissions, tmp_path, probe_suite, capsys):
+    require_bwrap()
+    out = tmp_path / "out"
+    assert cli.main(["grade", *map(str, submissions), "--out", str(out)]) == 0
+    first = {name: (out / name / "results.json").read_text() for name in ("alice", "bob")}
+    (submissions[1] / "attention.py").write_text(reference_submission())  # bob now has rope too
+    capsys.readouterr()
+    assert cli.main(["grade", *map(str, submissions), "--out", str(out)]) == 0
+    assert "1 submission(s) unchanged" in capsys.readouterr().err
+    assert (out / "alice" / "results.json").read_text() == first["alice"]
+    assert json.loads((out / "bob" / "results.json").read_text())["score"] == PROBE_MAX
+    rows = {row["id"]: row for row in csv.DictReader((out / "gradebook.csv").open())}
+    assert float(rows["alice"]["total"]) == PROBE_MAX and float(rows["bob"]["total"]) == PROBE_MAX
+
+
+def test_an_interrupted_write_leaves_the_old_file_whole(tmp_path, monkeypatch):
+    target = tmp_path / "gradebook.csv"
+    cli.atomic_write(target, "old,complete\n")
+
+    def broken_fsync(fd):
+        raise KeyboardInterrupt  # as if the run were stopped mid-write
+
+    monkeypatch.setattr(os, "fsync", broken_fsync)
+    with pytest.raises(KeyboardInterrupt):
+        cli.atomic_write(target, "new," * 100_000)
+    assert target.read_text() == "old,complete\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["gradebook.csv"]
+
+
+def test_validate_passes_with_the_real_suite_and_mutants():
+    require_bwrap()
+    run = subprocess.run([sys.executable, "-m", "grader", "validate", "--jobs", "2"], cwd=PROJECT_ROOT,
+                         capture_output=True, text=True, timeout=1800)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert "reference" in run.stdout and "full marks" in run.stdout
+    assert "NOT CAUGHT" not in run.stdout
+
+
+# ---------------------------------------------------------------- the student bundle
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory):
+    target = tmp_path_factory.mktemp("release") / "bundle"
+    build_bundle(target)
+    return target
+
+
+def test_the_bundle_has_the_course_and_no_instructor_material(bundle):
+    files = {str(p.relative_to(bundle)) for p in bundle.rglob("*") if p.is_file()}
+    for needed in ("app.py", "grader/api.py", "grader/sandbox.py", "grader/worker.py", "grader/child.py",
+                   "grader/protocol.py", "grader/suite/student.py", "poslab/exercises.py",
+                   ".streamlit/config.toml", "requirements.txt", ".poslab-bundle"):
+        assert needed in files, needed
+    assert any(name.startswith("pages/") for name in files)
+    for name in files:
+        assert not name.startswith(("tests/", ".git/", "grader/mutants/", ".ci/")), name
+        assert not (name.startswith("grader/suite/") and name != "grader/suite/student.py"), name
+        assert "instructor" not in name, name
+        assert "__pycache__" not in name
+
+
+def test_a_release_refuses_a_folder_with_something_in_it(tmp_path):
+    (tmp_path / "keep.txt").write_text("mine")
+    with pytest.raises(ReleaseError):
+        build_bundle(tmp_path)
+    assert (tmp_path / "keep.txt").read_text() == "mine"
+
+
+def test_a_bundle_grades_against_public_tests_in_the_sandbox(bundle, tmp_path):
+    """Inside the bundle (no hidden suite there), public tests run with pytest in the sandbox."""
+    require_bwrap()
+    public = tmp_path / "public"
+    public.mkdir()
+    (public / "test_alibi.py").write_text(textwrap.dedent('''
+        import torch
+        from alibi import alibi_slopes
+
+        def test_eight_heads():
+            assert torch.allclose(alibi_slopes(8), 2.0 ** -torch.arange(1.0, 9.0))
+
+        def test_one_head():
+            assert alibi_slopes(1).shape == (1,)
+
+        def test_sixteen_heads_start_at_2_to_the_minus_half():
+            assert alibi_slopes(16)[0] == 2.0 ** -0.5, "the first of 16 slopes is 2^-0.5"
+    '''))
+    student = tmp_path / "student"
+    student.mkdir()
+    (student / "alibi.py").write_text("import torch\n\ndef alibi_slopes(n_heads):\n"
+                                      "    return 2.0 ** -torch.arange(1.0, n_heads + 1.0)\n")
+    program = textwrap.dedent(f'''
+        import json
+        from pathlib import Path
+        from grader.api import Grader, load_submission, running_in_bundle
+        assert running_in_bundle()
+        with Grader(mode="public", public_tests_dir=Path({str(public)!r})) as grading:
+            print(grading.grade(load_submission({str(student)!r})).to_json())
+    ''')
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    run = subprocess.run([sys.executable, "-c", program], cwd=bundle, env=env, capture_output=True, text=True,
+                         timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    data = json.loads(run.stdout)
+    assert data["public_tests_only"] is True and data["isolation"] == "bwrap"
+    outcomes = {test["name"].split("::")[-1]: test for test in data["tests"]}
+    assert outcomes["test_eight_heads"]["status"] == "passed"
+    assert outcomes["test_one_head"]["status"] == "passed"
+    failed = outcomes["test_sixteen_heads_start_at_2_to_the_minus_half"]
+    assert failed["status"] == "failed" and "2^-0.5" in failed["output"] and failed["score"] == 0
+    assert all(test["exercise"] == "alibi" for test in data["tests"])

@@ -1,0 +1,167 @@
+"""The wire format and the judge's checks of what a child sends: no sandbox needed.
+
+Every malformed reply must become a ProtocolError (the exercise then counts as crashed), never a
+tensor built from unchecked sizes, and never a crash of the judge.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import struct
+from pathlib import Path
+
+import pytest
+import torch
+
+from grader import protocol
+from grader.child import Decoder
+from grader.sandbox import JudgeEncoder, decode_reply
+from grader.suite.student import StudentError, TensorInfo, Transposed
+
+GRADER_DIR = Path(__file__).resolve().parent.parent / "grader"
+
+
+@pytest.fixture
+def pair():
+    left, right = socket.socketpair()
+    yield left, right
+    left.close()
+    right.close()
+
+
+def raw_frame(header: bytes, blob: bytes = b"") -> bytes:
+    return struct.pack("!II", len(header), len(blob)) + header + blob
+
+
+def test_a_frame_round_trips(pair):
+    left, right = pair
+    protocol.send_frame(left, {"type": "x", "n": [1, 2]}, b"\x00\x01")
+    header, blob = protocol.recv_frame(right)
+    assert header == {"type": "x", "n": [1, 2]} and bytes(blob) == b"\x00\x01"
+
+
+@pytest.mark.parametrize("header_len, blob_len", [(2 << 20, 0), (10, 65 << 20)])
+def test_oversized_frames_are_refused_before_reading_them(pair, header_len, blob_len):
+    left, right = pair
+    left.sendall(struct.pack("!II", header_len, blob_len))  # nothing follows: reading on would block
+    with pytest.raises(protocol.ProtocolError, match="limit"):
+        protocol.recv_frame(right, protocol.Limits(1 << 20, 64 << 20), deadline=None)
+
+
+@pytest.mark.parametrize("header", [b"not json", b"[1, 2]", b'{"no_type": 1}', b"\xff\xfe", b"[" * 100000])
+def test_malformed_headers_are_protocol_errors(pair, header):
+    left, right = pair
+    left.sendall(raw_frame(header))
+    with pytest.raises(protocol.ProtocolError):
+        protocol.recv_frame(right)
+
+
+def test_a_closed_peer_and_a_deadline_are_told_apart(pair):
+    import time
+
+    left, right = pair
+    with pytest.raises(protocol.ReadTimeout):
+        protocol.recv_frame(right, deadline=time.monotonic() + 0.05)
+    left.close()
+    with pytest.raises(protocol.PeerClosed):
+        protocol.recv_frame(right)
+
+
+@pytest.mark.parametrize("info", [
+    {"dtype": "object", "shape": [1], "device": "cpu", "nbytes": 8},
+    {"dtype": "float32", "shape": [-1], "device": "cpu", "nbytes": 0},
+    {"dtype": "float32", "shape": [1] * 9, "device": "cpu", "nbytes": 4},
+    {"dtype": "float32", "shape": [2, 2], "device": "cpu", "nbytes": 12},
+    {"dtype": "float32", "shape": [2], "device": "cuda", "nbytes": 8},
+    {"dtype": "float32", "shape": [2.5], "device": "cpu", "nbytes": 10},
+    {"dtype": "float32", "shape": [True], "device": "cpu", "nbytes": 4},
+    {"dtype": "float32", "shape": [2], "device": "cpu", "nbytes": 8, "requires_grad": "yes"},
+    "float32",
+])
+def test_bad_tensor_descriptions_are_refused(info):
+    with pytest.raises(protocol.ProtocolError):
+        protocol.check_tensor_info(info)
+
+
+def test_tensor_bytes_round_trip_every_dtype():
+    for dtype in protocol.DTYPES.values():
+        original = (torch.arange(6) % 2).to(dtype).reshape(2, 3) if dtype != torch.bool else torch.tensor([[True, False, True]])
+        rebuilt = protocol.build_tensor(dtype, tuple(original.shape), protocol.tensor_bytes(original))
+        assert rebuilt.dtype == dtype and torch.equal(rebuilt, original)
+    t = torch.randn(4, 5).t()  # non-contiguous
+    assert torch.equal(protocol.build_tensor(torch.float32, (5, 4), protocol.tensor_bytes(t)), t)
+
+
+def test_a_bool_tensor_from_arbitrary_bytes_holds_only_true_and_false():
+    rebuilt = protocol.build_tensor(torch.bool, (3,), b"\x00\x02\xff")
+    assert rebuilt.tolist() == [False, True, True]
+
+
+def test_arguments_survive_the_trip_to_the_child():
+    encoder = JudgeEncoder()
+    t = torch.arange(6.0).reshape(2, 3)
+    values = [None, True, 3, 2.5, float("inf"), float("nan"), "half", (1, 2), [3], torch.float64,
+              Transposed(t, 0, 1), torch.empty(2, 3, device="meta")]
+    header = json.loads(json.dumps([encoder.value(v) for v in values], allow_nan=False))
+    decoder = Decoder(encoder.tensors, bytearray(encoder.blob()))
+    decoded = [decoder.value(item) for item in header]
+    assert decoded[:5] == [None, True, 3, 2.5, float("inf")]
+    assert decoded[5] != decoded[5]  # nan
+    assert decoded[6:10] == ["half", (1, 2), [3], torch.float64]
+    assert torch.equal(decoded[10], t) and not decoded[10].is_contiguous()
+    assert decoded[11].device.type == "meta" and decoder.has_meta
+
+
+def result_reply(output, tensors, inputs_after=()):
+    return {"type": "result", "output": output, "tensors": tensors, "inputs_after": list(inputs_after)}
+
+
+def cpu_info(shape, dtype="float32", nbytes=None):
+    size = 4 if dtype == "float32" else 8
+    count = 1
+    for dim in shape:
+        count *= dim
+    return {"dtype": dtype, "shape": list(shape), "device": "cpu", "requires_grad": False,
+            "nbytes": count * size if nbytes is None else nbytes}
+
+
+def test_a_well_formed_reply_is_decoded():
+    blob = bytearray(struct.pack("<2f", 1.5, -2.0))
+    reply = result_reply({"$tuple": [{"$t": 0}, {"$info": {"shape": [3], "dtype": "int64", "device": "meta",
+                                                           "requires_grad": False}}]}, [cpu_info([2])])
+    result = decode_reply(reply, blob, "attention", 0, 0.1)
+    assert torch.equal(result.output[0], torch.tensor([1.5, -2.0]))
+    assert result.output[1] == TensorInfo((3,), "int64", "meta", False)
+
+
+@pytest.mark.parametrize("reply, blob", [
+    (result_reply({"$t": 1}, [cpu_info([2])]), bytearray(8)),  # reference out of range
+    (result_reply({"$t": 0}, [cpu_info([2])]), bytearray(12)),  # more bytes than described
+    (result_reply({"$t": 0}, [cpu_info([4])]), bytearray(8)),  # fewer bytes than described
+    (result_reply({"$t": 0}, [cpu_info([2])], [None, None]), bytearray(8)),  # wrong inputs_after count
+    (result_reply("hello", []), bytearray()),  # not a tensor at all
+    (result_reply({"$tuple": [{"$t": 0}] * 100}, [cpu_info([1])]), bytearray(4)),  # too many parts
+    ({"type": "surprise"}, bytearray()),
+    ({"type": "result", "output": {"$t": 0}}, bytearray()),  # no tensor list
+])
+def test_malformed_replies_are_protocol_errors(reply, blob):
+    with pytest.raises(protocol.ProtocolError):
+        decode_reply(reply, blob, "attention", 0, 0.1)
+
+
+def test_an_error_reply_is_a_student_error_with_a_clipped_message():
+    with pytest.raises(StudentError) as caught:
+        decode_reply({"type": "error", "kind": "ValueError", "message": "x" * 100_000}, bytearray(), "f", 0, 0.0)
+    assert caught.value.kind == "ValueError" and len(caught.value.message) < 2100
+
+
+def test_nothing_is_unpickled_anywhere_in_the_grader():
+    """The trust boundary: no pickle, no torch.load (pickle too), no marshal, in any grader module."""
+    banned = re.compile(r"\b(import|from)\s+(pickle|cPickle|dill|marshal|shelve|multiprocessing)\b"
+                        r"|\b(pickle|marshal|dill)\.\w+\(|\btorch\.load\(|\bnp\.load\(")
+    for path in GRADER_DIR.glob("*.py"):
+        found = banned.search(path.read_text())
+        assert found is None, f"{path.name}: {found.group(0)}"
+    assert banned.search("x = pickle.loads(data)") and banned.search("import multiprocessing")
