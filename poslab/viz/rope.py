@@ -57,17 +57,17 @@ def clock_chart(head_dim: int, base: float, m: int, n: int) -> alt.FacetChart:
     x_title, y_title = axis_title("cos of angle", "unit circle"), axis_title("sin of angle", "unit circle")
     x, y = alt.X("x:Q", title=x_title, scale=scale), alt.Y("y:Q", title=y_title, scale=scale)
     base_chart = alt.Chart().properties(width=130, height=130)
-    ring = base_chart.mark_line(color="lightgray").encode(x=x, y=y, order="order:Q").transform_filter(
-        alt.datum.kind == "ring")
+    ring = base_chart.mark_line(color="lightgray").encode(x=x, y=y, order=alt.Order("order:Q")).transform_filter(
+        "datum.kind == 'ring'")
     drawn = base_chart.mark_rule(strokeWidth=3).encode(
         x=alt.X("zero:Q", title=x_title, scale=scale), y=alt.Y("zero:Q", title=y_title, scale=scale),
-        x2="x:Q", y2="y:Q",
+        x2=alt.X2("x:Q"), y2=alt.Y2("y:Q"),
         color=alt.Color("hand:N", title="hand", scale=alt.Scale(domain=["query at m", "key at n"],
                                                                 range=["#e45756", "#4c78a8"])),
         tooltip=[alt.Tooltip("pair:N"), alt.Tooltip("hand:N"), alt.Tooltip("position:Q"),
                  alt.Tooltip("angle:Q", title="angle (degrees)", format=".1f"),
                  alt.Tooltip("relative:Q", title="angle between hands (degrees)", format=".1f")],
-    ).transform_filter(alt.datum.kind == "hand").transform_calculate(zero="0")
+    ).transform_filter("datum.kind == 'hand'").transform_calculate(zero="0")
     return alt.layer(ring, drawn, data=frame).facet(
         facet=alt.Facet("pair:N", title="pair i (fast to slow)", sort=list(hands["pair"].unique())),
         columns=4, title=f"Each pair is a clock hand turned by position x theta_i (m={m}, n={n})")
