@@ -7,10 +7,13 @@ and how far they have come.
 """
 
 import streamlit as st
+import torch
 
 from pages import ui
 from poslab.lessons import all_lessons
 
+# Lesson tensors are tiny: a second intra-op thread only competes with other sessions for the cores.
+torch.set_num_threads(1)
 st.set_page_config(page_title="Position Lab", page_icon=":material/swap_horiz:", layout="wide")
 
 EXERCISE_PAGE = st.Page("pages/exercise.py", title="Exercises", icon=":material/assignment:", url_path="exercise")

@@ -16,15 +16,16 @@ theta_i = b^(-2i/D) the default frequencies and lambda_i = 2 pi / theta_i their 
                   lo = floor(d(beta_fast)), hi = ceil(d(beta_slow)) and
                   d(n) = D ln(L / (2 pi n)) / (2 ln b) the pair making n turns in L positions;
                   theta'_i = (theta_i / s) r_i + theta_i (1 - r_i),
-                  attention scale 0.1 ln(s) + 1     (Peng et al., "YaRN", 2023, eqs. (18)-(22))
+                  attention scale sqrt(1/t) = 0.1 ln(s) + 1, applied to both q and k, so
+                  the logits are multiplied by its square  (Peng et al., "YaRN", 2023, eqs. (18)-(22))
 * ``llama3``      lambda_i > L / low_freq_factor:  theta_i / s;  lambda_i < L / high_freq_factor:
                   theta_i; in between, with u = (L / lambda_i - low) / (high - low):
                   (1 - u) theta_i / s + u theta_i    (Meta, "The Llama 3 Herd of Models", 2024;
                   reference code of Llama 3.1)
 
 The statement of these formulas in Hugging Face's ``modeling_rope_utils.py`` was used as a check.
-Feed the result to ``poslab.encodings.rope.apply_rotary``; multiply the attention logits (or
-both q and k by its square root) by the attention scale.
+Feed the result to ``poslab.encodings.rope.apply_rotary``; multiply both q and k by the
+attention scale (the logits then grow by its square), as YaRN does.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from poslab.encodings.rope import rope_inverse_frequencies
 
 @dataclass(frozen=True)
 class RopeSchedule:
-    """What a schedule returns: ``inv_freq`` float32 ``[D/2]`` and a scale for the attention logits."""
+    """What a schedule returns: ``inv_freq`` float32 ``[D/2]`` and a scale for both q and k."""
 
     inv_freq: torch.Tensor
     attention_scale: float = 1.0
