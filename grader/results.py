@@ -76,6 +76,8 @@ class SubmissionResult:
         data = asdict(self)
         data["tests"] = [asdict(test) for test in self.tests]
         data["messages"] = list(self.messages)
+        # Derived, for readers of the JSON (from_dict recomputes it from the tests).
+        data["exercises"] = {exercise: asdict(score) for exercise, score in self.exercises.items()}
         return data
 
     def to_json(self) -> str:
@@ -84,6 +86,7 @@ class SubmissionResult:
     @classmethod
     def from_dict(cls, data: dict) -> "SubmissionResult":
         fields = dict(data)
+        fields.pop("exercises", None)
         fields["tests"] = tuple(TestOutcome(**test) for test in fields["tests"])
         fields["messages"] = tuple(fields.get("messages", ()))
         return cls(**fields)

@@ -20,7 +20,9 @@ def sample() -> SubmissionResult:
 def test_json_round_trip_is_exact():
     result = sample()
     assert SubmissionResult.from_json(result.to_json()) == result
-    assert json.loads(result.to_json())["tests"][1]["family"] == "norm"
+    data = json.loads(result.to_json())
+    assert data["tests"][1]["family"] == "norm"
+    assert data["exercises"]["rope"] == {"score": 1.5, "max_score": 4.5}
 
 
 def test_gradescope_format_and_its_round_trip():
