@@ -46,6 +46,7 @@ def test_catalogue_size_and_coverage():
     mutants = list_mutants()
     assert len(mutants) >= 25
     assert len({m.name for m in mutants}) == len(mutants)
+    assert all(m.name.isidentifier() and m.name.startswith(m.exercise + "_") for m in mutants)
     for exercise in EXERCISE_IDS:
         assert sum(m.exercise == exercise for m in mutants) >= 4, exercise
     assert all(m.description.strip() for m in mutants)
@@ -77,6 +78,6 @@ def test_patches_are_checked_against_the_current_reference():
 
 
 def test_get_mutant():
-    assert get_mutant("rope-clockwise").exercise == "rope"
+    assert get_mutant("rope_clockwise").exercise == "rope"
     with pytest.raises(KeyError):
         get_mutant("no-such-mutant")

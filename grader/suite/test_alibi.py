@@ -129,11 +129,13 @@ def test_bias_depends_only_on_distance(student):
 
 
 @graded(points=2, family="values", visibility="visible")
-def test_bias_values(student):
-    """alibi_bias(4, 5)[h, i, j] = -m_h (i - j) for j <= i."""
-    bias = _bias(student, 4, 5)
-    expect(_close(bias, oracle_alibi_bias(4, 5)),
-           "alibi_bias[h, i, j] must be -m_h (i - j) below the diagonal, with m_h = alibi_slopes(n)[h].")
+def test_bias_uses_the_slopes(student):
+    """alibi_bias(4, 5)[h, i, j] = -alibi_slopes(4)[h] (i - j) for j <= i."""
+    bias, slopes = _bias(student, 4, 5), _slopes(student, 4)
+    # Built from the student's own slopes: a wrong slope costs the slope tests, not this one.
+    expect(_close(bias, oracle_alibi_bias(4, 5, slopes)),
+           "alibi_bias[h, i, j] must be -m_h (i - j) below the diagonal, with m_h = alibi_slopes(n)[h] "
+           "for the same number of heads.")
 
 
 @graded(points=3, family="values", visibility="hidden")
