@@ -2,8 +2,9 @@
 
 By default your own files next to this one (attention.py, sinusoidal.py, learned.py, rope.py,
 alibi.py; a name found in none of them is looked up in the other .py files here), each loaded
-only when a test needs it, so a mistake in one file does not stop the others' tests. ``pytest exercises/ --impl=reference`` (or ``POSLAB_IMPL=reference``) checks the
-course's reference implementation instead; it must pass every test here.
+only when a test needs it, so a mistake in one file does not stop the others' tests.
+``pytest exercises/ --impl=reference`` (or ``POSLAB_IMPL=reference``) checks the course's
+reference implementation instead; it must pass every test here.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """The catalogue of mutants: one realistic mistake each, as patches on the reference source.
 
 A patch is ``(old, new)``: ``old`` must occur exactly once in ``reference_source()``. Names are
-Python identifiers (``<exercise>_<mistake>``), so a mutant can be saved and graded as ``<name>.py``. Keep each
-mutant to the smallest change that reproduces the mistake, and say in the description where the
-mistake comes from or what it breaks.
+Python identifiers (``<exercise>_<mistake>``), so a mutant can be saved and graded as
+``<name>.py``. Keep each mutant to the smallest change that reproduces the mistake, and say in the
+description where the mistake comes from or what it breaks.
 """
 
 from __future__ import annotations
