@@ -171,3 +171,65 @@ def test_correct_alternative_styles_score_full_marks(style, exercise):
     score, failed = scores(student, exercise)
     assert not failed, [(o.name, o.output) for o in failed]
     assert score == POINTS_PER_EXERCISE
+
+
+# ---- mistakes outside the mutant catalogue, written independently: the suite catches classes
+
+UNSEEN_MISTAKES = {
+    "sinusoidal": '''
+def sinusoidal_encoding(seq_len, d_model, base=10000.0):
+    # The tutorial's buffer shape [1, T, d] returned as is.
+    position = torch.arange(seq_len, dtype=torch.float64)[:, None]
+    angle = position * base ** (-torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
+    return torch.stack([angle.sin(), angle.cos()], -1).flatten(-2).float().unsqueeze(0)
+''',
+    "rope": '''
+def apply_rope(x, positions=None, base=10000.0):
+    # Rotates only the first half of the features (partial rotary by accident).
+    d = x.shape[-1]
+    positions = torch.arange(x.shape[-2]) if positions is None else positions
+    angle = positions.double()[:, None] * base ** (-torch.arange(0, d // 2, 2, dtype=torch.float64) / (d // 2))
+    a, b = x[..., 0:d // 2:2].double(), x[..., 1:d // 2:2].double()
+    out = x.clone()
+    out[..., 0:d // 2:2] = (a * angle.cos() - b * angle.sin()).to(x.dtype)
+    out[..., 1:d // 2:2] = (a * angle.sin() + b * angle.cos()).to(x.dtype)
+    return out
+''',
+    "attention": '''
+def attention(q, k, v, bias=None):
+    # k.T is only right for 2-D inputs.
+    logits = q @ k.T / math.sqrt(q.shape[-1])
+    if bias is not None:
+        logits = logits + bias
+    weights = torch.softmax(logits, -1)
+    return weights @ v, weights
+''',
+    "learned": '''
+class LearnedPositionalEmbedding(nn.Module):
+    # Wraps around past max_len instead of refusing.
+    def __init__(self, max_len, d_model):
+        super().__init__()
+        self.table = nn.Parameter(torch.randn(max_len, d_model) * 0.02)
+
+    def forward(self, x):
+        index = torch.arange(x.shape[1], device=x.device) % self.table.shape[0]
+        return x + self.table[index]
+''',
+    "alibi": '''
+def alibi_bias(n_heads, seq_len):
+    # The mask is added as a 0/1 matrix times a big number: -1e4, not -inf, and finite everywhere.
+    i = torch.arange(seq_len)
+    distance = (i[:, None] - i[None, :]).float()
+    future = (distance < 0).float()
+    return -alibi_slopes(n_heads)[:, None, None] * distance.clamp(min=0) - 1e4 * future
+''',
+}
+
+
+@pytest.mark.filterwarnings("ignore:The use of `x.T`:UserWarning")
+@pytest.mark.parametrize("exercise", list(UNSEEN_MISTAKES))
+def test_mistakes_outside_the_catalogue_lose_points(exercise):
+    namespace = dict(reference_student().namespace)
+    exec(UNSEEN_MISTAKES[exercise], namespace)  # trusted test code, replacing one reference name
+    failure = first_failure(LocalStudent(namespace), exercise)
+    assert failure is not None and failure.score == 0

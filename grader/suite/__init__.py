@@ -107,8 +107,8 @@ def _cases_in(module_name: str) -> list[TestCase]:
     module = importlib.import_module(f"{__name__}.{module_name}")
     cases = []
     for func_name, func in vars(module).items():  # definition order
-        if not (func_name.startswith("test_") and inspect.isfunction(func)):
-            continue
+        if not (func_name.startswith("test_") and inspect.isfunction(func) and func.__module__ == module.__name__):
+            continue  # helpers, and tests imported from another module (collected there)
         grading = getattr(func, "grading", None)
         if grading is None:
             raise ValueError(f"{module_name}.{func_name} has no @graded(points=..., family=...)")
