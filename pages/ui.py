@@ -428,6 +428,9 @@ def show_last_result(titles: dict[str, str]) -> None:
     for exercise_id in exercise_ids:
         st.markdown(f"**{titles.get(exercise_id, exercise_id)}:** {grading_service.score_line(result, exercise_id)}")
     st.dataframe(grading_service.visible_tests(result, exercise_ids), hide_index=True)
+    for name, message in grading_service.visible_failures(result, exercise_ids):
+        st.markdown(f"**Failed:** `{name}`")  # test names come from the trusted suite
+        st.code(message, language=None, wrap_lines=True)  # may quote the student's exception text
     hidden = grading_service.hidden_test_count(result, exercise_ids)
     if hidden:
         st.caption(f"{hidden} more test{'s' if hidden != 1 else ''} ran but {'are' if hidden != 1 else 'is'} hidden: "

@@ -204,6 +204,12 @@ def visible_tests(result: Any, exercise_ids: Sequence[str]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["exercise", "test", "points", "status", "message"])
 
 
+def visible_failures(result: Any, exercise_ids: Sequence[str]) -> list[tuple[str, str]]:
+    """(test name, message) of each failed student-visible test, in suite order."""
+    return [(test.name, test.output) for test in result.tests
+            if test.exercise in exercise_ids and test.visibility == "visible" and test.status != "passed"]
+
+
 def hidden_test_count(result: Any, exercise_ids: Sequence[str]) -> int:
     return sum(test.exercise in exercise_ids and test.visibility != "visible" for test in result.tests)
 

@@ -13,7 +13,7 @@ from grader.results import SubmissionResult, TestOutcome
 from poslab.grading_service import (
     MAX_UPLOAD_BYTES, AlreadyGrading, GraderBusy, GradingError, GradingGate, SubmissionRejected, attempt_details,
     exercises_zip, grade, hidden_test_count, save_attempts, score_line, source_from_paste, source_from_upload,
-    visible_tests)
+    visible_failures, visible_tests)
 from poslab.store import Store
 
 # --- uploads -----------------------------------------------------------------------------------
@@ -152,6 +152,11 @@ def test_only_visible_tests_of_the_chosen_exercises_are_shown():
     assert hidden_test_count(RESULT, ["rope"]) == 2  # "hidden" and "after_due_date" alike
     assert hidden_test_count(RESULT, ["rope", "alibi"]) == 2
     assert list(visible_tests(RESULT, ["rope", "alibi"])["exercise"]) == ["rope", "alibi"]
+
+
+def test_only_failed_visible_tests_are_listed_with_their_messages():
+    assert visible_failures(RESULT, ["rope"]) == []  # the failed ones in rope are not visible
+    assert visible_failures(RESULT, ["rope", "alibi"]) == [("alibi: slopes", "Slopes are wrong.")]
 
 
 def test_score_lines_add_up_each_exercise():

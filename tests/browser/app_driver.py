@@ -52,3 +52,14 @@ def chart_report(page) -> list[dict]:
             }
             return {index, marks, painted};
         })""")
+
+
+def wait_for_charts(page, timeout_ms: float = 15_000) -> list[dict]:
+    """Poll until every chart has drawn (Vega renders after the script run ends); return the last report."""
+    deadline = timeout_ms / 200
+    report = chart_report(page)
+    while deadline > 0 and any(chart["marks"] == 0 and chart["painted"] == 0 for chart in report):
+        page.wait_for_timeout(200)
+        deadline -= 1
+        report = chart_report(page)
+    return report

@@ -1,7 +1,7 @@
 """Case 1: every page opens with no exception box and no console error, and every chart drew."""
 
 from poslab.lessons import all_lessons
-from tests.browser.app_driver import chart_report, exception_boxes, expand_sidebar_nav, go_to, open_app
+from tests.browser.app_driver import exception_boxes, expand_sidebar_nav, go_to, open_app, wait_for_charts
 
 
 def sidebar_titles(page) -> list[str]:
@@ -21,7 +21,7 @@ def test_every_page_renders_cleanly_and_draws_its_charts(page, app_url):
         boxes = exception_boxes(page)
         if boxes:
             problems.append(f"{title}: exception shown: {boxes[0][:300]}")
-        for chart in chart_report(page):
+        for chart in wait_for_charts(page):
             charts_seen += 1
             if chart["marks"] == 0 and chart["painted"] == 0:
                 problems.append(f"{title}: chart #{chart['index']} drew nothing")
