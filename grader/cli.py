@@ -115,7 +115,7 @@ def grade_in_parallel(items: Sequence[Submission], jobs: int, make_grader: Calla
         except BaseException as error:  # noqa: BLE001 - handed to the main thread
             faults.append(error)
 
-    threads = [threading.Thread(target=run, name=f"grader-{index}") for index in range(max(1, min(jobs, len(items))))]
+    threads = [threading.Thread(target=run, name=f"grader-{index}", daemon=True) for index in range(max(1, min(jobs, len(items))))]
     for thread in threads:
         thread.start()
     for thread in threads:

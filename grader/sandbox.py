@@ -125,8 +125,10 @@ def bwrap_command(settings: GraderSettings, program: list[str]) -> list[str]:
             command += ["--ro-bind", top, top]
     if os.path.exists("/etc/ld.so.cache"):
         command += ["--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache"]
+    # /tmp before the Python binds: a venv may live in a project checked out under /tmp.
+    command += ["--proc", "/proc", "--dev", "/dev", "--size", str(settings.tmp_bytes), "--tmpfs", "/tmp"]
     binds = python_binds()
-    made: set[str] = set()
+    made: set[str] = {"/tmp"}
     for path in binds:
         # bwrap would copy the host's modes for the folders above (/root is 0700): make them 0755
         # so that the child's uid can reach the Python installation.
@@ -137,8 +139,7 @@ def bwrap_command(settings: GraderSettings, program: list[str]) -> list[str]:
         command += ["--ro-bind", path, path]
     for path in masked_paths(binds):
         command += ["--tmpfs", path]
-    command += ["--proc", "/proc", "--dev", "/dev", "--size", str(settings.tmp_bytes), "--tmpfs", "/tmp",
-                "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+    command += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
                 "--hostname", "sandbox", "--die-with-parent", "--new-session", "--chdir", "/tmp",
                 "--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/tmp",
                 "--setenv", "LANG", "C.UTF-8", "--setenv", "OMP_NUM_THREADS", "1",
@@ -162,7 +163,9 @@ def bwrap_problem(settings: GraderSettings) -> str | None:
     with _BWRAP_LOCK:
         if "verdict" not in _BWRAP_VERDICT:
             try:
-                probe = subprocess.run(bwrap_command(settings, [os.path.realpath(sys.executable), "-I", "-c", "pass"]),
+                # Cheap: Python starts, and torch (imported by the worker later) is where it should be.
+                check = f"import os, sys; sys.exit(not os.path.isfile({torch.__file__!r}))"
+                probe = subprocess.run(bwrap_command(settings, [sys.executable, "-I", "-c", check]),
                                        capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
                 _BWRAP_VERDICT["verdict"] = None if probe.returncode == 0 else (
                     f"bwrap failed: {probe.stderr.decode(errors='replace').strip()[:300]}")
@@ -207,7 +210,8 @@ class WorkerProcess:
 
     def _start(self, preload: tuple[str, ...]) -> None:
         judge_end, worker_end = socket.socketpair()
-        program = [os.path.realpath(sys.executable), "-I", "-B", "-c", BOOTSTRAP]
+        # sys.executable, not its real path: a venv's python finds its site-packages via pyvenv.cfg
+        program = [sys.executable, "-I", "-B", "-c", BOOTSTRAP]
         is_root = os.geteuid() == 0
         self.stderr = tempfile.TemporaryFile()
         if self.isolation == "bwrap":

@@ -161,7 +161,9 @@ def test_call_overhead_is_measured(toy):
 
 
 def test_the_child_sees_no_project_no_network_and_runs_unprivileged(worker):
-    hidden = [PROJECT_ROOT, os.path.join(PROJECT_ROOT, "grader", "suite", "student.py"), "/etc/passwd"]
+    # (PROJECT_ROOT itself may exist, empty: CI's venv lives inside the project and is mounted)
+    hidden = [os.path.join(PROJECT_ROOT, "poslab", "exercises.py"),
+              os.path.join(PROJECT_ROOT, "grader", "suite", "student.py"), "/etc/passwd"]
     probe = textwrap.dedent(f'''
         import os, socket, torch
 
