@@ -241,9 +241,9 @@ class WorkerProcess:
                                             "preload": list(preload), "drop_uid": is_root})
             self.info = self._expect("ready", time.monotonic() + self.settings.worker_start_seconds)
         except (OSError, protocol.ProtocolError, protocol.ReadTimeout) as error:
+            tail = self._stderr_tail()
             self.close()
-            raise GraderFault(f"the grading worker ({self.isolation}) did not start: {error}; "
-                              f"{self._stderr_tail()}") from None
+            raise GraderFault(f"the grading worker ({self.isolation}) did not start: {error}; {tail}") from None
 
     def _stderr_tail(self) -> str:
         try:
@@ -275,6 +275,7 @@ class WorkerProcess:
         if self.fallback_root is not None:
             shutil.rmtree(self.fallback_root, ignore_errors=True)
             self.fallback_root = None
+        self.stderr.close()
 
     # -- children
 

@@ -108,7 +108,7 @@ def test_patching_allclose_in_the_child_changes_nothing_for_the_judge(run):
 def test_files_outside_the_submission_do_not_reach_the_output(run):
     assert_zero(run, "read_files")
     text = outputs(run, "read_files")
-    assert "environment:" in text  # the submission's messages did come back: it looked and found nothing
+    assert "LOOT: environment:" in text  # its messages did come back: it looked, and found nothing
     assert SECRET not in text
     suite_line = "MAX_STUDENT_MESSAGE"  # a line of the hidden suite's code
     assert suite_line not in text
