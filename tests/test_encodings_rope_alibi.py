@@ -122,3 +122,12 @@ def test_alibi_bias_depends_only_on_distance_and_masks_the_future():
 def test_alibi_rejects_bad_head_counts(bad):
     with pytest.raises(ValueError, match="n_heads"):
         alibi_slopes(bad)
+
+
+def test_rope_float64_inputs_get_float64_accuracy():
+    x = torch.zeros(1, 4, dtype=torch.float64)
+    x[0, 2] = 1.0  # the second pair, theta_1 = 10000^(-1/2) = 0.01 exactly in real numbers
+    position = 123_457
+    out = apply_rope(x, torch.tensor([position]))
+    angle = position * 0.01
+    assert abs(out[0, 2].item() - math.cos(angle)) < 1e-9 and abs(out[0, 3].item() - math.sin(angle)) < 1e-9

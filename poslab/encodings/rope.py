@@ -24,11 +24,11 @@ from poslab.encodings._checks import require, require_even
 Pairing = Literal["interleaved", "half"]
 
 
-def rope_inverse_frequencies(head_dim: int, base: float = 10000.0) -> torch.Tensor:
-    """``base^(-2i/D)``, float32 ``[D/2]``."""
+def rope_inverse_frequencies(head_dim: int, base: float = 10000.0, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """``base^(-2i/D)`` as ``[D/2]``, computed in float64 and returned in ``dtype``."""
     require_even(head_dim, "head_dim")
     require(base > 1.0, f"base must be greater than 1, got {base}")
-    return (base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)).float()
+    return (base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)).to(dtype)
 
 
 def _positions_for(x: torch.Tensor, positions: torch.Tensor | None) -> torch.Tensor:
@@ -82,4 +82,5 @@ def apply_rope(x: torch.Tensor, positions: torch.Tensor | None = None, base: flo
     if positions is not None:
         require(not positions.is_floating_point() and not positions.is_complex(),
                 f"positions must be an integer tensor, got {positions.dtype}")
-    return apply_rotary(x, rope_inverse_frequencies(x.shape[-1], base), positions)
+    # float64 frequencies: float64 inputs get float64 accuracy, the others lose nothing.
+    return apply_rotary(x, rope_inverse_frequencies(x.shape[-1], base, torch.float64), positions)
