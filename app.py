@@ -6,6 +6,8 @@ own pages (Progress, Instructor) form "You". The sidebar of every page shows who
 and how far they have come.
 """
 
+from pathlib import Path
+
 import streamlit as st
 import torch
 
@@ -17,10 +19,9 @@ torch.set_num_threads(1)
 st.set_page_config(page_title="Position Lab", page_icon=":material/swap_horiz:", layout="wide")
 
 EXERCISE_PAGE = st.Page("pages/exercise.py", title="Exercises", icon=":material/assignment:", url_path="exercise")
-YOU_PAGES = [
-    st.Page("pages/progress.py", title="Progress", icon=":material/insights:", url_path="progress"),
-    st.Page("pages/instructor.py", title="Instructor", icon=":material/school:", url_path="instructor"),
-]
+YOU_PAGES = [st.Page("pages/progress.py", title="Progress", icon=":material/insights:", url_path="progress")]
+if (Path(__file__).parent / "pages" / "instructor.py").is_file():  # a student bundle ships without it
+    YOU_PAGES.append(st.Page("pages/instructor.py", title="Instructor", icon=":material/school:", url_path="instructor"))
 
 
 def build_navigation() -> dict[str, list[st.Page]]:

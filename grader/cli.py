@@ -211,14 +211,16 @@ def command_validate(args: argparse.Namespace, parser: argparse.ArgumentParser) 
         return EXIT_FAULT
     rows, weak = [], 0
     reference = results["reference"]
-    ok = reference.max_score > 0 and reference.score == reference.max_score
+    ok = reference.status == "graded" and reference.max_score > 0 and reference.score == reference.max_score
     weak += not ok
     rows.append(["reference", "all", f"{reference.score:g}/{reference.max_score:g}", "-",
                  "full marks" if ok else "NOT FULL MARKS"])
     for name, mutant in mutants.items():
         result = results[name]
         own = result.exercises.get(mutant.exercise)
-        caught = result.score < result.max_score
+        # Caught means its own exercise lost points while it imported and ran: a mutant that fails
+        # to import loses everything and would otherwise hide a suite that catches nothing.
+        caught = result.status == "graded" and own is not None and own.score < own.max_score
         weak += not caught
         rows.append([name, mutant.exercise, f"{result.score:g}/{result.max_score:g}",
                      f"{own.score:g}/{own.max_score:g}" if own else "-", "caught" if caught else "NOT CAUGHT"])

@@ -213,3 +213,24 @@ def test_a_bundle_grades_against_public_tests_in_the_sandbox(bundle, tmp_path):
     failed = outcomes["test_sixteen_heads_start_at_2_to_the_minus_half"]
     assert failed["status"] == "failed" and "2^-0.5" in failed["output"] and failed["score"] == 0
     assert all(test["exercise"] == "alibi" for test in data["tests"])
+
+
+BUNDLE_APP_CHECK = """
+import sys
+from streamlit.testing.v1 import AppTest
+at = AppTest.from_file("app.py", default_timeout=120).run()
+assert not at.exception, at.exception
+import poslab, grader
+assert poslab.__file__.startswith(sys.argv[1]), poslab.__file__  # the bundle's own copy, not the checkout's
+print("TITLES", [t.value for t in at.title])
+"""
+
+
+def test_the_bundle_app_starts_on_its_own_without_the_instructor_page(bundle, tmp_path):
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    env["POSLAB_DB_URL"] = f"sqlite:///{tmp_path / 'bundle.db'}"
+    run = subprocess.run([sys.executable, "-c", BUNDLE_APP_CHECK, str(bundle)], cwd=bundle, env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
+    assert "TITLES ['Position Lab']" in run.stdout
+    assert not (bundle / "pages" / "instructor.py").exists()
