@@ -191,10 +191,14 @@ def command_grade(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
 
 
 def command_validate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from grader.mutants import list_mutants, reference_source
+    from grader.mutants import PatchError, list_mutants, reference_source
 
     settings = GraderSettings.from_env().with_changes(timeout=args.timeout)
-    mutants = {mutant.name: mutant for mutant in list_mutants()}
+    try:
+        mutants = {mutant.name: mutant for mutant in list_mutants()}
+    except PatchError as error:
+        print(f"grader fault: the bundled mutants no longer fit the reference: {error}", file=sys.stderr)
+        return EXIT_FAULT
     submissions = [load_submission({"reference.py": reference_source()}, "reference", settings)]
     submissions += [load_submission({f"{name}.py": mutant.source}, name, settings) for name, mutant in mutants.items()]
     results: dict[str, SubmissionResult] = {}

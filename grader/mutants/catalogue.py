@@ -27,7 +27,7 @@ LEARNED_LENGTH_CHECK = """        require(seq_len <= self.max_len,
                 f"sequence length {seq_len} is longer than max_len {self.max_len}: "
                 f"a learned table has no rows past position {self.max_len - 1}")
 """
-ROPE_FREQUENCIES = "return (base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)).float()"
+ROPE_FREQUENCIES = "return (base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)).to(dtype)"
 ROPE_DEFAULT_POSITIONS = "return torch.arange(seq_len, device=x.device)"
 ROPE_ROTATION = "rotated_a, rotated_b = a * cos - b * sin, a * sin + b * cos"
 ROPE_SIGNATURE = "def apply_rope(x: torch.Tensor, positions: torch.Tensor | None = None, base: float = 10000.0)"
@@ -133,7 +133,7 @@ MUTANT_SPECS: tuple[MutantSpec, ...] = (
                ((ROPE_ROTATION, "rotated_a, rotated_b = a * cos + b * sin, -a * sin + b * cos"),)),
     MutantSpec("rope_exponent_i_over_d", "rope", "theta_i = base^(-i/D) instead of base^(-2i/D)",
                ((ROPE_FREQUENCIES, "return (base ** (-torch.arange(0, head_dim // 2, dtype=torch.float64)"
-                                   " / head_dim)).float()"),)),
+                                   " / head_dim)).to(dtype)"),)),
     MutantSpec("rope_positions_from_one", "rope", "default positions 1..T instead of 0..T-1",
                ((ROPE_DEFAULT_POSITIONS, "return torch.arange(1, seq_len + 1, device=x.device)"),)),
     MutantSpec("rope_default_base_500000", "rope", "default base 500000 (Llama 3's) instead of 10000",
