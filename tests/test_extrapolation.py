@@ -55,6 +55,14 @@ def test_same_seed_gives_the_same_numbers_and_leaves_the_global_rng_alone():
     assert torch.equal(before, after), "training consumed the caller's global random numbers"
 
 
+def test_parallel_runs_give_the_same_numbers_as_one_process():
+    config = replace(TINY, steps=5, seeds=(0, 1), encodings=("alibi", "rope"))
+    serial = experiment.run_experiment(config, "quick", "test", jobs=1)
+    pooled = experiment.run_experiment(config, "quick", "test", jobs=2)
+    assert pooled.measurements == serial.measurements
+    assert len(serial.measurements) == 2 * 2 * len(config.eval_lens)
+
+
 def test_learned_table_refuses_lengths_past_its_rows():
     model = TinyDecoder(ModelConfig("learned", vocab_size=8, max_len=16))
     with pytest.raises(CannotRun, match="no embedding for position 16"):
@@ -139,10 +147,10 @@ def test_loader_needs_the_sidecar_and_names_the_file(tmp_path):
 
 def test_command_line_writes_csv_sidecar_and_a_progress_bar(tmp_path, capsys):
     out = tmp_path / "quick.csv"
-    assert experiment.main(["--out", str(out), "--quick", "--steps", "2", "--seeds", "5"]) == 0
+    assert experiment.main(["--out", str(out), "--quick", "--steps", "2", "--seeds", "5", "--jobs", "1"]) == 0
     results = load_results(out)
     record = json.loads(sidecar_path(out).read_text())
-    assert record["command"].endswith("--quick --steps 2 --seeds 5") and record["seeds"] == [5]
+    assert record["command"].endswith("--quick --steps 2 --seeds 5 --jobs 1") and record["seeds"] == [5]
     assert record["mode"] == "quick" and record["config"]["steps"] == 2 and record["run_time_s"] > 0
     assert {"python", "torch", "poslab"} <= set(record["versions"])
     assert {m.seed for m in results.measurements} == {5}

@@ -16,9 +16,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import multiprocessing
+import os
 import platform
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
@@ -165,33 +168,71 @@ def versions() -> dict[str, str]:
             "machine": f"{platform.machine()} {platform.processor() or platform.system()}"}
 
 
-def run_experiment(config: ExperimentConfig, mode: str, command: str,
-                   on_progress: Progress | None = None) -> ExtrapolationResults:
-    """Every encoding and seed of ``config``; ``on_progress(fraction, message)`` is told as training goes."""
-    jobs = [(encoding, seed) for seed in config.seeds for encoding in config.encodings]
-    total_steps = len(jobs) * config.steps
-    started = time.perf_counter()
-    train_wall = train_cpu = 0.0
-    measurements: list[Measurement] = []
+@dataclass(frozen=True)
+class RunOutcome:
+    """One trained model's measurements and what training it cost."""
+
+    measurements: tuple[Measurement, ...]
+    train_wall_s: float
+    train_cpu_s: float
+
+
+def train_and_evaluate(config: ExperimentConfig, encoding: str, seed: int,
+                       on_step: Callable[[int], None] | None = None) -> RunOutcome:
+    """One (encoding, seed) run on ``config.threads`` threads; the same numbers in any process."""
     with fixed_threads(config.threads):
-        for index, (encoding, seed) in enumerate(jobs):
-            def on_step(step: int, index: int = index, encoding: str = encoding, seed: int = seed) -> None:
-                if on_progress is not None and (step % 10 == 0 or step == config.steps):
-                    on_progress((index * config.steps + step) / total_steps,
-                                f"{encoding}, seed {seed}: step {step}/{config.steps}")
-            wall, cpu = time.perf_counter(), time.process_time()
-            model = train_model(config, encoding, seed, on_step)
-            train_wall += time.perf_counter() - wall
-            train_cpu += time.process_time() - cpu
-            measurements += evaluate_all(model, config, encoding, seed)
+        wall, cpu = time.perf_counter(), time.process_time()
+        model = train_model(config, encoding, seed, on_step)
+        train_wall, train_cpu = time.perf_counter() - wall, time.process_time() - cpu
+        return RunOutcome(tuple(evaluate_all(model, config, encoding, seed)), train_wall, train_cpu)
+
+
+def _outcomes_in_this_process(config, runs, on_progress) -> list[RunOutcome]:
+    outcomes = []
+    for index, (encoding, seed) in enumerate(runs):
+        def on_step(step: int, index: int = index, encoding: str = encoding, seed: int = seed) -> None:
+            if on_progress is not None and (step % 10 == 0 or step == config.steps):
+                on_progress((index * config.steps + step) / (len(runs) * config.steps),
+                            f"{encoding}, seed {seed}: step {step}/{config.steps}")
+        outcomes.append(train_and_evaluate(config, encoding, seed, on_step))
+    return outcomes
+
+
+def _outcomes_in_processes(config, runs, on_progress, jobs: int) -> list[RunOutcome]:
+    # Each run is seeded and single-threaded, so a pool changes the wall time, not the numbers.
+    # spawn, not fork: forking a process that has run torch's thread pool can deadlock.
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        futures = {pool.submit(train_and_evaluate, config, encoding, seed): index
+                   for index, (encoding, seed) in enumerate(runs)}
+        outcomes: list[RunOutcome | None] = [None] * len(runs)
+        for done, future in enumerate(as_completed(futures), start=1):
+            index = futures[future]
+            outcomes[index] = future.result()
+            if on_progress is not None:
+                encoding, seed = runs[index]
+                on_progress(done / len(runs), f"{encoding}, seed {seed}: done ({done}/{len(runs)} runs)")
+    return outcomes
+
+
+def run_experiment(config: ExperimentConfig, mode: str, command: str,
+                   on_progress: Progress | None = None, jobs: int = 1) -> ExtrapolationResults:
+    """Every encoding and seed of ``config``, ``jobs`` runs at a time; ``on_progress(fraction, message)``."""
+    runs = [(encoding, seed) for seed in config.seeds for encoding in config.encodings]
+    started = time.perf_counter()
+    if jobs > 1 and len(runs) > 1:
+        outcomes = _outcomes_in_processes(config, runs, on_progress, min(jobs, len(runs)))
+    else:
+        outcomes = _outcomes_in_this_process(config, runs, on_progress)
+    total_steps = len(runs) * config.steps
     plain_config = json.loads(json.dumps(asdict(config)))  # tuples become lists, as after a JSON round trip
     record = RunRecord(command=command, mode=mode, seeds=config.seeds, config=plain_config,
                        task=TASK_DESCRIPTION, chance_accuracy=config.chance_accuracy, versions=versions(),
                        run_time_s=round(time.perf_counter() - started, 1),
-                       ms_per_step=round(1000 * train_wall / total_steps, 1),
-                       cpu_ms_per_step=round(1000 * train_cpu / total_steps, 1),
+                       ms_per_step=round(1000 * sum(o.train_wall_s for o in outcomes) / total_steps, 1),
+                       cpu_ms_per_step=round(1000 * sum(o.train_cpu_s for o in outcomes) / total_steps, 1),
                        finished_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
-    return ExtrapolationResults(tuple(measurements), record)
+    return ExtrapolationResults(tuple(m for outcome in outcomes for m in outcome.measurements), record)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -201,6 +242,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="one seed and short training (about a minute)")
     parser.add_argument("--seeds", type=int, nargs="+", help="override the seeds")
     parser.add_argument("--steps", type=int, help="override the number of training steps")
+    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
+                        help="training runs at once, one process and one thread each (default: the cores, at most 2)")
     args = parser.parse_args(argv)
     config = QUICK if args.quick else FULL
     if args.seeds:
@@ -209,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
         config = replace(config, steps=args.steps)
     command = "python -m poslab.experiments.extrapolation " + " ".join(sys.argv[1:] if argv is None else argv)
     with ProgressBar(sys.stderr) as bar:
-        results = run_experiment(config, "quick" if args.quick else "full", command, bar.update)
+        results = run_experiment(config, "quick" if args.quick else "full", command, bar.update, jobs=args.jobs)
     save_results(results, args.out)
     record = results.record
     print(f"wrote {args.out} ({len(results.measurements)} rows) in {record.run_time_s:.0f} s; per training "
