@@ -8,7 +8,7 @@ Gradings take seconds each, so this file grades as few times as it can.
 import pytest
 
 from grader import api
-from grader.mutants import list_mutants, reference_source
+from grader.mutants import get_mutant, reference_source
 from grader.results import SubmissionResult, TestOutcome
 from pages import ui
 from poslab import grading_service
@@ -21,7 +21,7 @@ from poslab.store import Store
 from tests.app_harness import app_env, go, open_app, progress_texts, sign_in  # noqa: F401 (app_env is a fixture)
 
 EXERCISE = get_exercise("rope")
-WRONG = next(m for m in list_mutants() if m.name == "rope-clockwise")
+WRONG = get_mutant("rope_clockwise")
 
 
 def pick(at, exercise_id: str):
