@@ -119,3 +119,12 @@ def test_rows_get_a_fixed_pixel_step_that_shrinks_for_tall_matrices():
     assert chart.to_dict()["height"] == {"step": 24}
     assert heatmap(np.eye(5), title="t", x_title="x (i)", y_title="y (i)", value_title="v",
                    height=300).to_dict()["height"] == 300
+
+
+def test_long_y_titles_break_before_the_unit_and_short_ones_stay_whole():
+    from poslab.viz.common import Y_TITLE_MAX_CHARS, y_axis_title
+    long_name = "angle at T / largest trained angle"
+    assert len(f"{long_name} (ratio)") > Y_TITLE_MAX_CHARS
+    assert y_axis_title(long_name, "ratio") == [long_name, "(ratio)"]
+    assert y_axis_title("value", "unitless") == "value (unitless)"
+    assert y_axis_title(long_name) == long_name  # no unit: nothing to break before

@@ -25,7 +25,7 @@ import torch
 from poslab.encodings.alibi import alibi_bias, alibi_slopes
 from poslab.encodings.attention import attention
 from poslab.encodings.sinusoidal import sinusoidal_encoding
-from poslab.viz.common import axis_title, heatmap
+from poslab.viz.common import axis_title, y_axis_title, heatmap
 
 
 def power_of_two_below(n_heads: int) -> int:
@@ -64,7 +64,7 @@ def slopes_view(n_heads: int, weight_ratio: float) -> SlopesView:
     table = slopes_frame(n_heads).assign(window=window_frame(n_heads, weight_ratio)["window"])
     chart = alt.Chart(table, title=f"Window per head: distance to relative weight {weight_ratio:g}").mark_bar().encode(
         x=alt.X("head:O", title=axis_title("head h", "index")),
-        y=alt.Y("window:Q", title=axis_title("effective window", "tokens, log scale"), scale=alt.Scale(type="log")),
+        y=alt.Y("window:Q", title=y_axis_title("effective window", "tokens, log scale"), scale=alt.Scale(type="log")),
         y2=alt.datum(1),  # a log axis has no 0: bars start at 1 token
         color=alt.Color("set:N", title="slope from", legend=alt.Legend(orient="bottom")),
         tooltip=[alt.Tooltip("head:O"), alt.Tooltip("slope:Q", format=".5f"), alt.Tooltip("log2 slope:Q", format=".2f"),

@@ -7,6 +7,7 @@ over rectangular blocks first, and the tooltip says which rows and columns a cel
 Stable API (other lesson modules build on it):
 
 * ``axis_title(name, unit)``                     -> "name (unit)"
+* ``y_axis_title(name, unit)``                   -> the same, on two lines when long (rotated titles clip)
 * ``block_strides(n_rows, n_cols, max_cells)``   -> (row_stride, col_stride)
 * ``matrix_frame(values, ...)``                  -> tidy DataFrame, one row per drawn cell
 * ``heatmap(values, ...)``                       -> alt.Chart
@@ -32,6 +33,17 @@ REDUCERS = ("mean", "max")
 def axis_title(name: str, unit: str | None = None) -> str:
     """``axis_title("key position", "token index")`` -> ``"key position (token index)"``."""
     return f"{name} ({unit})" if unit else name
+
+
+# A rotated y title longer than the plot is tall spills above the chart, and Streamlit clips it
+# along with the chart's own title: seen in Chromium at ~30 characters for the default height.
+Y_TITLE_MAX_CHARS = 28
+
+
+def y_axis_title(name: str, unit: str | None = None) -> str | list[str]:
+    """``axis_title`` for a y axis: a long one breaks before the unit, as Vega-Lite's list of lines."""
+    title = axis_title(name, unit)
+    return [name, f"({unit})"] if unit and len(title) > Y_TITLE_MAX_CHARS else title
 
 
 def as_matrix(values: Any) -> np.ndarray:

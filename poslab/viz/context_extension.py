@@ -24,7 +24,7 @@ import torch
 
 from poslab.encodings.rope import rope_inverse_frequencies
 from poslab.encodings.rope_scaling import ROPE_SCHEDULES, SCHEDULE_TITLES, rope_schedule
-from poslab.viz.common import axis_title
+from poslab.viz.common import axis_title, y_axis_title
 
 RELATIVE_TOLERANCE = 1e-5  # float32 inverse frequencies: an exact match may round to 1 + 1e-7
 
@@ -71,13 +71,13 @@ def _tooltip() -> list[alt.Tooltip]:
 def wavelength_chart(frame: pd.DataFrame, original_len: int, target_len: int) -> alt.LayerChart:
     lines = alt.Chart(frame).mark_line(point=alt.OverlayMarkDef(size=12)).encode(
         x=alt.X("pair:Q", title=axis_title("pair i", "fast to slow")),
-        y=alt.Y("wavelength:Q", title=axis_title("wavelength 2 pi / theta'_i", "positions, log scale"),
+        y=alt.Y("wavelength:Q", title=y_axis_title("wavelength 2 pi / theta'_i", "positions, log scale"),
                 scale=alt.Scale(type="log")),
         color=alt.Color("schedule:N", title="schedule"), tooltip=_tooltip())
     marks = pd.DataFrame({"length": [original_len, target_len],
                           "label": [f"training length L = {original_len:,}", f"target length T = {target_len:,}"]})
     rules = alt.Chart(marks).mark_rule(strokeDash=[4, 4], color="black").encode(
-        y=alt.Y("length:Q", title=axis_title("wavelength 2 pi / theta'_i", "positions, log scale")),
+        y=alt.Y("length:Q", title=y_axis_title("wavelength 2 pi / theta'_i", "positions, log scale")),
         tooltip=[alt.Tooltip("label:N", title="line")])
     return alt.layer(lines, rules, title="Wavelength per pair: which pairs fit inside L, and inside T")
 
@@ -85,12 +85,12 @@ def wavelength_chart(frame: pd.DataFrame, original_len: int, target_len: int) ->
 def angle_ratio_chart(frame: pd.DataFrame, first_slow_pair: int | None) -> alt.LayerChart:
     points = alt.Chart(frame).mark_line(point=alt.OverlayMarkDef(size=12)).encode(
         x=alt.X("pair:Q", title=axis_title("pair i", "fast to slow")),
-        y=alt.Y("angle ratio:Q", title=axis_title("angle at T / largest trained angle", "ratio, log scale"),
+        y=alt.Y("angle ratio:Q", title=y_axis_title("angle at T / largest trained angle", "ratio, log scale"),
                 scale=alt.Scale(type="log")),
         color=alt.Color("schedule:N", title="schedule"), tooltip=_tooltip())
     one = alt.Chart(pd.DataFrame({"ratio": [1.0], "label": ["trained range: ratio 1"]})).mark_rule(
         strokeDash=[4, 4], color="black").encode(
-        y=alt.Y("ratio:Q", title=axis_title("angle at T / largest trained angle", "ratio, log scale")),
+        y=alt.Y("ratio:Q", title=y_axis_title("angle at T / largest trained angle", "ratio, log scale")),
         tooltip=[alt.Tooltip("label:N", title="line")])
     layers = [points, one]
     if first_slow_pair is not None:  # left of this line the pairs wrapped around during training

@@ -18,7 +18,7 @@ import pandas as pd
 from poslab.experiments.extrapolation import QUICK, SHIPPED_CSV, run_experiment
 from poslab.experiments.results import CANNOT_RUN, ExtrapolationResults, Measurement, load_results
 from poslab.experiments.tiny_transformer import ENCODINGS
-from poslab.viz.common import axis_title
+from poslab.viz.common import axis_title, y_axis_title
 
 TITLES = {"none": "NoPE", "sinusoidal": "sinusoidal", "learned": "learned", "rope": "RoPE",
           "alibi": "ALiBi"}
@@ -87,7 +87,7 @@ def accuracy_chart(results: ExtrapolationResults, title: str) -> alt.LayerChart:
               scale=alt.Scale(type="log", base=2, domain=[lengths[0] / 1.15, lengths[-1] * 1.15]),
               axis=alt.Axis(values=lengths, format="d",
                             labelExpr=f"datum.value == {train_len} ? '{train_len} (trained)' : datum.label"))
-    y_title, y_scale = axis_title("accuracy", "share of scored positions"), alt.Scale(domain=[0, 1])
+    y_title, y_scale = y_axis_title("accuracy", "share of scored positions"), alt.Scale(domain=[0, 1])
     y = alt.Y("mean:Q", title=y_title, scale=y_scale, axis=alt.Axis(format="%"))
     tooltip = [alt.Tooltip("encoding:N"), alt.Tooltip("eval_len:Q", title="evaluation length (tokens)"),
                alt.Tooltip("multiple:Q", title="x training length"),

@@ -20,7 +20,7 @@ import torch
 from poslab.encodings.learned import LearnedPositionalEmbedding
 from poslab.encodings.sinusoidal import sinusoidal_encoding
 from poslab.fit.learned_table import fit_learned_table
-from poslab.viz.common import axis_title, heatmap
+from poslab.viz.common import axis_title, y_axis_title, heatmap
 
 POSITION = axis_title("position p", "row of the table")
 
@@ -73,7 +73,7 @@ def fit_view(max_len: int, train_len: int, d_model: int, steps: int, seed: int) 
     losses = pd.DataFrame({"step": range(1, len(fit.losses) + 1), "excess loss": fit.losses})
     loss_chart = alt.Chart(losses, title="Training: cross-entropy above the target's own entropy").mark_line().encode(
         x=alt.X("step:Q", title=axis_title("step", "full-batch Adam updates")),
-        y=alt.Y("excess loss:Q", title=axis_title("excess loss", "nats, log scale"), scale=alt.Scale(type="log")),
+        y=alt.Y("excess loss:Q", title=y_axis_title("excess loss", "nats, log scale"), scale=alt.Scale(type="log")),
         tooltip=[alt.Tooltip("step:Q"), alt.Tooltip("excess loss:Q", format=".2e")])
     return FitView(
         learned_table=table_chart(fit.table, "Learned"),

@@ -63,3 +63,15 @@ def wait_for_charts(page, timeout_ms: float = 15_000) -> list[dict]:
         deadline -= 1
         report = chart_report(page)
     return report
+
+
+def full_page_screenshot(page, path: str, max_height: int = 16_000) -> None:
+    """Screenshot the whole page: Streamlit scrolls inside its own container, so Playwright's
+    ``full_page`` alone captures only the viewport. Grow the viewport to the content first."""
+    height = page.evaluate(
+        """() => Math.max(...[...document.querySelectorAll('[data-testid="stMain"], [data-testid="stSidebar"], body')]
+                .map(element => element.scrollHeight))""")
+    width = page.viewport_size["width"] if page.viewport_size else 1400
+    page.set_viewport_size({"width": width, "height": min(max(height, 600) + 40, max_height)})
+    page.wait_for_timeout(300)  # let Vega redraw at the new size
+    page.screenshot(path=path, full_page=True)

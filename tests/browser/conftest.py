@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser.app_driver import full_page_screenshot
 from tests.conftest import ROOT, require_system_part
 
 CHROMIUM = "/usr/bin/chromium"
@@ -122,6 +123,6 @@ def page(playwright_browser, app_url, request):
     yield page
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     try:
-        page.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"), full_page=True)
+        full_page_screenshot(page, str(ARTIFACTS / f"{request.node.name}.png"))
     finally:
         context.close()
