@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlparse
+
 RUN_FINISHED = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 
 
@@ -28,8 +30,15 @@ def expand_sidebar_nav(page) -> None:
 def go_to(page, title: str) -> None:
     """Click the sidebar link with this title, as a student would."""
     expand_sidebar_nav(page)
-    links = page.locator('[data-testid="stSidebarNav"] a')
-    links.filter(has_text=title).first.click()
+    link = page.locator('[data-testid="stSidebarNav"] a').filter(has_text=title).first
+    target = link.get_attribute("href")
+    link.click()
+    # A rerun may start later than any fixed pause: wait for the new page's address first, so the
+    # checks that follow never look at the page being left.
+    target_path = urlparse(target).path if target else None
+    if target_path and target_path != urlparse(page.url).path:
+        # Compare paths: the app adds ?student=... to every address once a name is entered.
+        page.wait_for_url(lambda url: urlparse(url).path == target_path, wait_until="commit", timeout=60_000)
     wait_for_run(page)
 
 
@@ -54,11 +63,13 @@ def chart_report(page) -> list[dict]:
         })""")
 
 
-def wait_for_charts(page, timeout_ms: float = 15_000) -> list[dict]:
-    """Poll until every chart has drawn (Vega renders after the script run ends); return the last report."""
+def wait_for_charts(page, timeout_ms: float = 15_000, minimum: int = 0) -> list[dict]:
+    """Poll until at least ``minimum`` charts are on the page and every one has drawn (Vega renders
+    after the script run ends, elements mount one by one); return the last report."""
     deadline = timeout_ms / 200
     report = chart_report(page)
-    while deadline > 0 and any(chart["marks"] == 0 and chart["painted"] == 0 for chart in report):
+    while deadline > 0 and (len(report) < minimum
+                            or any(chart["marks"] == 0 and chart["painted"] == 0 for chart in report)):
         page.wait_for_timeout(200)
         deadline -= 1
         report = chart_report(page)

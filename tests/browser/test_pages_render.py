@@ -28,3 +28,16 @@ def test_every_page_renders_cleanly_and_draws_its_charts(page, app_url):
     problems += [f"console: {error}" for error in page.console_log.errors]
     assert not problems, "\n".join(problems)
     assert charts_seen > 0, "no page showed a chart: the chart check checked nothing"
+
+
+def test_the_learned_fit_draws_its_tables_when_trained(page, app_url):
+    open_app(page, app_url)
+    go_to(page, "Learned embeddings")
+    charts_before = len(wait_for_charts(page))
+    page.get_by_role("button", name="Train (a second or so)").click()
+    page.get_by_text("Showing the fit for").first.wait_for(timeout=60_000)
+    # The fit shows two tables, two similarity maps and the loss curve.
+    charts = wait_for_charts(page, timeout_ms=30_000, minimum=charts_before + 5)
+    assert len(charts) >= charts_before + 5, f"pressing Train showed {len(charts) - charts_before} of 5 charts"
+    assert all(chart["marks"] or chart["painted"] for chart in charts), charts
+    assert not exception_boxes(page) and not page.console_log.errors
