@@ -110,6 +110,15 @@ def test_attempts_chart_plots_percent_with_titles_and_tooltips():
     assert spec["layer"][1]["encoding"]["y"]["title"] == "score (% of maximum)"
 
 
+def test_attempts_time_axis_reads_as_utc_date_and_minute():
+    chart = attempts_chart(attempts_frame(), {})
+    x = chart.to_dict()["layer"][1]["encoding"]["x"]
+    # Without a label format, attempts seconds apart were labelled ".500" (milliseconds) in the browser.
+    assert "utcFormat(" in x["axis"]["labelExpr"] and "%S" in x["axis"]["labelExpr"]
+    assert x["scale"]["type"] == "utc"
+    assert list(chart.data["submitted_utc"]) == ["2026-01-01 10:00:00", "2026-01-01 10:05:00", "2026-01-01 11:00:00"]
+
+
 def test_score_distribution_bins_percentages_in_tens():
     table = pd.DataFrame({"student": ["a", "b", "c"], "percent": [5.0, 55.0, 59.0]})
     chart = score_distribution_chart(table)

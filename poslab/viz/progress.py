@@ -115,17 +115,24 @@ def next_steps(progress: StudentProgress, lessons: Sequence[Lesson], exercises: 
     return [step for step in candidates if step is not None][:limit]
 
 
+UTC_LABEL = "utcFormat(datum.value, '%b %d %H:%M:%S')"
+
+
 def attempts_chart(attempts: pd.DataFrame, titles: dict[str, str]) -> alt.Chart:
     """Every attempt's score over time (store ``attempts`` columns), a line and points per exercise."""
     frame = attempts.assign(
         percent=attempts["fraction"] * 100.0,
         exercise_title=attempts["exercise"].map(lambda exercise: titles.get(exercise, exercise)),
         judged_by=attempts["public_tests_only"].map({True: "public tests only", False: "hidden suite"}),
+        submitted_utc=pd.to_datetime(attempts["time"], utc=True).dt.strftime("%Y-%m-%d %H:%M:%S"),
     )
-    x = alt.X("time:T", title=axis_title("submitted", "UTC"))
+    # Labels written in UTC by an expression: without it, attempts seconds apart were labelled
+    # ".500" (milliseconds), and the axis's formatType="utc" was ignored in the browser.
+    x = alt.X("time:T", title=axis_title("submitted", "UTC"), scale=alt.Scale(type="utc"),
+              axis=alt.Axis(labelExpr=UTC_LABEL, labelOverlap=True))
     y = alt.Y("percent:Q", title=axis_title("score", "% of maximum"), scale=alt.Scale(domain=[0, 100]))
     tooltip = [
-        alt.Tooltip("exercise_title:N", title="exercise"), alt.Tooltip("time:T", title="submitted (UTC)", format="%Y-%m-%d %H:%M"),
+        alt.Tooltip("exercise_title:N", title="exercise"), alt.Tooltip("submitted_utc:N", title="submitted (UTC)"),
         alt.Tooltip("score:Q", title="score (points)", format="g"), alt.Tooltip("max_score:Q", title="maximum (points)", format="g"),
         alt.Tooltip("judged_by:N", title="judged by"),
     ]
