@@ -20,8 +20,9 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Mapping
 
+from poslab.store.validation import MAX_NAME_CHARS  # one limit for the form and the store
+
 NAME_PARAM = "student"  # the query parameter that carries the name across reloads
-MAX_NAME_CHARS = 64  # the store's limit too
 
 
 @dataclass(frozen=True)
