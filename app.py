@@ -11,22 +11,22 @@ from pathlib import Path
 import streamlit as st
 import torch
 
-from pages import ui
+from app_pages.ui import identity
 from poslab.lessons import all_lessons
 
 # Lesson tensors are tiny: a second intra-op thread only competes with other sessions for the cores.
 torch.set_num_threads(1)
 st.set_page_config(page_title="Position Lab", page_icon=":material/swap_horiz:", layout="wide")
 
-EXERCISE_PAGE = st.Page("pages/exercise.py", title="Exercises", icon=":material/assignment:", url_path="exercise")
-YOU_PAGES = [st.Page("pages/progress.py", title="Progress", icon=":material/insights:", url_path="progress")]
-if (Path(__file__).parent / "pages" / "instructor.py").is_file():  # a student bundle ships without it
-    YOU_PAGES.append(st.Page("pages/instructor.py", title="Instructor", icon=":material/school:", url_path="instructor"))
+EXERCISE_PAGE = st.Page("app_pages/exercise.py", title="Exercises", icon=":material/assignment:", url_path="exercise")
+YOU_PAGES = [st.Page("app_pages/progress.py", title="Progress", icon=":material/insights:", url_path="progress")]
+if (Path(__file__).parent / "app_pages" / "instructor.py").is_file():  # a student bundle ships without it
+    YOU_PAGES.append(st.Page("app_pages/instructor.py", title="Instructor", icon=":material/school:", url_path="instructor"))
 
 
 def build_navigation() -> dict[str, list[st.Page]]:
     sections: dict[str, list[st.Page]] = {
-        "": [st.Page("pages/home.py", title="Home", icon=":material/home:", default=True)],
+        "": [st.Page("app_pages/home.py", title="Home", icon=":material/home:", default=True)],
     }
     for lesson in all_lessons():
         sections.setdefault(lesson.group, []).append(
@@ -38,5 +38,5 @@ def build_navigation() -> dict[str, list[st.Page]]:
 
 # expanded: the whole course stays in view rather than folded behind "View more".
 page = st.navigation(build_navigation(), expanded=True)
-ui.sidebar()
+identity.sidebar()
 page.run()

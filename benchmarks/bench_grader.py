@@ -20,8 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script: make the project importable
 
 from grader.api import Grader, load_submission  # noqa: E402
 from grader.cli import grade_in_parallel  # noqa: E402
@@ -76,7 +75,6 @@ class Excluding:
 
 
 def probe_suite():
-    sys.path.insert(0, str(ROOT / "tests"))
     from tests.hostile._support import ProbeSuite
 
     return ProbeSuite

@@ -105,7 +105,7 @@ def widget_change(at: AppTest):
 def measure(page_path: str, repeats: int) -> PageTiming:
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
-    if page_path != "pages/home.py":
+    if page_path != "app_pages/home.py":
         at.switch_page(page_path)
     first = timed_run(at)
     if at.exception:
@@ -126,7 +126,7 @@ def measure(page_path: str, repeats: int) -> PageTiming:
 
 
 def pages() -> list[str]:
-    return ["pages/home.py", *(lesson.page_path for lesson in all_lessons())]
+    return ["app_pages/home.py", *(lesson.page_path for lesson in all_lessons())]
 
 
 def warm_up() -> float:

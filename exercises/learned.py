@@ -5,7 +5,8 @@
         forward(x) -> x + table[:T]
 
     table  [max_len, d_model]   the module's only parameter, trainable (an nn.Parameter;
-                                GPT-2 initialises it with standard deviation 0.02)
+                                small random values: OpenAI's GPT-2 code uses standard
+                                deviation 0.01, Hugging Face and nanoGPT use 0.02)
     x      [B, T, d_model]      batch first; row t of the table is added at position t
     out    [B, T, d_model]
 

@@ -11,13 +11,15 @@
         b' = a sin(p theta_i) + b cos(p theta_i)
 
 Accepted pairings (both rotate pair i by p * theta_i; nothing else is accepted):
-- adjacent: (x[2i], x[2i+1])  as in RoFormer and Meta's LLaMA;
-- halves:   (x[i], x[i + D/2]) as in GPT-NeoX and Hugging Face's LLaMA.
+- interleaved: (x[2i], x[2i+1])  as in RoFormer and Meta's LLaMA;
+- half:        (x[i], x[i + D/2]) as in GPT-NeoX and Hugging Face's LLaMA.
 
 Rules:
 - Position 0 leaves x unchanged; lengths are preserved; <rope(q, m), rope(k, n)> depends only on m - n.
 - Keep x's dtype (float16, float32, float64) and device. For float16 compute the angles, cos and sin
-  in float32 (or float64) and cast the result back: float16 cannot hold p * theta for p in the thousands.
+  in float32 (or float64) and cast the result back: float16 holds values up to 65,504
+  but coarsely: between 2,048 and 4,096 its spacing is 2, so p * theta for p in the thousands
+  can be off by up to 1 radian.
 - x and positions are not modified in place; non-contiguous x (e.g. a transposed view) works.
 - Vectorised: no Python loop over positions.
 """

@@ -1,6 +1,6 @@
 """Public tests for rope.py: shape, dtype and rotations you can check by hand.
 
-Both pairings are accepted: (x[2i], x[2i+1]) and (x[i], x[i + D/2]).
+Both pairings are accepted: interleaved, (x[2i], x[2i+1]), and half, (x[i], x[i + D/2]).
 """
 
 import math

@@ -17,105 +17,32 @@ submissions one after another; use one ``Grader`` per thread.
 from __future__ import annotations
 
 import hashlib
-import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import grader
 from grader.results import SubmissionResult, TestOutcome
 from grader.sandbox import (GraderFault, SandboxStudent, SubmissionSandbox, WorkerProcess, choose_isolation,
                             run_public_tests)
 from grader.settings import GraderSettings
+from grader.submissions import (FILENAME, Submission, SubmissionRejected, _checked, is_submitted_file,  # noqa: F401
+                                load_submission, submission_id_for)
+from poslab.config import PROJECT_ROOT
 from poslab.exercises import EXERCISE_IDS, EXERCISES, Exercise
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
 BUNDLE_MARKER = ".poslab-bundle"
 PUBLIC_TESTS_DIR = PROJECT_ROOT / "exercises"
-FILENAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\.py$")
 MODES = ("hidden", "public")
 
-__all__ = ["Grader", "GraderFault", "Submission", "SubmissionResult", "grade_submission", "load_submission",
-           "running_in_bundle", "submission_id_for"]
+__all__ = ["Grader", "GraderFault", "Submission", "SubmissionRejected", "SubmissionResult", "grade_submission",
+           "is_submitted_file", "load_submission", "running_in_bundle", "submission_id_for"]
 
 
 def running_in_bundle(root: Path = PROJECT_ROOT) -> bool:
     """True in a student bundle made by ``python -m grader release`` (no hidden suite there)."""
     return (root / BUNDLE_MARKER).is_file()
-
-
-# ---------------------------------------------------------------- submissions
-
-
-@dataclass(frozen=True)
-class Submission:
-    submission_id: str
-    files: Mapping[str, str]  # file name -> source text
-    problems: tuple[str, ...] = ()  # why it cannot be imported at all (too large, no .py file, ...)
-
-    @property
-    def content_hash(self) -> str:
-        digest = hashlib.sha256()
-        for name in sorted(self.files):
-            digest.update(name.encode() + b"\0" + self.files[name].encode() + b"\0")
-        return digest.hexdigest()
-
-
-def submission_id_for(path: str | Path) -> str:
-    """A file's stem, a folder's name, or for a folder named ``exercises`` its parent's name."""
-    path = Path(path).resolve()
-    if path.is_dir():
-        return path.parent.name if path.name == "exercises" else path.name
-    return path.stem
-
-
-def is_submitted_file(name: str) -> bool:
-    return name.endswith(".py") and not name.startswith("test_") and name != "conftest.py"
-
-
-def load_submission(source: str | Path | Mapping[str, str], submission_id: str | None = None,
-                    settings: GraderSettings | None = None) -> Submission:
-    """Read a file, a folder of .py files (test_*.py and conftest.py left out) or a name->source map."""
-    settings = settings or GraderSettings.from_env()
-    if isinstance(source, Mapping):
-        raw = {str(name): text for name, text in source.items() if is_submitted_file(str(name))}
-        return _checked(submission_id or "submission", raw, settings)
-    path = Path(source)
-    submission_id = submission_id or submission_id_for(path)
-    if path.is_dir():
-        paths = sorted(p for p in path.iterdir() if p.is_file() and is_submitted_file(p.name))
-    elif path.is_file():
-        paths = [path]
-    else:
-        raise FileNotFoundError(f"{path} is neither a file nor a folder")
-    raw: dict[str, str | bytes] = {}
-    for file in paths[: settings.max_files + 1]:
-        data = file.read_bytes()
-        raw[file.name] = data[: settings.max_submission_bytes + 1]
-    return _checked(submission_id, raw, settings)
-
-
-def _checked(submission_id: str, raw: Mapping[str, Any], settings: GraderSettings) -> Submission:
-    problems, files = [], {}
-    for name, content in sorted(raw.items()):
-        if not FILENAME.match(name):
-            problems.append(f"{name} is not a name Python can import (letters, digits and _ only, ending in .py).")
-            continue
-        if isinstance(content, bytes):
-            try:
-                content = content.decode("utf-8")
-            except UnicodeDecodeError:
-                problems.append(f"{name} is not UTF-8 text.")
-                continue
-        files[name] = content
-    if not raw:
-        problems.append("The submission has no .py file to grade.")
-    if len(raw) > settings.max_files:
-        problems.append(f"The submission has more than {settings.max_files} .py files.")
-    if sum(len(text.encode()) for text in files.values()) > settings.max_submission_bytes:
-        problems.append(f"The submission is larger than {settings.max_submission_bytes // 1024} KiB.")
-    return Submission(submission_id, files, tuple(problems))
 
 
 def import_order(files: Mapping[str, str], exercise: Exercise, skip: Mapping[str, str]) -> list[str]:
@@ -200,16 +127,22 @@ class Grader:
             self.worker = WorkerProcess(self.settings, choose_isolation(self.settings), preload=preload)
         return self.worker
 
-    def grade(self, submission: Submission) -> SubmissionResult:
+    def start(self) -> str:
+        """Start the warm worker now rather than at the first grading; returns its isolation."""
+        return self._worker().isolation
+
+    def grade(self, submission: Submission, exercises: Sequence[str] | None = None) -> SubmissionResult:
+        """Grade with the tests of ``exercises`` only (default: every exercise)."""
         started = time.monotonic()
+        selected = selected_exercises(exercises)
         worker = self._worker()
         progress = _Progress()
         if submission.problems:
             progress.import_problems.update({"": problem for problem in submission.problems})
         if self.mode == "hidden":
-            self._grade_hidden(submission, worker, progress)
+            self._grade_hidden(submission, worker, progress, selected)
         else:
-            self._grade_public(submission, worker, progress)
+            self._grade_public(submission, worker, progress, selected)
         return SubmissionResult(
             submission_id=submission.submission_id,
             status="import_failed" if progress.import_problems else "graded",
@@ -218,12 +151,13 @@ class Grader:
             grader_version=grader.__version__, execution_time=time.monotonic() - started,
             messages=tuple(progress.import_problems.values()))
 
-    def _grade_hidden(self, submission: Submission, worker: WorkerProcess, progress: _Progress) -> None:
+    def _grade_hidden(self, submission: Submission, worker: WorkerProcess, progress: _Progress,
+                      selected: tuple[str, ...]) -> None:
         cases = self.suite.collect()
         sandbox = SubmissionSandbox(worker, submission.files, self.settings.timeout)
         try:
             for exercise in EXERCISES:
-                exercise_cases = [case for case in cases if case.exercise == exercise.id]
+                exercise_cases = [case for case in cases if case.exercise == exercise.id and exercise.id in selected]
                 if not exercise_cases:
                     continue
                 order = [] if submission.problems else import_order(submission.files, exercise, progress.import_problems)
@@ -246,13 +180,12 @@ class Grader:
             progress.import_problems[report.stuck_in] = f"{report.stuck_in} could not be imported: {student.crash.reason}."
 
     @staticmethod
-    def _outcome(outcome: Any, student: SandboxStudent, progress: _Progress) -> TestOutcome:
-        output = outcome.output
+    def _outcome(outcome: TestOutcome, student: SandboxStudent, progress: _Progress) -> TestOutcome:
         crashed_importing = student.crash is not None and student.load.stuck_in is not None
         if outcome.status != "passed" and student.load.missing and progress.import_problems and not crashed_importing:
-            output += " (" + " ".join(progress.import_problems.values()) + ")"  # why the names are missing
-        return TestOutcome(outcome.name, outcome.exercise, float(outcome.score), float(outcome.max_score),
-                           outcome.status, output, outcome.visibility, getattr(outcome, "family", ""))
+            why = " (" + " ".join(progress.import_problems.values()) + ")"  # why the names are missing
+            return replace(outcome, output=outcome.output + why)
+        return outcome
 
     # -- public tests (student bundle)
 
@@ -261,7 +194,8 @@ class Grader:
                 for path in sorted(self.public_tests_dir.glob("*.py"))
                 if path.name.startswith("test_") or path.name == "conftest.py"}
 
-    def _grade_public(self, submission: Submission, worker: WorkerProcess, progress: _Progress) -> None:
+    def _grade_public(self, submission: Submission, worker: WorkerProcess, progress: _Progress,
+                      selected: tuple[str, ...]) -> None:
         files = {**submission.files, **self.public_test_files()}
         timeout = self.settings.timeout * len(EXERCISES)
         report = run_public_tests(worker, files, timeout)
@@ -272,10 +206,22 @@ class Grader:
             passed = test["outcome"] == "passed"
             if test["when"] == "collect" and not passed:
                 progress.import_problems[test["nodeid"]] = f"{test['nodeid']} could not be collected: {test['message'][:500]}"
+            if exercise not in selected and len(selected) < len(EXERCISE_IDS):
+                continue  # pytest ran the whole public suite; only the asked-for exercises count
             output = "Passed." if passed else test["message"]
             progress.tests.append(TestOutcome(
                 test["nodeid"], exercise, 1.0 if passed else 0.0, 1.0, "passed" if passed else "failed",
                 output + " [public test; its outcome was reported from inside the sandbox]", "visible", "public"))
+
+
+def selected_exercises(exercises: Sequence[str] | None) -> tuple[str, ...]:
+    """The exercise ids to grade, in course order; ``ValueError`` names an unknown one."""
+    if exercises is None:
+        return EXERCISE_IDS
+    unknown = sorted(set(exercises) - set(EXERCISE_IDS))
+    if unknown or not exercises:
+        raise ValueError(f"exercises must be some of {', '.join(EXERCISE_IDS)}; got {', '.join(unknown) or 'none'}")
+    return tuple(exercise for exercise in EXERCISE_IDS if exercise in exercises)
 
 
 def public_test_exercise(nodeid: str) -> str:

@@ -21,12 +21,14 @@ from pathlib import Path
 from typing import Callable, Sequence, TextIO
 
 from grader.api import Grader, Submission, load_submission, submission_id_for
+from grader.cluster import load_suite
 from grader.results import GRADEBOOK_HEADER, SubmissionResult
 from grader.sandbox import GraderFault
 from grader.settings import GraderSettings
 from poslab.exercises import EXERCISE_IDS
 
 EXIT_OK, EXIT_WEAK_SUITE, EXIT_USAGE, EXIT_FAULT = 0, 1, 2, 3
+SUITE: str | None = None  # "module:attribute" of a stand-in suite for `grade` (tests); None: the hidden suite
 DEFAULT_TIMEOUT = GraderSettings().timeout
 
 
@@ -124,6 +126,22 @@ def grade_in_parallel(items: Sequence[Submission], jobs: int, make_grader: Calla
         raise faults[0]
 
 
+def grade_with_service(items: Sequence[Submission], settings: GraderSettings,
+                       on_result: Callable[[SubmissionResult], None], *, scheduler: str | None, judges: int) -> None:
+    """Grade ``items`` on the grading service: ``judges`` warm judges here, or the cluster at ``scheduler``.
+
+    Nothing goes to the store; the first grader fault stops the run and is raised.
+    """
+    if not items:
+        return
+    from grader.service import GradingService, as_completed
+
+    with GradingService(scheduler, workers=judges, settings=settings, suite=SUITE) as service:
+        jobs = [service.submit_submission(item) for item in items]
+        for job in as_completed(jobs):
+            on_result(job.result())
+
+
 def previous_result(path: Path) -> SubmissionResult | None:
     try:
         return SubmissionResult.from_gradescope(json.loads(path.read_text(encoding="utf-8")))
@@ -145,13 +163,11 @@ def command_grade(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
         parser.error("--jobs must be at least 1")
     if args.timeout is not None and args.timeout <= 0:
         parser.error("--timeout must be positive")
+    if args.scheduler is not None and "://" not in args.scheduler:
+        parser.error(f"--scheduler must be an address like tcp://host:8786, got {args.scheduler!r}")
     settings = GraderSettings.from_env().with_changes(timeout=args.timeout)
     out = Path(args.out)
-    import torch
-
-    torch.set_num_threads(1)  # one judging thread per job: do not oversubscribe the cores
-
-    suite_hash = Grader(settings).suite_hash()
+    suite_hash = Grader(settings, suite=load_suite(SUITE)).suite_hash()
     submissions = [load_submission(path, submission_id, settings) for submission_id, path in ids.items()]
     results: dict[str, SubmissionResult] = {}
     todo = []
@@ -175,7 +191,7 @@ def command_grade(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
         progress.step(f"{result.submission_id}: {result.score:g}/{result.max_score:g}")
 
     try:
-        grade_in_parallel(todo, args.jobs, lambda: Grader(settings), keep)
+        grade_with_service(todo, settings, keep, scheduler=args.scheduler, judges=args.jobs)
     except GraderFault as fault:
         print(f"grader fault: {fault}", file=sys.stderr)
         return EXIT_FAULT
@@ -257,7 +273,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help="a submission; its id is the file's stem or the folder's name "
                             "(for a folder named 'exercises', its parent's name)")
     grade.add_argument("--out", required=True, metavar="DIR", help="where gradebook.csv and <id>/results.json go")
-    grade.add_argument("--jobs", type=int, default=1, metavar="N", help="submissions graded at once (default 1)")
+    grade.add_argument("--jobs", type=int, default=1, metavar="N",
+                       help="warm judges started on this machine, submissions graded at once (default 1)")
+    grade.add_argument("--scheduler", default=None, metavar="tcp://HOST:8786",
+                       help="grade on this Dask cluster (workers: dask worker ADDRESS --nthreads 1 "
+                            "--preload grader.cluster) instead of judges started here")
     grade.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                        help=f"wall-clock limit per exercise (default {DEFAULT_TIMEOUT:g}, "
                             f"or POSLAB_GRADER_TIMEOUT)")
@@ -267,10 +287,20 @@ def build_parser() -> argparse.ArgumentParser:
                           help=f"wall-clock limit per exercise (default {DEFAULT_TIMEOUT:g})")
     release = commands.add_parser("release", help="write a student bundle (no hidden tests, no mutants)")
     release.add_argument("dir", metavar="DIR", help="an empty or new folder")
+    from grader.gradescope.package import add_gradescope_command
+
+    add_gradescope_command(commands)
     return parser
 
 
-COMMANDS = {"grade": command_grade, "validate": command_validate, "release": command_release}
+def command_gradescope(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from grader.gradescope.package import command_gradescope as write_package
+
+    return write_package(args, parser)
+
+
+COMMANDS = {"grade": command_grade, "validate": command_validate, "release": command_release,
+            "gradescope": command_gradescope}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,11 +1,13 @@
 """``python -m grader release DIR``: the student bundle.
 
-What goes in is an allow-list (``INCLUDE``): the app, its pages, the library, the exercise stubs
-and public tests, the requirements, the README, the Streamlit config, and the grader's sandbox
-and runner modules, with which the bundle's app grades a student's work against the public tests
-(``grader.api``, ``mode="public"``). Then ``EXCLUDED`` takes out what must never ship even inside
-an allowed folder: instructor pages and files, caches. The hidden suite (``grader/suite/test_*.py``,
-its helpers), the mutants, ``tests/``, ``.git`` and the CLI are simply not on the list.
+What goes in is an allow-list of folders and files (``INCLUDE``): the app, its pages, the library,
+the exercise stubs and public tests, the requirements, the README, the Streamlit config, and the
+grader, with which the bundle's app grades a student's work against the public tests
+(``grader.api``, ``mode="public"``). Of ``grader/`` everything goes in (the judge's side, the
+sandboxed side ``grader/sandboxed/``, the Student interface, the results) except its instructor
+parts (``INSTRUCTOR_PARTS``): the hidden suite (``grader/suite/``, tests and helpers), the mutants
+and the instructor's commands. Then ``EXCLUDED`` takes out what must never ship even inside an
+allowed folder: instructor pages and files, caches. ``tests/`` and ``.git`` are not on the list.
 
 ``BUNDLE_MARKER`` (written last) tells the app and ``grader.api.running_in_bundle()`` that this
 is a bundle. The bundle is written to a temporary folder beside DIR and renamed into place, so
@@ -26,27 +28,22 @@ from grader.api import BUNDLE_MARKER, PROJECT_ROOT
 
 INCLUDE = (
     "app.py",
-    "pages",
+    "app_pages",
     "poslab",
     "exercises",
     "requirements.txt",
     "requirements-dev.txt",
     "README.md",
     ".streamlit",
-    "grader/__init__.py",
-    "grader/api.py",
-    "grader/sandbox.py",
-    "grader/worker.py",
-    "grader/child.py",
-    "grader/protocol.py",
-    "grader/results.py",
-    "grader/settings.py",
-    "grader/README.md",
-    "grader/suite/student.py",  # the Student interface the sandbox implements; no tests in it
+    "grader",
 )
+# The parts of grader/ a student never gets: the hidden tests and their helpers, the mutants,
+# the instructor's commands (the CLI, this release, the Gradescope packaging).
+INSTRUCTOR_PARTS = ("grader/suite", "grader/mutants", "grader/cli.py", "grader/__main__.py", "grader/release.py",
+                    "grader/gradescope")
 EXCLUDED = ("*instructor*", "__pycache__", "*.pyc", ".pytest_cache", "secrets.toml", "*.db", "*.db-*")
 # Whatever the lists say, none of these may end up in a bundle (checked after copying).
-FORBIDDEN = ("grader/suite/test_*.py", "grader/mutants/*", "tests/*", ".git/*", "*instructor*")
+FORBIDDEN = ("grader/suite/*", "grader/mutants/*", "tests/*", ".git/*", "*instructor*")
 
 
 class ReleaseError(Exception):
@@ -54,7 +51,10 @@ class ReleaseError(Exception):
 
 
 def excluded(relative: str) -> bool:
-    return any(fnmatch.fnmatch(part, pattern) for part in Path(relative).parts for pattern in EXCLUDED)
+    path = Path(relative)
+    if any(path == Path(part) or Path(part) in path.parents for part in INSTRUCTOR_PARTS):
+        return True
+    return any(fnmatch.fnmatch(part, pattern) for part in path.parts for pattern in EXCLUDED)
 
 
 def bundle_files(root: Path = PROJECT_ROOT) -> list[str]:

@@ -19,7 +19,8 @@ GRADEBOOK_HEADER = ("id", "status", *EXERCISE_IDS, "total", "max")
 
 @dataclass(frozen=True)
 class TestOutcome:
-    """One hidden (or public) test's result for one submission."""
+    """One hidden (or public) test's result for one submission: what ``grader.suite.run_case``
+    returns, the app shows and the store keeps."""
 
     __test__ = False  # not a pytest class
 
@@ -31,6 +32,13 @@ class TestOutcome:
     output: str  # a sentence for the student
     visibility: str  # Gradescope's: visible, hidden, after_due_date, after_published
     family: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "TestOutcome":
+        return cls(**data)
 
 
 @dataclass(frozen=True)
@@ -74,7 +82,7 @@ class SubmissionResult:
 
     def to_dict(self) -> dict:
         data = asdict(self)
-        data["tests"] = [asdict(test) for test in self.tests]
+        data["tests"] = [test.to_dict() for test in self.tests]
         data["messages"] = list(self.messages)
         # Derived, for readers of the JSON (from_dict recomputes it from the tests).
         data["exercises"] = {exercise: asdict(score) for exercise, score in self.exercises.items()}
@@ -87,7 +95,7 @@ class SubmissionResult:
     def from_dict(cls, data: dict) -> "SubmissionResult":
         fields = dict(data)
         fields.pop("exercises", None)
-        fields["tests"] = tuple(TestOutcome(**test) for test in fields["tests"])
+        fields["tests"] = tuple(TestOutcome.from_dict(test) for test in fields["tests"])
         fields["messages"] = tuple(fields.get("messages", ()))
         return cls(**fields)
 

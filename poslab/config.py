@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
+PROJECT_ROOT = Path(__file__).resolve().parent.parent  # the checkout or the student bundle
+
 
 def _float(environ: Mapping[str, str], name: str, default: float) -> float:
     raw = environ.get(name, "").strip()

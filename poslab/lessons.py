@@ -49,8 +49,8 @@ class Lesson:
 
     @property
     def page_path(self) -> str:
-        """The page script, relative to the project root: ``pages/<id with underscores>.py``."""
-        return f"pages/{self.id.replace('-', '_')}.py"
+        """The page script, relative to the project root: ``app_pages/<id with underscores>.py``."""
+        return f"app_pages/{self.id.replace('-', '_')}.py"
 
 
 def _load_check(raw: dict, lesson_id: str) -> QuickCheck:

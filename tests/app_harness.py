@@ -1,42 +1,17 @@
-"""Driving the whole app (app.py and its sidebar) in AppTest, against a temporary database.
+"""Driving the whole app (app.py and its sidebar) in AppTest; each test has its own store (tests/conftest.py).
 
-Why a harness: AppTest resets ``PagesManager.uses_pages_directory`` before every run, and because
-this project keeps its page scripts in a folder named ``pages/``, Streamlit then treats every run
-after the first as an old-style multipage app and runs the page script alone, without app.py
-(so without the sidebar). A real server runs app.py each time, because ``st.navigation`` sets the
-flag to False for the process; ``app_env`` makes AppTest do the same.
+``open_app`` starts a browser session on Home, ``go`` switches page as a click in the sidebar
+would; every run goes through app.py, as on a real server.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-from streamlit.runtime.pages_manager import PagesManager
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import ROOT
 
 APP = str(ROOT / "app.py")
 TIMEOUT = 120  # long enough for a grading in a worker process on a busy 2-core machine
-
-
-@pytest.fixture
-def app_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    """A fresh SQLite store for the app (returns its URL), no instructor password, app.py on every run."""
-    url = f"sqlite:///{tmp_path / 'progress.db'}"
-    monkeypatch.setenv("POSLAB_DB_URL", url)
-    monkeypatch.delenv("POSLAB_INSTRUCTOR_PASSWORD", raising=False)
-    monkeypatch.setenv("POSLAB_DATA_DIR", str(tmp_path))
-    monkeypatch.setattr(PagesManager, "uses_pages_directory", None)
-    original_init = PagesManager.__init__
-
-    def init_as_after_st_navigation(self, *args, **kwargs):
-        original_init(self, *args, **kwargs)
-        PagesManager.uses_pages_directory = False
-
-    monkeypatch.setattr(PagesManager, "__init__", init_as_after_st_navigation)
-    return url
 
 
 def open_app(student: str | None = None) -> AppTest:

@@ -1,5 +1,8 @@
 """Shared fixtures and the rule for tests that need a system part.
 
+``lesson_page("rope")`` opens a lesson page in a fresh app session (app.py, its sidebar and this
+test's own store); ``app_env`` is that store's URL, to check what the app wrote.
+
 A test that needs Chromium, PostgreSQL or bubblewrap calls ``require_system_part``: locally it
 skips with the reason, under ``CI=true`` it fails, so CI cannot pass by skipping.
 """
@@ -8,9 +11,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Callable
 
 import pytest
 import torch
+
+if TYPE_CHECKING:
+    from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -43,3 +50,21 @@ def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setenv("POSLAB_DB_URL", f"sqlite:///{tmp_path / 'progress.db'}")
     monkeypatch.setenv("POSLAB_DATA_DIR", str(tmp_path))
     monkeypatch.delenv("POSLAB_INSTRUCTOR_PASSWORD", raising=False)
+
+
+@pytest.fixture
+def app_env(isolated_environment: None, tmp_path: Path) -> str:
+    """The URL of this test's own store, the one the app writes to."""
+    return f"sqlite:///{tmp_path / 'progress.db'}"
+
+
+@pytest.fixture
+def lesson_page(app_env: str) -> Callable[..., AppTest]:
+    """``lesson_page(lesson_id, student=None)``: a new session opened on Home, then switched to the lesson."""
+    from poslab.lessons import get_lesson
+    from tests.app_harness import go, open_app  # streamlit is imported only by tests that drive the app
+
+    def open_lesson(lesson_id: str, student: str | None = None) -> AppTest:
+        return go(open_app(student), get_lesson(lesson_id).page_path)
+
+    return open_lesson

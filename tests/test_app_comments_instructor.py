@@ -5,10 +5,10 @@ import json
 
 import pytest
 
-from poslab.store import Store
-from tests.app_harness import app_env, button, go, open_app, sign_in, texts  # noqa: F401
+from poslab.store import Store, TestRow
+from tests.app_harness import button, go, open_app, sign_in, texts
 
-LESSON_PAGE = "pages/position_problem.py"
+LESSON_PAGE = "app_pages/position_problem.py"
 HOSTILE = "**bold** <script>alert(1)</script> [link](http://x)"
 PASSWORD = "correct horse"
 
@@ -52,21 +52,21 @@ def test_students_cannot_delete_but_an_unlocked_instructor_can(app_env, monkeypa
     at = go(sign_in(open_app(), "Ann"), LESSON_PAGE)
     assert "spam spam" in texts(at.main) and not [b for b in at.button if b.label == "Delete"]
     monkeypatch.setenv("POSLAB_INSTRUCTOR_PASSWORD", PASSWORD)
-    unlock(go(at, "pages/instructor.py"), PASSWORD)
+    unlock(go(at, "app_pages/instructor.py"), PASSWORD)
     go(at, LESSON_PAGE)
     button(at, "Delete").click().run()
     assert "spam spam" not in texts(at.main) and Store(app_env).comments("position-problem") == ()
 
 
 def test_without_a_password_the_instructor_page_only_says_how_to_set_one(app_env):
-    at = go(open_app(), "pages/instructor.py")
+    at = go(open_app(), "app_pages/instructor.py")
     assert "POSLAB_INSTRUCTOR_PASSWORD" in at.info[0].value and "instructor_password" in at.info[0].value
     assert not at.main.text_input and not at.dataframe
 
 
 def test_a_wrong_password_is_refused_and_shows_nothing(app_env, monkeypatch):
     monkeypatch.setenv("POSLAB_INSTRUCTOR_PASSWORD", PASSWORD)
-    at = unlock(go(open_app(), "pages/instructor.py"), "correct horse!")
+    at = unlock(go(open_app(), "app_pages/instructor.py"), "correct horse!")
     assert any("not right" in box.value for box in at.error)
     assert not at.dataframe and not at.get("download_button")
 
@@ -75,16 +75,14 @@ def test_a_wrong_password_is_refused_and_shows_nothing(app_env, monkeypatch):
 def test_the_right_password_shows_the_class_table_and_pass_rates(app_env, monkeypatch, via):
     store = Store(app_env)
     store.record_visit("Ann", "rope")
-    store.record_attempt("Ann", "rope", 1, 2, details={"tests": [{"name": "norm", "passed": True},
-                                                                 {"name": "relative", "passed": False}]})
-    store.record_attempt("Bob", "rope", 2, 2, details={"tests": [{"name": "norm", "passed": True},
-                                                                 {"name": "relative", "passed": True}]})
+    store.record_attempt("Ann", "rope", 1, 2, tests=[TestRow("rope", "norm", True), TestRow("rope", "relative", False)])
+    store.record_attempt("Bob", "rope", 2, 2, tests=[TestRow("rope", "norm", True), TestRow("rope", "relative", True)])
     at = open_app()
     if via == "environment":
         monkeypatch.setenv("POSLAB_INSTRUCTOR_PASSWORD", PASSWORD)
     else:
         at.secrets["instructor_password"] = PASSWORD
-    unlock(go(at, "pages/instructor.py"), PASSWORD)
+    unlock(go(at, "app_pages/instructor.py"), PASSWORD)
     table = at.dataframe[0].value
     assert list(table["student"]) == ["Ann", "Bob"]
     assert list(table["grade:rope"]) == pytest.approx([0.5, 1.0])
@@ -104,7 +102,7 @@ def test_the_instructor_loads_a_gradebook_folder_and_a_wrong_folder_gets_a_sente
         {"name": "rope: relative", "status": "failed", "tags": ["rope"]},
         {"name": "rope: norm", "status": "passed", "tags": ["rope"]}]}))
     monkeypatch.setenv("POSLAB_INSTRUCTOR_PASSWORD", PASSWORD)
-    at = unlock(go(open_app(), "pages/instructor.py"), PASSWORD)
+    at = unlock(go(open_app(), "app_pages/instructor.py"), PASSWORD)
     at.text_input(key="gradebook-folder").input(str(tmp_path / "missing")).run()
     assert any("There is no folder" in box.value for box in at.error)
     at.text_input(key="gradebook-folder").input(str(folder)).run()

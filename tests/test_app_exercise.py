@@ -10,15 +10,14 @@ import pytest
 from grader import api
 from grader.mutants import get_mutant, reference_source
 from grader.results import SubmissionResult, TestOutcome
-from pages import ui
-from poslab import grading_service
+from app_pages.ui import grading
+from app_pages.ui.gate import GradingGate
 from poslab.exercises import EXERCISES, HINT_TIERS, get_exercise
 from poslab.exercises import hints as exercise_hints
 from poslab.exercises import spec
-from poslab.grading_service import GradingGate
 from poslab.lessons import all_lessons, get_lesson
 from poslab.store import Store
-from tests.app_harness import app_env, go, open_app, progress_texts, sign_in  # noqa: F401 (app_env is a fixture)
+from tests.app_harness import go, open_app, progress_texts, sign_in
 
 EXERCISE = get_exercise("rope")
 WRONG = get_mutant("rope_clockwise")
@@ -49,7 +48,7 @@ def shown_table(at):
 
 
 def test_the_page_asks_for_a_name_before_submitting_and_shows_each_exercises_spec(app_env):
-    at = go(open_app(), "pages/exercise.py")
+    at = go(open_app(), "app_pages/exercise.py")
     assert spec("attention") in [code.value for code in at.code]  # the first exercise by default
     pick(at, EXERCISE.id)
     assert spec(EXERCISE.id) in [code.value for code in at.code] and spec("attention") not in [c.value for c in at.code]
@@ -58,7 +57,7 @@ def test_the_page_asks_for_a_name_before_submitting_and_shows_each_exercises_spe
 
 
 def test_wrong_uploads_get_a_sentence_and_nothing_is_graded_or_saved(app_env):
-    at = pick(go(sign_in(open_app(), "Ann"), "pages/exercise.py"), EXERCISE.id)
+    at = pick(go(sign_in(open_app(), "Ann"), "app_pages/exercise.py"), EXERCISE.id)
     upload(at, "rope.txt", b"x = 1\n")
     assert any("not a Python file" in box.value for box in at.error)
     upload(at, "rope.py", b"#" * (200 * 1024 + 1))
@@ -72,12 +71,12 @@ def test_wrong_uploads_get_a_sentence_and_nothing_is_graded_or_saved(app_env):
 
 def test_a_student_visits_checks_submits_right_and_wrong_and_a_new_session_sees_it(app_env):
     at = sign_in(open_app(), "Cleo")
-    go(at, "pages/position_problem.py")
+    go(at, "app_pages/position_problem.py")
     check = get_lesson("position-problem").checks[0]
     at.radio(key=f"qc-choice-position-problem-{check.id}").set_value(check.correct_index).run()
     at.button(key=f"qc-reveal-position-problem-{check.id}").click().run()
-    go(at, "pages/rope.py")
-    pick(go(at, "pages/exercise.py"), EXERCISE.id)
+    go(at, "app_pages/rope.py")
+    pick(go(at, "app_pages/exercise.py"), EXERCISE.id)
 
     upload(at, "rope.py", reference_source().encode("utf-8"))  # correct: full marks
     assert f"**{EXERCISE.title}:** 20 / 20 points" in [m.value for m in at.markdown]
@@ -97,7 +96,7 @@ def test_a_student_visits_checks_submits_right_and_wrong_and_a_new_session_sees_
     assert stored[0].score == stored[0].max_score == 20 and stored[1].score < 20
     assert not any(a.public_tests_only for a in stored)
 
-    later = go(open_app(student="Cleo"), "pages/progress.py")
+    later = go(open_app(student="Cleo"), "app_pages/progress.py")
     bars = progress_texts(later.main)
     assert f"{EXERCISE.title}: 2 attempts · grade 20/20 · hints used: 0" in bars
     assert any(bar.startswith(f"{get_lesson('position-problem').title}: visited · 1/") for bar in bars)
@@ -114,14 +113,14 @@ def hint_headings(at) -> list[str]:
 
 def test_hints_are_revealed_one_tier_at_a_time_and_remembered(app_env):
     hints = exercise_hints(EXERCISE.id)
-    at = pick(go(sign_in(open_app(), "Dan"), "pages/exercise.py"), EXERCISE.id)
+    at = pick(go(sign_in(open_app(), "Dan"), "app_pages/exercise.py"), EXERCISE.id)
     assert hint_headings(at) == [] and hints[0] not in [code.value for code in at.code]
     at.button(key=f"hint-{EXERCISE.id}").click().run()
     assert hint_headings(at) == [f":material/lightbulb: **Hint 1 of {len(hints)}: {HINT_TIERS[0]}**"]
     assert hints[0] in [code.value for code in at.code] and hints[1] not in [code.value for code in at.code]
     assert at.button(key=f"hint-{EXERCISE.id}").label == f"Show hint 2 of {len(hints)}"
     assert Store(app_env).progress("Dan").exercise("rope").hints_used == 1
-    again = pick(go(open_app(student="Dan"), "pages/exercise.py"), EXERCISE.id)
+    again = pick(go(open_app(student="Dan"), "app_pages/exercise.py"), EXERCISE.id)
     assert len(hint_headings(again)) == 1  # a new session still shows the hint already used
 
 
@@ -144,12 +143,12 @@ def bundle(monkeypatch, tmp_path):
     (tmp_path / "exercises").mkdir()
     (tmp_path / "exercises" / "rope.py").write_text("def apply_rope(x):\n    return x\n")
     (tmp_path / "exercises" / "test_rope.py").write_text("def test_shape(): pass\n")
-    monkeypatch.setattr(grading_service, "PROJECT_ROOT", tmp_path)
+    monkeypatch.setattr(grading, "PROJECT_ROOT", tmp_path)
     return graded
 
 
 def test_in_a_bundle_results_are_labelled_public_tests_only_and_are_not_a_grade(app_env, bundle):
-    at = pick(go(sign_in(open_app(), "Eve"), "pages/exercise.py"), EXERCISE.id)
+    at = pick(go(sign_in(open_app(), "Eve"), "app_pages/exercise.py"), EXERCISE.id)
     assert any("student bundle" in box.value for box in at.info)
     paste_and_grade(at, "def apply_rope(x):\n    return x\n")
     assert bundle[0][1] == "public" and bundle[0][0] == {"rope.py": "def apply_rope(x):\n    return x\n"}
@@ -157,15 +156,15 @@ def test_in_a_bundle_results_are_labelled_public_tests_only_and_are_not_a_grade(
     assert list(shown_table(at)["test"]) == ["exercises/test_rope.py::test_shape", "exercises/test_rope.py::test_norm"]
     progress = Store(app_env).progress("Eve").exercise("rope")
     assert (progress.best_score, progress.best_public_score, progress.public_max_score) == (None, 1.0, 2.0)
-    later = go(open_app(student="Eve"), "pages/progress.py")
+    later = go(open_app(student="Eve"), "app_pages/progress.py")
     assert f"{EXERCISE.title}: 1 attempt · grade none yet · public tests 1/2 · hints used: 0" in progress_texts(later.main)
 
 
 def test_the_folder_tab_offers_the_zip_and_grades_every_exercise_in_the_folder(app_env, bundle):
-    at = go(sign_in(open_app(), "Fay"), "pages/exercise.py")
+    at = go(sign_in(open_app(), "Fay"), "app_pages/exercise.py")
     assert [item.proto.label for item in at.get("download_button")] == ["Download the stubs and public tests (zip)"]
     at.button(key="grade-folder").click().run()
-    assert not at.exception and bundle[0][0] == grading_service.PROJECT_ROOT / "exercises"
+    assert not at.exception and bundle[0][0] == grading.PROJECT_ROOT / "exercises"
     stored = {attempt.exercise: attempt for attempt in Store(app_env).attempt_details("Fay")}
     assert set(stored) == {"rope", "alibi"}  # the exercises the result has tests for
     assert stored["rope"].code == "def apply_rope(x):\n    return x\n" and stored["alibi"].code is None
@@ -173,8 +172,8 @@ def test_the_folder_tab_offers_the_zip_and_grades_every_exercise_in_the_folder(a
 
 def test_a_busy_grader_makes_the_student_wait_with_a_message_then_says_to_retry(app_env, bundle, monkeypatch):
     gate = GradingGate(max_at_once=1, wait_seconds=0.3)
-    monkeypatch.setattr(ui, "grading_gate", lambda: gate)
-    at = pick(go(sign_in(open_app(), "Gus"), "pages/exercise.py"), EXERCISE.id)
+    monkeypatch.setattr(grading, "grading_gate", lambda: gate)
+    at = pick(go(sign_in(open_app(), "Gus"), "app_pages/exercise.py"), EXERCISE.id)
     with gate.slot("someone else"):
         paste_and_grade(at, "x = 1\n")
     assert any("busy" in item.value for item in at.markdown)  # the waiting message, written while waiting

@@ -2,7 +2,7 @@
 
 from poslab.lessons import all_lessons
 from poslab.store import Store
-from tests.app_harness import app_env, open_app  # noqa: F401  (app_env is a fixture)
+from tests.app_harness import open_app
 
 
 def shown_text(at) -> str:

@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from poslab.lessons import all_lessons, get_lesson
 from poslab.store import Store
-from tests.app_harness import APP, TIMEOUT, app_env, button, go, open_app, progress_texts, sign_in, texts  # noqa: F401
+from tests.app_harness import APP, TIMEOUT, button, go, open_app, progress_texts, sign_in, texts
 
 FIRST = "position-problem"
 SECOND = "three-families"
@@ -24,7 +24,7 @@ def answer(at, lesson_id: str, check_index: int, correct: bool):
 
 
 def test_without_a_name_nothing_is_stored_and_the_sidebar_asks_for_one(app_env):
-    at = go(open_app(), "pages/position_problem.py")
+    at = go(open_app(), "app_pages/position_problem.py")
     assert "Type a name" in at.sidebar.caption[0].value
     assert not at.sidebar.get("progress")
     assert Store(app_env).students() == ()
@@ -42,7 +42,7 @@ def test_the_name_goes_into_the_url_and_a_reload_keeps_it(app_env):
     at = sign_in(open_app(), "Ada  Lovelace")
     assert "Studying as Ada Lovelace" in texts(at.sidebar)
     assert at.query_params["student"] == "Ada Lovelace"
-    go(at, "pages/rope.py")
+    go(at, "app_pages/rope.py")
     assert at.query_params["student"] == "Ada Lovelace"  # still there after changing page
     reloaded = open_app(student=at.query_params["student"])
     assert "Studying as Ada Lovelace" in texts(reloaded.sidebar)
@@ -53,12 +53,12 @@ def test_the_name_goes_into_the_url_and_a_reload_keeps_it(app_env):
 def test_visits_checks_and_done_are_stored_and_the_sidebar_percentage_moves(app_env):
     at = sign_in(open_app(), "Ann")
     assert progress_texts(at.sidebar) == ["Course progress: 0%"]
-    go(at, f"pages/{FIRST.replace('-', '_')}.py")
+    go(at, f"app_pages/{FIRST.replace('-', '_')}.py")
     right = answer(at, FIRST, 0, correct=True)
     wrong = answer(at, FIRST, 1, correct=False)
     button(at, "Mark lesson done").click().run()
     assert any("finished this lesson" in box.value for box in at.success)
-    go(at, f"pages/{SECOND.replace('-', '_')}.py")
+    go(at, f"app_pages/{SECOND.replace('-', '_')}.py")
 
     progress = Store(app_env).progress("Ann")
     assert progress.lesson(FIRST).visited and progress.lesson(SECOND).visited
@@ -70,18 +70,18 @@ def test_visits_checks_and_done_are_stored_and_the_sidebar_percentage_moves(app_
 
 
 def test_the_progress_page_needs_a_name(app_env):
-    at = go(open_app(), "pages/progress.py")
+    at = go(open_app(), "app_pages/progress.py")
     assert any("Type your name" in box.value for box in at.info)
     assert not at.metric
 
 
 def test_a_fresh_session_with_the_same_name_sees_the_lessons_on_the_progress_page(app_env):
     at = sign_in(open_app(), "Bea")
-    go(at, f"pages/{FIRST.replace('-', '_')}.py")
+    go(at, f"app_pages/{FIRST.replace('-', '_')}.py")
     answer(at, FIRST, 0, correct=True)
-    go(at, f"pages/{SECOND.replace('-', '_')}.py")
+    go(at, f"app_pages/{SECOND.replace('-', '_')}.py")
 
-    later = go(open_app(student="Bea"), "pages/progress.py")
+    later = go(open_app(student="Bea"), "app_pages/progress.py")
     bars = progress_texts(later.main)
     first, second = get_lesson(FIRST), get_lesson(SECOND)
     assert f"{first.title}: visited · 1/{len(first.checks)} quick checks right" in bars
@@ -101,6 +101,6 @@ def test_with_a_login_configured_the_account_is_the_identity_and_the_url_is_igno
     assert not at.sidebar.get("progress")
 
     at.user = {"is_logged_in": True, "email": "ann@uni.edu", "name": "Ann"}
-    go(at, "pages/position_problem.py")
+    go(at, "app_pages/position_problem.py")
     assert "Signed in as ann@uni.edu" in texts(at.sidebar) and button(at.sidebar, "Log out")
     assert Store(app_env).students() == ("ann@uni.edu",)  # the visit went to the account, not to Mallory

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from poslab.experiments import extrapolation as experiment
-from poslab.experiments.progress import ProgressBar
+from poslab.experiments.terminal_progress import ProgressBar
 from poslab.experiments.results import (
     COLUMNS,
     ExtrapolationResults,

@@ -1,4 +1,4 @@
-"""poslab.gradebook: reading what `python -m grader grade --out DIR` writes."""
+"""grader.gradebook: reading what `python -m grader grade --out DIR` writes."""
 
 import csv
 import json
@@ -6,7 +6,7 @@ import json
 import pytest
 
 from grader.results import GRADEBOOK_HEADER, SubmissionResult, TestOutcome
-from poslab.gradebook import GradebookError, load_gradebook
+from grader.gradebook import GradebookError, load_gradebook
 
 
 def result(submission_id, rope_passes: bool, alibi_passes: bool) -> SubmissionResult:

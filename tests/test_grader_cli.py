@@ -9,7 +9,6 @@ hidden suite and mutants.
 from __future__ import annotations
 
 import csv
-import functools
 import json
 import os
 import subprocess
@@ -20,16 +19,17 @@ from pathlib import Path
 import pytest
 
 from grader import cli
-from grader.api import Grader, load_submission, submission_id_for
+from grader.api import load_submission, submission_id_for
 from grader.release import build_bundle, ReleaseError
-from tests.hostile._support import PROBE_MAX, ProbeSuite, reference_submission, require_bwrap
+from tests.hostile._support import PROBE_MAX, reference_submission, require_bwrap
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
 def probe_suite(monkeypatch):
-    monkeypatch.setattr(cli, "Grader", functools.partial(Grader, suite=ProbeSuite))
+    # `grade` runs on the grading service's judges, which load the suite by name.
+    monkeypatch.setattr(cli, "SUITE", "tests.hostile._support:ProbeSuite")
 
 
 @pytest.fixture
@@ -152,14 +152,15 @@ def bundle(tmp_path_factory):
 
 def test_the_bundle_has_the_course_and_no_instructor_material(bundle):
     files = {str(p.relative_to(bundle)) for p in bundle.rglob("*") if p.is_file()}
-    for needed in ("app.py", "grader/api.py", "grader/sandbox.py", "grader/worker.py", "grader/child.py",
-                   "grader/protocol.py", "grader/suite/student.py", "poslab/exercises.py",
-                   ".streamlit/config.toml", "requirements.txt", ".poslab-bundle"):
+    for needed in ("app.py", "grader/api.py", "grader/sandbox/__init__.py", "grader/sandbox/session.py",
+                   "grader/sandboxed/worker.py", "grader/sandboxed/child.py", "grader/sandboxed/protocol.py",
+                   "grader/student.py", "poslab/exercises.py", ".streamlit/config.toml", "requirements.txt",
+                   ".poslab-bundle"):
         assert needed in files, needed
-    assert any(name.startswith("pages/") for name in files)
+    assert any(name.startswith("app_pages/") for name in files)
     for name in files:
-        assert not name.startswith(("tests/", ".git/", "grader/mutants/", ".ci/")), name
-        assert not (name.startswith("grader/suite/") and name != "grader/suite/student.py"), name
+        assert not name.startswith(("tests/", ".git/", "grader/mutants/", "grader/suite/", ".ci/")), name
+        assert name not in ("grader/cli.py", "grader/__main__.py"), name
         assert "instructor" not in name, name
         assert "__pycache__" not in name
 
@@ -233,4 +234,4 @@ def test_the_bundle_app_starts_on_its_own_without_the_instructor_page(bundle, tm
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
     assert "TITLES ['Position Lab']" in run.stdout
-    assert not (bundle / "pages" / "instructor.py").exists()
+    assert not (bundle / "app_pages" / "instructor.py").exists()

@@ -10,16 +10,14 @@ where it is unusable, fails under CI=true.
 from __future__ import annotations
 
 import csv
-import functools
 import json
 from pathlib import Path
 
 import pytest
 
 from grader import cli
-from grader.api import Grader
 from grader.settings import GraderSettings
-from tests.hostile._support import PROBE_MAX, ProbeSuite, reference_submission, require_bwrap, sandbox_uids_alive
+from tests.hostile._support import PROBE_MAX, reference_submission, require_bwrap, sandbox_uids_alive
 
 HOSTILE_DIR = Path(__file__).parent / "hostile"
 HOSTILE = sorted(path.stem for path in HOSTILE_DIR.glob("[a-z]*.py"))
@@ -46,7 +44,7 @@ def run(tmp_path_factory):
     listing_before = sorted(p.name for p in subs.iterdir())
     out = root / "out"
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(cli, "Grader", functools.partial(Grader, suite=ProbeSuite))
+        patch.setattr(cli, "SUITE", "tests.hostile._support:ProbeSuite")
         code = cli.main(["grade", *map(str, paths), "--out", str(out), "--jobs", "2", "--timeout", str(TIMEOUT)])
     assert code == 0
     return {"root": root, "out": out, "listing_before": listing_before,

@@ -10,15 +10,18 @@ import json
 import re
 import socket
 import struct
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import torch
 
-from grader import protocol
-from grader.child import Decoder
 from grader.sandbox import JudgeEncoder, decode_reply
-from grader.suite.student import StudentError, TensorInfo, Transposed
+from grader.sandbox.worker_process import BOOTSTRAP
+from grader.sandboxed import protocol
+from grader.sandboxed.exercise_calls import Decoder
+from grader.student import StudentError, TensorInfo, Transposed
 
 GRADER_DIR = Path(__file__).resolve().parent.parent / "grader"
 
@@ -161,7 +164,35 @@ def test_nothing_is_unpickled_anywhere_in_the_grader():
     """The trust boundary: no pickle, no torch.load (pickle too), no marshal, in any grader module."""
     banned = re.compile(r"\b(import|from)\s+(pickle|cPickle|dill|marshal|shelve|multiprocessing)\b"
                         r"|\b(pickle|marshal|dill)\.\w+\(|\btorch\.load\(|\bnp\.load\(")
-    for path in GRADER_DIR.glob("*.py"):
+    paths = sorted(GRADER_DIR.rglob("*.py"))
+    assert GRADER_DIR / "sandboxed" / "protocol.py" in paths and GRADER_DIR / "sandbox" / "replies.py" in paths
+    for path in paths:
         found = banned.search(path.read_text())
-        assert found is None, f"{path.name}: {found.group(0)}"
+        assert found is None, f"{path.relative_to(GRADER_DIR)}: {found.group(0)}"
     assert banned.search("x = pickle.loads(data)") and banned.search("import multiprocessing")
+
+
+def test_the_bootstrap_serves_the_sources_it_receives_as_one_package():
+    """The worker's code arrives as source, with no order to load it in: siblings import each other."""
+    sources = {
+        "worker": "from . import zeta\nfrom .alpha import VALUE\n\n"
+                  "def main(control):\n    control.sendall((zeta.NAME + VALUE).encode())\n",
+        "zeta": "from .alpha import VALUE\nNAME = __name__ + ':' + VALUE + ':'\n",
+        "alpha": "VALUE = 'ok'\n",
+        "__init__": "",
+    }
+    judge_end, worker_end = socket.socketpair()
+    process = subprocess.Popen([sys.executable, "-I", "-B", "-c", BOOTSTRAP], stdin=worker_end)
+    worker_end.close()
+    try:
+        data = json.dumps(sources).encode()
+        judge_end.sendall(struct.pack("!I", len(data)) + data)
+        judge_end.settimeout(30)
+        reply = b""
+        while chunk := judge_end.recv(100):
+            reply += chunk
+        assert process.wait(timeout=30) == 0
+    finally:
+        judge_end.close()
+        process.kill()
+    assert reply == b"sandbox_runner.zeta:ok:ok"

@@ -1,4 +1,4 @@
-"""The sandboxed Student: the contract of grader/suite/student.py, kept across the process boundary,
+"""The sandboxed Student: the contract of grader/student.py, kept across the process boundary,
 and what the child can and cannot see. Expected values are computed here, in the judging process.
 
 Most tests need bubblewrap (skip with the reason locally, fail under CI=true); the last ones run
@@ -18,7 +18,7 @@ import poslab.encodings as reference
 from grader.api import Grader, load_submission
 from grader.sandbox import SubmissionSandbox, WorkerProcess
 from grader.settings import GraderSettings
-from grader.suite.student import (
+from grader.student import (
     NotImplementedBySubmission,
     StudentError,
     SubmissionCrashed,

@@ -1,5 +1,6 @@
-"""poslab.grading_service: upload checks, the grading gate, results for the student and the store,
-and the call into grader.api (replaced by a stand-in here; the real grader runs in test_app_exercise)."""
+"""Grading from the app: what a student may hand in (grader.submissions), the grading gate, results
+for the student and the store, and the call into grader.api (app_pages.ui; the grader is replaced
+by a stand-in here, the real one runs in test_app_exercise)."""
 
 import io
 import threading
@@ -8,12 +9,12 @@ import zipfile
 
 import pytest
 
+from app_pages.ui.feedback import hidden_test_count, score_line, visible_failures, visible_tests
+from app_pages.ui.gate import AlreadyGrading, GraderBusy, GradingError, GradingGate
+from app_pages.ui.grading import attempt_details, exercises_zip, grade, save_attempts
 from grader import api
 from grader.results import SubmissionResult, TestOutcome
-from poslab.grading_service import (
-    MAX_UPLOAD_BYTES, AlreadyGrading, GraderBusy, GradingError, GradingGate, SubmissionRejected, attempt_details,
-    exercises_zip, grade, hidden_test_count, save_attempts, score_line, source_from_paste, source_from_upload,
-    visible_failures, visible_tests)
+from grader.submissions import SubmissionRejected, load_submission, source_from_paste, source_from_upload
 from poslab.store import Store
 
 # --- uploads -----------------------------------------------------------------------------------
@@ -39,7 +40,6 @@ def test_the_size_limit_is_200_kb_inclusive():
     assert len(source_from_upload("big.py", at_limit)) == 200 * 1024
     with pytest.raises(SubmissionRejected, match="at most 200 KB"):
         source_from_upload("big.py", at_limit + b"#")
-    assert MAX_UPLOAD_BYTES == 204_800
 
 
 def test_latin1_bytes_are_refused_as_not_utf8():
@@ -63,7 +63,28 @@ def test_pasted_code_follows_the_same_rules():
     with pytest.raises(SubmissionRejected, match="empty"):
         source_from_paste(None)
     with pytest.raises(SubmissionRejected, match="200 KB"):
-        source_from_paste("é" * (MAX_UPLOAD_BYTES // 2 + 1))  # 2 bytes each in UTF-8
+        source_from_paste("é" * (200 * 1024 // 2 + 1))  # 2 bytes each in UTF-8
+
+
+def test_the_grader_loads_folders_by_the_same_rules_and_lists_every_problem(tmp_path):
+    (tmp_path / "rope.py").write_bytes(b"#" * (300 * 1024))
+    (tmp_path / "alibi.py").write_bytes("x = 'é'\n".encode("latin-1"))
+    (tmp_path / "learned.py").write_bytes(b"x = 1\x00")
+    (tmp_path / "attention.py").write_bytes(b"\xef\xbb\xbfx = 1\n")
+    submission = load_submission(tmp_path)
+    assert len(submission.problems) == 3
+    rope, alibi, learned = (next(p for p in submission.problems if p.startswith(name)) for name in
+                            ("rope.py", "alibi.py", "learned.py"))
+    assert "at most 200 KB" in rope and "not UTF-8" in alibi and "binary data" in learned
+    assert submission.files["attention.py"] == "x = 1\n"  # the byte-order mark dropped, as for an upload
+
+
+def test_an_upload_and_the_loader_word_a_shared_problem_alike(tmp_path):
+    (tmp_path / "rope.py").write_bytes(b"\xff\xfe not text")
+    with pytest.raises(SubmissionRejected) as refused:
+        source_from_upload("rope.py", b"\xff\xfe not text")
+    loaded, = load_submission(tmp_path).problems
+    assert loaded == str(refused.value).replace("That file", "rope.py", 1)
 
 
 # --- the gate ----------------------------------------------------------------------------------

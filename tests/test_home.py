@@ -1,13 +1,10 @@
 """Home: the course map follows the registry, every lesson has a summary, the page links them all."""
 
-from pathlib import Path
-
 import pytest
 
 from poslab.lessons import all_lessons
-from poslab.viz import home
-
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
+from poslab import course_map as home
+from tests.app_harness import open_app
 
 
 def test_course_map_lists_every_lesson_once_in_order():
@@ -34,17 +31,8 @@ def test_missing_text_block_is_a_key_error():
         home.home_text("nope")
 
 
-@pytest.fixture(scope="module")
-def page():
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_file(APP, default_timeout=30)
-    at.run()
-    assert not at.exception
-    return at
-
-
-def test_home_links_every_lesson_and_keeps_a_progress_spot(page):
+def test_home_links_every_lesson_and_keeps_a_progress_spot(app_env):
+    page = open_app()
     labels = {link.label for link in page.get("page_link")}
     for _, stops in home.course_map():
         for stop in stops:

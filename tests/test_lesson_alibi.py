@@ -7,7 +7,6 @@ import pytest
 
 from poslab.viz import alibi as lesson
 from poslab.viz.common import MAX_HEATMAP_CELLS, convention_problems
-from tests.app_harness import app_env, go, open_app  # noqa: F401  (app_env is a fixture)
 
 TWELVE_HEADS = [2 ** -e for e in (1, 2, 3, 4, 5, 6, 7, 8, 0.5, 1.5, 2.5, 3.5)]  # the paper's rule, by hand
 
@@ -87,8 +86,8 @@ def chart_titles(at) -> list[str]:
     return [str(json.loads(chart.proto.spec).get("title")) for chart in at.get("vega_lite_chart")]
 
 
-def test_page_head_count_changes_the_slopes_table(app_env):
-    at = go(open_app(), "pages/alibi.py")
+def test_page_head_count_changes_the_slopes_table(lesson_page):
+    at = lesson_page("alibi")
     table = at.dataframe[0].value
     assert len(table) == 12 and list(table["slope"]) == pytest.approx(TWELVE_HEADS)
     assert "c = 8" in at.info[0].value
@@ -96,8 +95,8 @@ def test_page_head_count_changes_the_slopes_table(app_env):
     assert not at.exception and len(at.dataframe[0].value) == 8 and "is a power of two" in at.info[0].value
 
 
-def test_page_ratio_head_and_offset_widgets_change_what_is_shown(app_env):
-    at = go(open_app(), "pages/alibi.py")
+def test_page_ratio_head_and_offset_widgets_change_what_is_shown(lesson_page):
+    at = lesson_page("alibi")
     caption = [c.value for c in at.caption]
     at.select_slider(key="alibi-ratio").set_value("1/10").run()
     assert not at.exception and [c.value for c in at.caption] != caption

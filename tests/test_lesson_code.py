@@ -2,7 +2,6 @@
 
 import contextlib
 import io
-from pathlib import Path
 
 import pytest
 import torch
@@ -12,7 +11,6 @@ from poslab.lessons import get_lesson
 from poslab.viz import code_demo as demo
 from poslab.viz.common import convention_problems
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 EXACT = "exact: atol=0, rtol=0"
 
 
@@ -26,7 +24,7 @@ def printed_by(source: str) -> str:
 
 def test_default_source_is_the_seed_program():
     source = demo.demo_source(4, 8, demo.default_order(4), 0)
-    # Literal lines of the seed lesson.
+    # Literal lines of the source lesson.
     assert "P = torch.tensor([[0,0,1,0],[1,0,0,0],[0,0,0,1],[0,1,0,0]]).float()" in source
     assert "X = torch.randn(4, 8)         # 4 tokens, d=8" in source
     assert "print(torch.allclose(P @ out_orig, out_perm, atol=1e-5))" in source
@@ -96,18 +94,6 @@ def test_lesson_has_three_quick_checks():
 # ---------------------------------------------------------------- the page
 
 
-@pytest.fixture(scope="module")
-def page():
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_file(APP, default_timeout=30)
-    at.run()
-    at.switch_page("pages/code.py")
-    at.run()
-    assert not at.exception
-    return at
-
-
 def _output(at) -> str:
     return next(block.value for block in at.code if block.language == "text")
 
@@ -116,12 +102,14 @@ def _program(at) -> str:
     return next(block.value for block in at.code if block.language == "python")
 
 
-def test_page_prints_the_seeds_true(page):
+def test_page_prints_the_seeds_true(lesson_page):
+    page = lesson_page("code")
     assert _output(page) == "True"
     assert "[[0,0,1,0],[1,0,0,0],[0,0,0,1],[0,1,0,0]]" in _program(page)
 
 
-def test_page_encoding_toggle_and_tolerance_flip_the_output(page):
+def test_page_encoding_toggle_and_tolerance_flip_the_output(lesson_page):
+    page = lesson_page("code")
     page.toggle(key="code-pe").set_value(True).run()
     assert _output(page) == "False" and "PE" in _program(page)
     page.toggle(key="code-pe").set_value(False).run()
@@ -131,7 +119,8 @@ def test_page_encoding_toggle_and_tolerance_flip_the_output(page):
     assert _output(page) == "True"
 
 
-def test_page_new_order_changes_the_matrix_and_bad_order_is_explained(page):
+def test_page_new_order_changes_the_matrix_and_bad_order_is_explained(lesson_page):
+    page = lesson_page("code")
     page.text_input(key="code-order-4").set_value("1 0 3 2").run()
     assert "[[0,1,0,0],[1,0,0,0],[0,0,0,1],[0,0,1,0]]" in _program(page)
     page.text_input(key="code-order-4").set_value("1 0 3").run()

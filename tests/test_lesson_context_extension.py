@@ -7,7 +7,6 @@ import torch
 
 from poslab.viz import context_extension as lesson
 from poslab.viz.common import convention_problems
-from tests.app_harness import app_env, go, open_app  # noqa: F401  (app_env is a fixture)
 
 D, BASE, L = 128, 10000.0, 4096
 
@@ -44,7 +43,7 @@ def test_flags_by_hand_for_each_schedule(factor):
     # NTK-aware: theta'_i / theta_i = s^(-2i/(D-2)), so s theta'_i / theta_i = s^(1 - 2i/126) > 1 for i < 63.
     assert flagged(view, "NTK-aware") == (17, "46-62")
     # Interpolation, YaRN (slow pairs fully interpolated: i >= ceil(45.04)) and Llama 3 (lambda > L): none.
-    for schedule in ("Position interpolation (linear)", "YaRN", "Llama 3", "Dynamic NTK"):
+    for schedule in ("Position interpolation (linear)", "YaRN", "Llama 3.1", "Dynamic NTK"):
         assert flagged(view, schedule) == (0, "none")
 
 
@@ -86,16 +85,16 @@ def _metrics(at):
     return [metric.value for metric in at.metric]
 
 
-def test_page_factor_changes_the_target_length_and_the_flags(app_env):
-    at = go(open_app(), "pages/context_extension.py")
+def test_page_factor_changes_the_target_length_and_the_flags(lesson_page):
+    at = lesson_page("context-extension")
     assert _metrics(at)[:2] == ["1,048,576", "18 of 64"]
     at.select_slider(key="ext-factor").set_value(1).run()
     assert not at.exception and _metrics(at)[0] == "4,096"
     assert (at.dataframe[0].value["flagged pairs"] == 0).all()
 
 
-def test_page_base_and_length_change_the_slow_pairs(app_env):
-    at = go(open_app(), "pages/context_extension.py")
+def test_page_base_and_length_change_the_slow_pairs(lesson_page):
+    at = lesson_page("context-extension")
     at.select_slider(key="ext-base").set_value(500_000).run()
     assert not at.exception and _metrics(at)[1] == f"{len(slow_pairs_by_hand(base=500_000.0))} of 64"
     at.select_slider(key="ext-length").set_value(8_192).run()

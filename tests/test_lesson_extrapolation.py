@@ -12,7 +12,7 @@ from poslab.experiments.results import ExtrapolationResults, Measurement, RunRec
 from poslab.lessons import get_lesson
 from poslab.viz import extrapolation as lesson
 from poslab.viz.common import convention_problems
-from tests.app_harness import app_env, button, go, open_app  # noqa: F401  (app_env is a fixture)
+from tests.app_harness import button
 
 LENGTHS = (64, 128, 256, 512)
 
@@ -119,8 +119,8 @@ def test_lesson_has_text_and_predict_before_reveal_checks():
 # ---------------------------------------------------------------- the page
 
 
-def test_page_shows_the_shipped_results_and_their_reading(app_env):
-    at = go(open_app(), "pages/extrapolation.py")
+def test_page_shows_the_shipped_results_and_their_reading(lesson_page):
+    at = lesson_page("extrapolation")
     shipped = load_results(experiment.SHIPPED_CSV)
     markdown = [block.value for block in at.markdown]
     assert lesson.reading(shipped) in markdown  # the words on the page are the ones the data gives
@@ -131,10 +131,10 @@ def test_page_shows_the_shipped_results_and_their_reading(app_env):
     assert len(at.get("radio")) == len(get_lesson("extrapolation").checks)
 
 
-def test_page_live_run_with_a_tiny_config(app_env, monkeypatch):
+def test_page_live_run_with_a_tiny_config(lesson_page, monkeypatch):
     tiny = replace(experiment.QUICK, train_len=8, steps=2, eval_tokens=256, encodings=("learned", "alibi"))
     monkeypatch.setattr(lesson, "QUICK", tiny)
-    at = go(open_app(), "pages/extrapolation.py")
+    at = lesson_page("extrapolation")
     at.number_input(key="extrapolation-seed").set_value(3).run()
     button(at, "Run the quick mode live").click().run()
     assert not at.exception, at.exception

@@ -9,7 +9,7 @@ from poslab.encodings.sinusoidal import sinusoidal_encoding
 from poslab.fit.learned_table import fit_learned_table, recency_target
 from poslab.viz import learned as lesson
 from poslab.viz.common import convention_problems
-from tests.app_harness import app_env, button, go, open_app  # noqa: F401  (app_env is a fixture)
+from tests.app_harness import button
 
 SMALL = dict(max_len=24, train_len=16, d_model=8, steps=150, seed=0)
 
@@ -78,8 +78,8 @@ def test_look_up_runs_up_to_max_len_and_shows_the_error_past_it():
 # ---------------------------------------------------------------- the page
 
 
-def test_page_table_size_and_the_max_len_wall(app_env):
-    at = go(open_app(), "pages/learned.py")
+def test_page_table_size_and_the_max_len_wall(lesson_page):
+    at = lesson_page("learned")
     assert at.metric[0].value == "786,432"
     at.select_slider(key="learned-d").set_value(64).run()
     assert not at.exception and at.metric[0].value == f"{1024 * 64:,}"
@@ -90,8 +90,8 @@ def test_page_table_size_and_the_max_len_wall(app_env):
     assert "longer than max_len 16" in at.error[0].value
 
 
-def test_page_trains_only_when_asked_and_shows_the_fit(app_env):
-    at = go(open_app(), "pages/learned.py")
+def test_page_trains_only_when_asked_and_shows_the_fit(lesson_page):
+    at = lesson_page("learned")
     assert at.info and len(at.metric) == 1  # nothing trained yet
     at.slider(key="learned-train-len").set_value(32)
     button(at, "Train (a second or so)").click().run()

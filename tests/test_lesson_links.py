@@ -1,14 +1,10 @@
 """Links: every reading is well-formed, filters work, and the page shows what the filters select."""
 
 import re
-from pathlib import Path
 
-import pytest
-
+from poslab import references
 from poslab.lessons import get_lesson
-from poslab.viz import references
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 # The arXiv ids the course specification names for these papers (typed here, not read from the TOML).
 EXPECTED_ARXIV = {"1706.03762", "1810.04805", "2104.09864", "2108.12409", "2306.15595", "2309.00071", "2305.19466"}
 
@@ -66,23 +62,12 @@ def test_lesson_has_quick_checks():
     assert len(get_lesson("links").checks) >= 2
 
 
-@pytest.fixture(scope="module")
-def page():
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_file(APP, default_timeout=30)
-    at.run()
-    at.switch_page("pages/links.py")
-    at.run()
-    assert not at.exception
-    return at
-
-
 def _shown(at) -> str:
     return next(caption.value for caption in at.caption if caption.value.startswith("Showing"))
 
 
-def test_page_lists_every_source_then_filters(page):
+def test_page_lists_every_source_then_filters(lesson_page):
+    page = lesson_page("links")
     total = len(references.readings())
     assert _shown(page) == f"Showing {total} of {total} sources."
     page.segmented_control(key="links-kind").set_value("paper").run()

@@ -1,6 +1,5 @@
 """The position problem: permutation parsing, the equivariance experiment, the RNN contrast, the page."""
 
-from pathlib import Path
 
 import pytest
 import torch
@@ -12,7 +11,6 @@ from poslab.viz.common import convention_problems
 DOG = lab.sentence_tokens("the dog bit the man")
 SWAP_DOG_AND_MAN = (0, 4, 2, 3, 1)
 SWAP_THE_AND_THE = (3, 1, 2, 0, 4)
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 
 # ---------------------------------------------------------------- parsing
@@ -184,34 +182,25 @@ def test_lesson_has_three_quick_checks_including_the_causal_mask():
 # ---------------------------------------------------------------- the page
 
 
-@pytest.fixture(scope="module")
-def page():
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_file(APP, default_timeout=30)
-    at.run()
-    at.switch_page("pages/position_problem.py")
-    at.run()
-    assert not at.exception
-    return at
-
-
 def _verdicts(at):
     return [box.value for box in at.success] + [box.value for box in at.warning]
 
 
-def test_page_shows_the_equivariance_verdict(page):
+def test_page_shows_the_equivariance_verdict(lesson_page):
+    page = lesson_page("position-problem")
     assert any("attn(PX) = P·attn(X) holds" in verdict for verdict in _verdicts(page))
 
 
-def test_page_mask_toggle_flips_the_verdict(page):
+def test_page_mask_toggle_flips_the_verdict(lesson_page):
+    page = lesson_page("position-problem")
     page.toggle(key="pp-causal").set_value(True).run()
     assert not page.exception and any("breaks" in verdict for verdict in _verdicts(page))
     page.toggle(key="pp-causal").set_value(False).run()
     assert any("holds" in verdict for verdict in _verdicts(page))
 
 
-def test_page_pooling_and_encoding_toggles_change_the_claim(page):
+def test_page_pooling_and_encoding_toggles_change_the_claim(lesson_page):
+    page = lesson_page("position-problem")
     page.toggle(key="pp-pooled").set_value(True).run()
     assert any("mean(attn(PX)) = mean(attn(X)) holds" in verdict for verdict in _verdicts(page))
     page.toggle(key="pp-positional").set_value(True).run()
@@ -220,7 +209,8 @@ def test_page_pooling_and_encoding_toggles_change_the_claim(page):
     page.toggle(key="pp-positional").set_value(False).run()
 
 
-def test_page_bad_order_is_explained_and_a_new_order_changes_the_numbers(page):
+def test_page_bad_order_is_explained_and_a_new_order_changes_the_numbers(lesson_page):
+    page = lesson_page("position-problem")
     order_box = next(box for box in page.text_input if box.key.startswith("pp-order-"))
     order_box.set_value("0 1 1 3 4").run()
     assert any("appears more than once" in box.value for box in page.error)
@@ -230,7 +220,8 @@ def test_page_bad_order_is_explained_and_a_new_order_changes_the_numbers(page):
     assert not any("largest difference 0," in verdict for verdict in _verdicts(page))
 
 
-def test_page_shuffle_and_random_tokens_run(page):
+def test_page_shuffle_and_random_tokens_run(lesson_page):
+    page = lesson_page("position-problem")
     page.segmented_control(key="pp-how").set_value("shuffle").run()
     before = [m.value for m in page.markdown if m.value.startswith("**X:**")]
     page.button(key="pp-shuffle").click().run()

@@ -10,7 +10,6 @@ import torch
 from poslab.encodings.rope import apply_rotary, rope_inverse_frequencies
 from poslab.viz import rope as lesson
 from poslab.viz.common import convention_problems
-from tests.app_harness import app_env, go, open_app  # noqa: F401  (app_env is a fixture)
 
 
 def score_by_hand(q: torch.Tensor, k: torch.Tensor, m: int, n: int, base: float = 10000.0) -> float:
@@ -128,8 +127,8 @@ def _metrics(at):
     return {metric.label: metric.value for metric in at.metric}
 
 
-def test_page_scores_stay_with_both_shifted_and_widgets_change_them(app_env):
-    at = go(open_app(), "pages/rope.py")
+def test_page_scores_stay_with_both_shifted_and_widgets_change_them(lesson_page):
+    at = lesson_page("rope")
     values = list(_metrics(at).values())
     assert values[0] == values[1] and values[2] != values[0]  # both moved: same; key only: not
     at.slider(key="rope-m").set_value(40).run()
@@ -138,8 +137,8 @@ def test_page_scores_stay_with_both_shifted_and_widgets_change_them(app_env):
     assert not at.exception and any("2040" in label for label in _metrics(at))
 
 
-def test_page_head_dimension_changes_the_pairing_numbers(app_env):
-    at = go(open_app(), "pages/rope.py")
+def test_page_head_dimension_changes_the_pairing_numbers(lesson_page):
+    at = lesson_page("rope")
     before = _metrics(at)["max |rope_interleaved(q) − rope_half(q)|"]
     at.select_slider(key="rope-d").set_value(16).run()
     assert not at.exception and _metrics(at)["max |rope_interleaved(q) − rope_half(q)|"] != before

@@ -8,7 +8,6 @@ import torch
 from poslab.encodings.sinusoidal import sinusoidal_encoding
 from poslab.viz import sinusoidal as lesson
 from poslab.viz.common import MAX_HEATMAP_CELLS, convention_problems
-from tests.app_harness import app_env, go, open_app  # noqa: F401  (app_env is a fixture)
 
 D, BASE, LENGTH = 16, 10000.0, 64
 
@@ -114,8 +113,8 @@ def _metrics(at):
     return [metric.value for metric in at.metric]
 
 
-def test_page_renders_and_k_changes_the_numbers(app_env):
-    at = go(open_app(), "pages/sinusoidal.py")
+def test_page_renders_and_k_changes_the_numbers(lesson_page):
+    at = lesson_page("sinusoidal")
     before = _metrics(at)
     assert len(before) == 3 and float(before[0]) < 1e-6
     at.slider(key="sin-k").set_value(9).run()
@@ -124,8 +123,8 @@ def test_page_renders_and_k_changes_the_numbers(app_env):
     assert after[1] != before[1] and after[1] == after[2]  # +k and -k agree, and k moved them
 
 
-def test_page_dimension_and_base_change_what_is_shown(app_env):
-    at = go(open_app(), "pages/sinusoidal.py")
+def test_page_dimension_and_base_change_what_is_shown(lesson_page):
+    at = lesson_page("sinusoidal")
     captions = [caption.value for caption in at.caption]
     at.select_slider(key="sin-base").set_value(100).run()
     assert not at.exception and [caption.value for caption in at.caption] != captions

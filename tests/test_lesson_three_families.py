@@ -8,8 +8,6 @@ from poslab.lessons import get_lesson
 from poslab.viz import families
 from poslab.viz.common import convention_problems
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
-
 
 def test_methods_come_in_lesson_order_and_each_has_its_lesson():
     assert [method.id for method in families.methods()] == ["sinusoidal", "learned", "rope", "alibi"]
@@ -100,25 +98,15 @@ def test_lesson_has_three_quick_checks():
 # ---------------------------------------------------------------- the page
 
 
-@pytest.fixture(scope="module")
-def page():
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_file(APP, default_timeout=30)
-    at.run()
-    at.switch_page("pages/three_families.py")
-    at.run()
-    assert not at.exception
-    return at
-
-
-def test_page_preset_changes_the_numbers(page):
+def test_page_preset_changes_the_numbers(lesson_page):
+    page = lesson_page("three-families")
     assert page.dataframe[0].value.loc["trainable parameters", "Learned table"] == "786,432"
     page.pills(key="tf-preset").set_value("LLaMA-2 7B").run()
     assert page.dataframe[0].value.loc["trainable parameters", "Learned table"] == f"{4096 * 4096:,}"
 
 
-def test_page_explains_an_impossible_head_count(page):
+def test_page_explains_an_impossible_head_count(lesson_page):
+    page = lesson_page("three-families")
     page.pills(key="tf-preset").set_value("GPT-2 small").run()
     page.number_input(key="tf-h-GPT-2 small").set_value(10).run()
     assert not page.exception and any("do not divide" in box.value for box in page.error)
@@ -126,7 +114,8 @@ def test_page_explains_an_impossible_head_count(page):
     assert not page.error
 
 
-def test_page_chooser_jumps_to_the_lesson(page):
+def test_page_chooser_jumps_to_the_lesson(lesson_page):
+    page = lesson_page("three-families")
     page.segmented_control(key="tf-choice").set_value("alibi").run()
     page.button(key="tf-go").click().run()
     assert not page.exception and page.title[0].value == get_lesson("alibi").title

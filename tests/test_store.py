@@ -23,6 +23,7 @@ from poslab.store import (
     StoreBusyError,
     StoreUnavailableError,
     StudentProgress,
+    TestRow,
 )
 
 # -- schema ---------------------------------------------------------------------------------------
@@ -31,11 +32,11 @@ from poslab.store import (
 def test_schema_is_created_on_first_use_and_its_version_recorded(store_url):
     first = Store(store_url, catalogue=TEST_CATALOGUE)
     first.record_visit("ann", "intro")
-    assert first.schema_version == SCHEMA_VERSION == 1
+    assert first.schema_version == SCHEMA_VERSION == 3  # 2: the grading service's jobs, 3: per-test rows
     first.close()
     # A second store (another process, another replica) finds the schema and keeps the row.
     second = Store(store_url, catalogue=TEST_CATALOGUE)
-    assert second.schema_version == 1
+    assert second.schema_version == 3
     assert second.progress("ann").lesson("intro").visited
     second.close()
 
@@ -185,22 +186,55 @@ def test_attempts_are_a_time_series_for_one_student(store):
     assert store.attempts("carol").empty
 
 
-def test_per_test_pass_rates_come_from_the_stored_details(store):
-    def details(*outcomes):
-        return {"tests": [{"name": name, "passed": ok} for name, ok in outcomes]}
+def test_per_test_pass_rates_come_from_the_rows_given_with_each_attempt(store):
+    def rows(*outcomes, exercise="rope"):
+        return [TestRow(exercise, name, ok) for name, ok in outcomes]
 
-    store.record_attempt("ann", "rope", 1, 2, details=details(("shape", True), ("norm", False)))
-    store.record_attempt("bob", "rope", 2, 2, details=details(("shape", True), ("norm", True)))
-    store.record_attempt("bob", "rope", 0, 2, details=details(("shape", False), ("norm", False)))
-    store.record_attempt("ann", "alibi", 1, 1, details={"tests": [{"name": "slopes", "status": "passed"}]})
-    store.record_attempt("ann", "rope", 2, 2, details=details(("shape", False)), public_tests_only=True)
-    store.record_attempt("ann", "rope", 2, 2, details={"unexpected": "shape"})
+    store.record_attempt("ann", "rope", 1, 2, tests=rows(("shape", True), ("norm", False)))
+    store.record_attempt("bob", "rope", 2, 2, tests=rows(("shape", True), ("norm", True)))
+    store.record_attempt("bob", "rope", 0, 2, tests=rows(("shape", False), ("norm", False)))
+    store.record_attempt("ann", "alibi", 1, 1, tests=rows(("slopes", True), exercise="alibi"))
+    store.record_attempt("ann", "rope", 2, 2, tests=rows(("shape", False)), public_tests_only=True)
+    store.record_attempt("ann", "rope", 2, 2, details={"tests": [{"name": "shape", "passed": False}]})  # not read
     table = store.per_test_pass_rates()
     rates = {(row.exercise, row.test): (row.pass_rate, row.n) for row in table.itertuples()}
     assert rates == {("rope", "norm"): (1 / 3, 3), ("rope", "shape"): (2 / 3, 3), ("alibi", "slopes"): (1.0, 1)}
     assert list(table["test"]) == ["norm", "shape", "slopes"]  # most failed first
     public = store.per_test_pass_rates("rope", public_tests_only=True)
     assert public.to_dict("records") == [{"exercise": "rope", "test": "shape", "pass_rate": 0.0, "n": 1}]
+    assert list(store.per_test_pass_rates("alibi")["test"]) == ["slopes"]
+
+
+def test_test_rows_of_another_exercise_or_without_a_name_are_refused(store):
+    with pytest.raises(ValueError, match="exercise 'alibi' was given with an attempt at 'rope'"):
+        store.record_attempt("ann", "rope", 1, 2, tests=[TestRow("alibi", "slopes", True)])
+    with pytest.raises(ValueError, match="test name"):
+        store.record_attempt("ann", "rope", 1, 2, tests=[TestRow("rope", "", True)])
+    with pytest.raises(ValueError, match="passed must be True or False"):
+        store.record_attempt("ann", "rope", 1, 2, tests=[TestRow("rope", "norm", 1)])
+    assert store.attempts("ann").empty  # nothing half-written
+
+
+def test_attempts_stored_before_test_rows_existed_keep_counting_in_pass_rates(store_url):
+    import sqlalchemy as sa
+
+    from poslab.store import schema
+
+    engine = sa.create_engine(store_url)
+    with engine.begin() as conn:  # a version-2 database, as an earlier release left it
+        schema.schema_version.create(conn)
+        for version, migration in enumerate(schema.MIGRATIONS[:2], start=1):
+            migration(conn)
+            applied = datetime(2026, 1, 1, tzinfo=UTC)
+            conn.execute(sa.insert(schema.schema_version).values(version=version, applied_at=applied))
+        for details in ({"tests": [{"name": "norm", "status": "passed"}, {"name": "shape", "status": "failed"}]},
+                        {"tests": [{"name": "norm", "passed": False}, {"oops": 1}]}, {"unexpected": "shape"}):
+            conn.execute(sa.insert(schema.attempts).values(
+                student="ann", exercise="rope", score=1, max_score=2, public_tests_only=False,
+                details=json.dumps(details), at=datetime(2026, 1, 2, tzinfo=UTC)))
+    engine.dispose()
+    rates = Store(store_url, catalogue=TEST_CATALOGUE).per_test_pass_rates()
+    assert {(row.test, row.pass_rate, row.n) for row in rates.itertuples()} == {("norm", 0.5, 2), ("shape", 0.0, 1)}
 
 
 # -- the class view -------------------------------------------------------------------------------

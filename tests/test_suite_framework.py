@@ -9,9 +9,10 @@ from collections import defaultdict
 import pytest
 
 import grader.suite as suite
-from grader.suite import VISIBILITIES, CaseOutcome, TestCase, collect, graded, run_case, suite_hash
-from grader.suite.checks import Fail
-from grader.suite.student import NotImplementedBySubmission, Student, StudentError, SubmissionCrashed
+from grader.results import TestOutcome
+from grader.suite import VISIBILITIES, TestCase, collect, graded, run_case, suite_hash
+from grader.suite.expect import Fail
+from grader.student import NotImplementedBySubmission, Student, StudentError, SubmissionCrashed
 from poslab.exercises import EXERCISE_IDS
 
 
@@ -98,7 +99,7 @@ def test_long_student_messages_are_shortened():
 
 def test_case_outcome_round_trips_through_json():
     outcome = run_case(case_raising(Fail("No.")), NoStudent())
-    assert CaseOutcome.from_dict(json.loads(json.dumps(outcome.to_dict()))) == outcome
+    assert TestOutcome.from_dict(json.loads(json.dumps(outcome.to_dict()))) == outcome
 
 
 def test_suite_hash_is_stable_and_follows_the_sources(tmp_path, monkeypatch):

@@ -1,4 +1,4 @@
-"""LocalStudent keeps the Student contract of grader/suite/student.py (for trusted code)."""
+"""LocalStudent keeps the Student contract of grader/student.py (for trusted code)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import torch
 
 from grader.mutants import reference_source
 from grader.suite.local import LocalStudent
-from grader.suite.student import NotImplementedBySubmission, StudentError, TensorInfo, Transposed
+from grader.student import NotImplementedBySubmission, StudentError, TensorInfo, Transposed
 
 SUBMISSION = '''
 import torch

@@ -3,7 +3,7 @@
 * the reference scores full marks;
 * every mutant loses points in the exercise it targets;
 * correct submissions written in other styles and in the other accepted conventions
-  (concatenated sinusoidal table, half-split RoPE, float32 angles, nn.Embedding, einsum...) score
+  (concatenated sinusoidal table, half-pairing RoPE, float32 angles, nn.Embedding, einsum...) score
   full marks, so the suite rejects mistakes, not styles.
 """
 
@@ -106,7 +106,7 @@ def _rotate_half(x):
 
 
 def apply_rope(x, positions=None, base=10000.0):
-    # Hugging Face style: half-split pairs, cos/sin in float32 then cast to x's dtype.
+    # Hugging Face style: the half pairing, cos/sin in float32 then cast to x's dtype.
     seq_len, dim = x.shape[-2], x.shape[-1]
     if positions is None:
         positions = torch.arange(seq_len, device=x.device)
@@ -147,7 +147,7 @@ def sinusoidal_encoding(seq_len, d_model, base=10000.0):
 
 
 def apply_rope(x, positions=None, base=10000.0):
-    # Meta's LLaMA style: adjacent pairs as complex numbers, computed in float32.
+    # Meta's LLaMA style: the interleaved pairing as complex numbers, computed in float32.
     seq_len, dim = x.shape[-2], x.shape[-1]
     if positions is None:
         positions = torch.arange(seq_len, device=x.device)

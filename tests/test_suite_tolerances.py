@@ -13,7 +13,7 @@ import math
 import pytest
 import torch
 
-from grader.suite import checks
+from grader.suite import expect, oracles, tolerances
 from poslab.encodings import alibi_bias, alibi_slopes, apply_rope, attention, sinusoidal_encoding
 
 POSITIONS = torch.tensor([0, 1, 2, 3, 5, 10, 50, 100, 500, 1000, 2047, 4097, 9999, 20_000, 65_520, 100_000])
@@ -24,31 +24,31 @@ MARGIN = 3.0
 
 
 def test_sinusoidal_oracle_by_hand():
-    rows = checks.oracle_sinusoidal([0, 1], 4)  # w_0 = 1, w_1 = 10000^(-2/4) = 0.01
+    rows = oracles.oracle_sinusoidal([0, 1], 4)  # w_0 = 1, w_1 = 10000^(-2/4) = 0.01
     expected = torch.tensor([[0.0, 1.0, 0.0, 1.0], [math.sin(1), math.cos(1), math.sin(0.01), math.cos(0.01)]])
     assert torch.allclose(rows, expected.double(), atol=1e-15)
-    concatenated = checks.oracle_sinusoidal([1], 4, layout="concatenated")
+    concatenated = oracles.oracle_sinusoidal([1], 4, layout="concatenated")
     assert torch.allclose(concatenated[0], expected[1, [0, 2, 1, 3]].double(), atol=1e-15)
 
 
 def test_rope_oracle_by_hand():
     x = torch.tensor([[1.0, 0.0, 0.0, 1.0]])  # one token, D = 4: theta = (1, 0.01)
-    pairs = checks.oracle_rope(x, [2])
-    assert torch.allclose(pairs[0], torch.tensor([math.cos(2), math.sin(2), -math.sin(0.02), math.cos(0.02)],
-                                                 dtype=torch.float64))
-    halves = checks.oracle_rope(x, [2], pairing="halves")  # pairs (x0, x2) = (1, 0) and (x1, x3) = (0, 1)
-    assert torch.allclose(halves[0], torch.tensor([math.cos(2), -math.sin(0.02), math.sin(2), math.cos(0.02)],
-                                                  dtype=torch.float64))
-    clockwise = checks.oracle_rope(x, [2], clockwise=True)
+    interleaved = oracles.oracle_rope(x, [2])
+    assert torch.allclose(interleaved[0], torch.tensor([math.cos(2), math.sin(2), -math.sin(0.02), math.cos(0.02)],
+                                                       dtype=torch.float64))
+    half = oracles.oracle_rope(x, [2], pairing="half")  # pairs (x0, x2) = (1, 0) and (x1, x3) = (0, 1)
+    assert torch.allclose(half[0], torch.tensor([math.cos(2), -math.sin(0.02), math.sin(2), math.cos(0.02)],
+                                                dtype=torch.float64))
+    clockwise = oracles.oracle_rope(x, [2], clockwise=True)
     assert torch.allclose(clockwise[0, :2], torch.tensor([math.cos(2), -math.sin(2)], dtype=torch.float64))
 
 
 def test_alibi_oracle_by_hand():
-    assert torch.equal(checks.oracle_alibi_slopes(8), torch.tensor([2.0 ** -(h + 1) for h in range(8)], dtype=torch.float64))
+    assert torch.equal(oracles.oracle_alibi_slopes(8), torch.tensor([2.0 ** -(h + 1) for h in range(8)], dtype=torch.float64))
     # Press et al.: 12 heads are the 8-head slopes, then 2^-0.5, 2^-1.5, 2^-2.5, 2^-3.5.
     twelve = [2.0 ** -(h + 1) for h in range(8)] + [2.0 ** -0.5, 2.0 ** -1.5, 2.0 ** -2.5, 2.0 ** -3.5]
-    assert torch.allclose(checks.oracle_alibi_slopes(12), torch.tensor(twelve, dtype=torch.float64), rtol=1e-15)
-    bias = checks.oracle_alibi_bias(2, 3)  # slopes 1/16, 1/256
+    assert torch.allclose(oracles.oracle_alibi_slopes(12), torch.tensor(twelve, dtype=torch.float64), rtol=1e-15)
+    bias = oracles.oracle_alibi_bias(2, 3)  # slopes 1/16, 1/256
     assert bias[0, 2, 0] == -2 / 16 and bias[1, 1, 0] == -1 / 256 and bias[0, 1, 1] == 0
     assert bias[0, 0, 1] == float("-inf") and bias[1, 1, 2] == float("-inf")
 
@@ -56,10 +56,10 @@ def test_alibi_oracle_by_hand():
 def test_attention_oracle_by_hand():
     q, k, v = torch.tensor([[1.0, 0.0]]), torch.tensor([[1.0, 0.0], [0.0, 1.0]]), torch.tensor([[1.0], [3.0]])
     first = math.exp(1 / math.sqrt(2)) / (math.exp(1 / math.sqrt(2)) + 1)
-    out, weights = checks.oracle_attention(q, k, v)
+    out, weights = oracles.oracle_attention(q, k, v)
     assert torch.allclose(weights, torch.tensor([[first, 1 - first]], dtype=torch.float64))
     assert torch.allclose(out, torch.tensor([[first + 3 * (1 - first)]], dtype=torch.float64))
-    out, weights = checks.oracle_attention(q, k, v, torch.tensor([[0.0, float("-inf")]]))
+    out, weights = oracles.oracle_attention(q, k, v, torch.tensor([[0.0, float("-inf")]]))
     assert weights[0, 1] == 0 and out[0, 0] == 1.0
 
 
@@ -70,18 +70,18 @@ def test_oracles_agree_with_the_reference():
     gen = torch.Generator().manual_seed(7)
     q, k, v = (torch.randn(2, 3, 5, 8, generator=gen, dtype=torch.float64) for _ in range(3))
     bias = torch.randn(5, 5, generator=gen, dtype=torch.float64)
-    for ours, theirs in zip(checks.oracle_attention(q, k, v, bias), attention(q, k, v, bias)):
+    for ours, theirs in zip(oracles.oracle_attention(q, k, v, bias), attention(q, k, v, bias)):
         assert torch.allclose(ours, theirs, atol=1e-12)
-    assert torch.allclose(checks.oracle_sinusoidal(torch.arange(300), 12), sinusoidal_encoding(300, 12).double(),
+    assert torch.allclose(oracles.oracle_sinusoidal(torch.arange(300), 12), sinusoidal_encoding(300, 12).double(),
                           atol=1e-6)
     x = torch.randn(2, 7, 16, generator=gen, dtype=torch.float64)
     positions = torch.tensor([0, 3, 9, 100, 4096, 7, 50_000])
     # The reference rounds its frequencies to float32 even for float64 x: agreement to float32 accuracy.
-    gap = (checks.oracle_rope(x, positions, base=500.0) - apply_rope(x, positions, base=500.0)).abs()
-    assert bool((gap <= checks.rope_tolerance(positions, float(x.abs().max()))).all())
+    gap = (oracles.oracle_rope(x, positions, base=500.0) - apply_rope(x, positions, base=500.0)).abs()
+    assert bool((gap <= tolerances.rope_tolerance(positions, float(x.abs().max()))).all())
     for n_heads in (1, 3, 6, 8, 12, 24):
-        assert torch.allclose(checks.oracle_alibi_slopes(n_heads), alibi_slopes(n_heads).double(), rtol=1e-7)
-        assert torch.equal(checks.oracle_alibi_bias(n_heads, 6).float(), alibi_bias(n_heads, 6))
+        assert torch.allclose(oracles.oracle_alibi_slopes(n_heads), alibi_slopes(n_heads).double(), rtol=1e-7)
+        assert torch.equal(oracles.oracle_alibi_bias(n_heads, 6).float(), alibi_bias(n_heads, 6))
 
 
 # ---- correct float32 sinusoidal rows in several styles, at arbitrary positions
@@ -116,23 +116,23 @@ SINUSOIDAL_STYLES = [rows_exp_log, rows_division, rows_negative_power, rows_refe
 @pytest.mark.parametrize("rows", SINUSOIDAL_STYLES, ids=lambda f: f.__name__)
 @pytest.mark.parametrize("d_model", [2, 6, 16, 64, 130, 512])
 def test_correct_sinusoidal_styles_stay_well_inside_the_tolerance(rows, d_model):
-    error = (rows(POSITIONS, d_model).double() - checks.oracle_sinusoidal(POSITIONS, d_model)).abs()
-    assert bool((error * MARGIN <= checks.sinusoidal_tolerance(POSITIONS)).all())
+    error = (rows(POSITIONS, d_model).double() - oracles.oracle_sinusoidal(POSITIONS, d_model)).abs()
+    assert bool((error * MARGIN <= tolerances.sinusoidal_tolerance(POSITIONS)).all())
 
 
 def test_small_sinusoidal_bugs_exceed_the_tolerance_where_the_suite_looks():
     positions = torch.arange(4)  # the visible test's first rows, d_model = 8
-    tolerance = checks.sinusoidal_tolerance(positions)
-    right = checks.oracle_sinusoidal(positions, 8)
+    tolerance = tolerances.sinusoidal_tolerance(positions)
+    right = oracles.oracle_sinusoidal(positions, 8)
     half = 4
     wrong = {
-        "positions from 1": checks.oracle_sinusoidal(positions + 1, 8),
-        "base 1000": checks.oracle_sinusoidal(positions, 8, 1000.0),
-        "tensor2tensor": checks.oracle_sinusoidal(positions, 8, frequencies=torch.tensor(
+        "positions from 1": oracles.oracle_sinusoidal(positions + 1, 8),
+        "base 1000": oracles.oracle_sinusoidal(positions, 8, 1000.0),
+        "tensor2tensor": oracles.oracle_sinusoidal(positions, 8, frequencies=torch.tensor(
             [10000.0 ** (-i / (half - 1)) for i in range(half)], dtype=torch.float64)),
     }
     for name, table in wrong.items():
-        assert not checks.within(table, right, tolerance * MARGIN), name
+        assert not expect.within(table, right, tolerance * MARGIN), name
 
 
 # ---- correct RoPE in several styles
@@ -145,7 +145,7 @@ def rope_complex(x, positions, base=10000.0):
     return torch.view_as_real(pairs * torch.complex(angles.cos(), angles.sin())).flatten(-2).to(x.dtype)
 
 
-def rope_half_split(x, positions, base=10000.0):
+def rope_rotate_half(x, positions, base=10000.0):
     half = x.shape[-1] // 2
     inverse = 1.0 / base ** (torch.arange(0, x.shape[-1], 2).float() / x.shape[-1])
     angles = positions.float()[:, None] * inverse
@@ -162,30 +162,30 @@ def rope_exp_log(x, positions, base=10000.0):
     return torch.stack([a * cos - b * sin, a * sin + b * cos], -1).flatten(-2).to(x.dtype)
 
 
-ROPE_STYLES = {rope_complex: "pairs", rope_half_split: "halves", rope_exp_log: "pairs",
-               (lambda x, positions: apply_rope(x, positions)): "pairs"}
+ROPE_STYLES = {rope_complex: "interleaved", rope_rotate_half: "half", rope_exp_log: "interleaved",
+               (lambda x, positions: apply_rope(x, positions)): "interleaved"}
 
 
-@pytest.mark.parametrize("style", list(ROPE_STYLES), ids=["complex", "half_split", "exp_log", "reference"])
+@pytest.mark.parametrize("style", list(ROPE_STYLES), ids=["complex", "rotate_half", "exp_log", "reference"])
 @pytest.mark.parametrize("head_dim", [2, 8, 16, 64, 128])
 def test_correct_rope_styles_stay_well_inside_the_tolerance(style, head_dim):
     x = torch.randn(2, len(POSITIONS), head_dim, generator=torch.Generator().manual_seed(head_dim))
-    error = (style(x, POSITIONS).double() - checks.oracle_rope(x, POSITIONS, pairing=ROPE_STYLES[style])).abs()
-    assert bool((error * MARGIN <= checks.rope_tolerance(POSITIONS, float(x.abs().max()))).all())
+    error = (style(x, POSITIONS).double() - oracles.oracle_rope(x, POSITIONS, pairing=ROPE_STYLES[style])).abs()
+    assert bool((error * MARGIN <= tolerances.rope_tolerance(POSITIONS, float(x.abs().max()))).all())
 
 
-@pytest.mark.parametrize("style", list(ROPE_STYLES), ids=["complex", "half_split", "exp_log", "reference"])
+@pytest.mark.parametrize("style", list(ROPE_STYLES), ids=["complex", "rotate_half", "exp_log", "reference"])
 @pytest.mark.parametrize("head_dim", [8, 32, 128])
-def test_correct_half_precision_rope_stays_well_inside_the_tolerance(style, head_dim):
+def test_correct_float16_rope_stays_well_inside_the_tolerance(style, head_dim):
     positions = torch.arange(1000, 4200, 50)
     x = torch.randn(3, len(positions), head_dim, generator=torch.Generator().manual_seed(head_dim)).half()
     out = style(x, positions)
     assert out.dtype == torch.float16
-    error = (out.double() - checks.oracle_rope(x.double(), positions, pairing=ROPE_STYLES[style])).abs().max()
-    assert float(error) * MARGIN <= checks.half_tolerance(float(x.abs().max()))
+    error = (out.double() - oracles.oracle_rope(x.double(), positions, pairing=ROPE_STYLES[style])).abs().max()
+    assert float(error) * MARGIN <= tolerances.float16_tolerance(float(x.abs().max()))
 
 
-def test_float16_angles_exceed_the_half_precision_tolerance():
+def test_float16_angles_exceed_the_float16_tolerance():
     positions = torch.tensor([1000, 1500, 2048, 3000, 4095, 4100])  # the visible test's positions
     x = torch.randn(1, 6, 32, generator=torch.Generator().manual_seed(0)).half()
     theta = (10000.0 ** (-torch.arange(0, 32, 2, dtype=torch.float64) / 32)).half()
@@ -193,5 +193,5 @@ def test_float16_angles_exceed_the_half_precision_tolerance():
     cos, sin = angles.cos(), angles.sin()
     a, b = x[..., 0::2], x[..., 1::2]
     out = torch.stack([a * cos - b * sin, a * sin + b * cos], -1).flatten(-2)
-    error = (out.double() - checks.oracle_rope(x.double(), positions)).abs().max()
-    assert float(error) > 10 * checks.half_tolerance(float(x.abs().max()))
+    error = (out.double() - oracles.oracle_rope(x.double(), positions)).abs().max()
+    assert float(error) > 10 * tolerances.float16_tolerance(float(x.abs().max()))

@@ -56,7 +56,7 @@ def test_lesson_rows_follow_course_order_with_fraction_and_status():
     assert list(rows["fraction"]) == pytest.approx([1.0, 0.5, 0.0])
     assert rows.loc[1, "status"] == "visited · 1/2 quick checks right"
     assert rows.loc[2, "status"] == "not started"
-    assert rows.loc[0, "page"] == "pages/intro.py"
+    assert rows.loc[0, "page"] == "app_pages/intro.py"
 
 
 def test_exercise_rows_use_the_hidden_grade_and_show_public_scores_apart():
@@ -69,7 +69,7 @@ def test_exercise_rows_use_the_hidden_grade_and_show_public_scores_apart():
 
 def test_next_steps_go_through_unfinished_lessons_first_then_exercises():
     steps = next_steps(SOME, LESSONS, EXERCISES, limit=10)
-    assert [step.page for step in steps] == ["pages/rope_x.py", "pages/last.py", EXERCISE_PAGE, EXERCISE_PAGE]
+    assert [step.page for step in steps] == ["app_pages/rope_x.py", "app_pages/last.py", EXERCISE_PAGE, EXERCISE_PAGE]
     assert "1 remaining quick check " in steps[0].text
     assert steps[1].text == "Read “Last one”."
     assert "best 3/4" in steps[2].text and "next hint" in steps[2].text

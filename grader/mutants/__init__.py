@@ -12,11 +12,11 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 
 from grader.mutants.catalogue import MUTANT_SPECS
+from poslab.config import PROJECT_ROOT
 
-ENCODINGS_DIR = Path(__file__).resolve().parent.parent.parent / "poslab" / "encodings"
+ENCODINGS_DIR = PROJECT_ROOT / "poslab" / "encodings"
 # Order matters: each module only uses names defined above it.
 REFERENCE_MODULES = ("_checks.py", "attention.py", "sinusoidal.py", "learned.py", "rope.py", "alibi.py")
 ALLOWED_IMPORTS = ("torch", "math", "typing", "__future__")

@@ -99,7 +99,7 @@ MUTANT_SPECS: tuple[MutantSpec, ...] = (
     MutantSpec("sinusoidal_float16_angles", "sinusoidal", "angles computed in float16 (inf past 65504)",
                ((SIN_ANGLES, "angles = torch.outer(torch.arange(seq_len, dtype=torch.float64).half(),\n"
                              "                         inverse_frequencies(d_model, base).half()).double()"),)),
-    MutantSpec("sinusoidal_cos_first_halves", "sinusoidal", "concatenated layout with cos first: [cos | sin]",
+    MutantSpec("sinusoidal_concatenated_cos_first", "sinusoidal", "concatenated layout with cos first: [cos | sin]",
                ((SIN_STACK + "  # (T, d/2, 2)\n    return table.flatten(-2).float()",
                  "return torch.cat([angles.cos(), angles.sin()], dim=-1).float()"),)),
     MutantSpec("sinusoidal_python_loop", "sinusoidal", "a Python loop over positions (far too slow)",
@@ -138,7 +138,7 @@ MUTANT_SPECS: tuple[MutantSpec, ...] = (
                ((ROPE_DEFAULT_POSITIONS, "return torch.arange(1, seq_len + 1, device=x.device)"),)),
     MutantSpec("rope_default_base_500000", "rope", "default base 500000 (Llama 3's) instead of 10000",
                ((ROPE_SIGNATURE, ROPE_SIGNATURE.replace("10000.0", "500000.0")),)),
-    MutantSpec("rope_half_precision_angles", "rope", "positions and angles in the input's dtype (float16)",
+    MutantSpec("rope_float16_angles", "rope", "positions and angles in the input's dtype (float16)",
                ((ROPE_POSITIONS, "pos = _positions_for(x, positions).to(x.dtype)"),
                 (ROPE_ANGLES, "angles = torch.outer(pos, inv_freq.to(device=x.device, dtype=x.dtype))"))),
     MutantSpec("rope_float32_output", "rope", "everything in float32, returned without casting back",

@@ -1,7 +1,7 @@
 """The hidden test suite: plain functions ``def test_...(student)`` in ``grader/suite/test_*.py``.
 
-A test receives a ``grader.suite.student.Student``, calls it, and asserts (or raises
-``grader.suite.checks.Fail``) with a sentence for the student. It declares its points, the
+A test receives a ``grader.student.Student``, calls it, and asserts (or raises
+``grader.suite.expect.Fail``) with a sentence for the student. It declares its points, the
 property family it checks and its Gradescope visibility with ``@graded(...)``; its exercise is
 the module's name (``test_rope.py`` -> ``rope``) unless the decorator names one. The first line of
 its docstring states the property; it is shown when a failure has no message of its own.
@@ -10,7 +10,8 @@ its docstring states the property; it is shown when a failure has no message of 
     def test_norm_preserved(student):
         \"\"\"RoPE keeps the length of every vector.\"\"\"
 
-``collect()`` gathers the tests, ``run_case()`` runs one and always returns a ``CaseOutcome``,
+``collect()`` gathers the tests, ``run_case()`` runs one and always returns a ``TestOutcome``
+(``grader.results``, the result type the CLI, the app and the store read),
 ``run_suite()`` runs all of them (or one exercise's), ``suite_hash()`` fingerprints the sources.
 """
 
@@ -19,14 +20,17 @@ from __future__ import annotations
 import hashlib
 import importlib
 import inspect
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
-from grader.suite.student import NotImplementedBySubmission, Student, StudentError, SubmissionCrashed
+import grader.student
+from grader.results import TestOutcome
+from grader.student import NotImplementedBySubmission, Student, StudentError, SubmissionCrashed
 from poslab.exercises import EXERCISE_IDS
 
 SUITE_DIR = Path(__file__).resolve().parent
+STUDENT_FILE = Path(grader.student.__file__).resolve()
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 MAX_STUDENT_MESSAGE = 300  # characters of the submission's own error message we echo back
 
@@ -72,27 +76,6 @@ class TestCase:
     def statement(self) -> str:
         """The property the test checks: the first line of its docstring."""
         return (self.func.__doc__ or "").strip().splitlines()[0].rstrip(".")
-
-
-@dataclass(frozen=True)
-class CaseOutcome:
-    """One test's result; plain fields, so it round-trips through JSON."""
-
-    name: str
-    exercise: str
-    score: float
-    max_score: float
-    status: str  # "passed" or "failed"
-    output: str  # a sentence for the student
-    visibility: str
-    family: str
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "CaseOutcome":
-        return cls(**data)
 
 
 def _exercise_of(module_name: str, grading: Grading, func_name: str) -> str:
@@ -163,28 +146,29 @@ def _failure_output(case: TestCase, error: BaseException) -> str:
             f"type or dtype the spec asks for [{type(error).__name__}].")
 
 
-def run_case(case: TestCase, student: Student) -> CaseOutcome:
+def run_case(case: TestCase, student: Student) -> TestOutcome:
     """Run one test; every way a submission can fail becomes a failed outcome, never an exception."""
     try:
         case.func(student)
     except Exception as error:  # noqa: BLE001 -- whatever happened, the student gets a sentence
-        return CaseOutcome(case.name, case.exercise, 0.0, case.points, "failed",
+        return TestOutcome(case.name, case.exercise, 0.0, case.points, "failed",
                            _failure_output(case, error), case.visibility, case.family)
-    return CaseOutcome(case.name, case.exercise, case.points, case.points, "passed",
+    return TestOutcome(case.name, case.exercise, case.points, case.points, "passed",
                        f"Passed: {case.statement}.", case.visibility, case.family)
 
 
-def run_suite(student: Student, exercises: Iterable[str] | None = None) -> list[CaseOutcome]:
+def run_suite(student: Student, exercises: Iterable[str] | None = None) -> list[TestOutcome]:
     """Run every test (of the given exercises only, if any) against one submission."""
     wanted = set(EXERCISE_IDS if exercises is None else exercises)
     return [run_case(case, student) for case in collect() if case.exercise in wanted]
 
 
 def suite_hash() -> str:
-    """sha256 over the suite's sources (grader/suite/*.py) and the references it times against."""
+    """sha256 over the suite's sources (grader/suite/*.py), the Student interface they call
+    (grader/student.py) and the references they compare and time against."""
     digest = hashlib.sha256()
     reference_dir = SUITE_DIR.parent.parent / "poslab" / "encodings"
-    for path in sorted(SUITE_DIR.glob("*.py")) + sorted(reference_dir.glob("*.py")):
+    for path in sorted(SUITE_DIR.glob("*.py")) + [STUDENT_FILE] + sorted(reference_dir.glob("*.py")):
         digest.update(f"{path.parent.name}/{path.name}\n".encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()

@@ -1,10 +1,11 @@
 """``LocalStudent``: the ``Student`` interface over code running in this very process.
 
 For TRUSTED code only: the reference and the bundled mutants, to test the suite quickly. A real
-submission goes through ``grader.sandbox``, never here. The semantics follow
-``grader.suite.student`` exactly: inputs are copied before the call (the caller's tensors are
-never touched), ``Transposed`` arguments arrive as non-contiguous views, meta calls answer with
-``TensorInfo``, and errors become ``StudentError`` / ``NotImplementedBySubmission``.
+submission goes through ``grader.sandbox``, never here. The semantics follow ``grader.student``
+exactly: inputs are copied before the call (the caller's tensors are never touched),
+``Transposed`` arguments arrive as non-contiguous views, the ops run as in the child
+(``grader.sandboxed.exercise_calls``), meta calls answer with ``TensorInfo``, and errors become
+``StudentError`` / ``NotImplementedBySubmission``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from typing import Any, Mapping
 
 import torch
 
-from grader.suite.student import (
+from grader.sandboxed.exercise_calls import run_op
+from grader.student import (
+    NAME_OF_OP,
     OPS,
     CallResult,
     NotImplementedBySubmission,
@@ -24,8 +27,6 @@ from grader.suite.student import (
     TensorInfo,
     Transposed,
 )
-
-LEARNED_CLASS = "LearnedPositionalEmbedding"
 
 
 def namespace_from_source(source: str, name: str = "submission") -> dict[str, Any]:
@@ -98,35 +99,11 @@ class LocalStudent(Student):
         return self.namespace[name]
 
     def _run(self, op: str, args: tuple, kwargs: dict) -> Any:
-        name = LEARNED_CLASS if op.startswith("learned.") else op
+        name = NAME_OF_OP[op]
         target = self._lookup(name)
         try:
-            if op == "learned.parameters":
-                return tuple(target(**kwargs).parameters())
-            if op == "learned.forward":
-                return self._learned_forward(target, **kwargs)
-            return target(*args, **kwargs)
+            return run_op(op, target, args, kwargs)
         except NotImplementedError:
             raise NotImplementedBySubmission(name) from None
-        except StudentError:
-            raise
         except Exception as error:  # noqa: BLE001 -- the submission's error, reported as data
             raise StudentError(type(error).__name__, str(error)) from None
-
-    @staticmethod
-    def _learned_forward(cls: type, max_len: int, d_model: int, x: torch.Tensor,
-                         table: torch.Tensor | None = None, dtype: str | None = None,
-                         device: str | None = None) -> torch.Tensor:
-        module = cls(max_len=max_len, d_model=d_model)
-        if table is not None:
-            tables = [p for p in module.parameters() if tuple(p.shape) == (max_len, d_model)]
-            if len(tables) != 1:
-                raise StudentError("ValueError", f"the module has {len(tables)} parameters of shape "
-                                                 f"[max_len, d_model]; exactly one was expected")
-            with torch.no_grad():
-                tables[0].copy_(table)
-        if dtype is not None:
-            module = module.to(getattr(torch, dtype))
-        if device is not None:
-            module = module.to(device)
-        return module(x)

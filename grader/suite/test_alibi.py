@@ -11,18 +11,9 @@ from __future__ import annotations
 import torch
 
 from grader.suite import graded
-from grader.suite.checks import (
-    MINUS_INF,
-    as_tensor,
-    diagnose,
-    expect,
-    expect_dtype,
-    expect_fast,
-    expect_shape,
-    oracle_alibi_bias,
-    oracle_alibi_slopes,
-    within,
-)
+from grader.suite.expect import as_tensor, diagnose, expect, expect_dtype, expect_shape, within
+from grader.suite.oracles import MINUS_INF, oracle_alibi_bias, oracle_alibi_slopes
+from grader.suite.timing import expect_fast
 from poslab.encodings import alibi_bias as reference_alibi_bias
 
 RTOL = 1e-6

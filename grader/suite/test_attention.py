@@ -11,9 +11,9 @@ import math
 
 import torch
 
+from grader.student import Transposed
 from grader.suite import graded
-from grader.suite.checks import (
-    MINUS_INF,
+from grader.suite.expect import (
     as_info,
     as_pair,
     as_tensor,
@@ -23,13 +23,10 @@ from grader.suite.checks import (
     expect_finite,
     expect_shape,
     expect_untouched,
-    meta,
-    oracle_attention,
-    permutation,
-    randn,
     within,
 )
-from grader.suite.student import Transposed
+from grader.suite.inputs import meta, permutation, randn
+from grader.suite.oracles import MINUS_INF, oracle_attention
 
 ATOL = 2e-5
 SPEC = "attention(q, k, v, bias) must equal softmax(q k^T / sqrt(D) + bias) v, with D the size of q's last axis."

@@ -11,21 +11,19 @@ import re
 
 import torch
 
+from grader.student import StudentError, Transposed
 from grader.suite import graded
-from grader.suite.checks import (
+from grader.suite.expect import (
     as_info,
     as_tensor,
     expect,
     expect_dtype,
     expect_shape,
     expect_untouched,
-    meta,
-    oracle_attention,
-    permutation,
-    randn,
     within,
 )
-from grader.suite.student import StudentError, Transposed
+from grader.suite.inputs import meta, permutation, randn
+from grader.suite.oracles import oracle_attention
 
 ADD_FIRST_ROWS = "forward(x) must return x + table[:T], where T = x.shape[1] (row t of the table for position t)."
 

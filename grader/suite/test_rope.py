@@ -1,39 +1,40 @@
 """Hidden tests of ``apply_rope(x, positions=None, base=10000.0)``: 20 points.
 
 Two pairings are accepted, both rotating counter-clockwise by p * theta_i, theta_i = base^(-2i/D):
-``pairs`` (x[2i], x[2i+1]) as in RoFormer and Meta's LLaMA, and ``halves`` (x[i], x[i + D/2]) as
-in GPT-NeoX and Hugging Face. An output passes a value probe when it matches one of the two
-everywhere, within a tolerance that grows with the position (checks.rope_tolerance).
+``interleaved`` (x[2i], x[2i+1]) as in RoFormer and Meta's LLaMA, and ``half`` (x[i], x[i + D/2])
+as in GPT-NeoX and Hugging Face. An output passes a value probe when it matches one of the two
+everywhere, within a tolerance that grows with the position (tolerances.rope_tolerance).
 """
 
 from __future__ import annotations
 
 import torch
 
+from grader.student import Transposed
 from grader.suite import graded
-from grader.suite.checks import (
-    ROPE_PAIRINGS,
+from grader.suite.expect import (
     as_info,
     as_tensor,
     diagnose,
     expect,
     expect_dtype,
-    expect_fast,
     expect_shape,
     expect_untouched,
     first_match,
-    half_tolerance,
-    meta,
-    oracle_rope,
-    randn,
-    rope_tolerance,
     within,
 )
-from grader.suite.student import Transposed
+from grader.suite.inputs import meta, randn
+from grader.suite.oracles import ROPE_PAIRINGS, oracle_rope
+from grader.suite.timing import expect_fast
+from grader.suite.tolerances import float16_tolerance, rope_tolerance
 from poslab.encodings import apply_rope as reference_apply_rope
 
-SPEC = ("apply_rope must rotate each feature pair (x[2i], x[2i+1]) -- or (x[i], x[i + D/2]) -- "
-        "counter-clockwise by the angle p * base^(-2i/D), p the token's position.")
+# How a student reads each pairing in a message: the name, then which coordinates it pairs.
+PAIRING_IN_WORDS = {"interleaved": "with the interleaved pairing (x[2i], x[2i+1])",
+                    "half": "with the half pairing (x[i], x[i + D/2])"}
+
+SPEC = ("apply_rope must rotate each feature pair, with the interleaved pairing (x[2i], x[2i+1]) or the half "
+        "pairing (x[i], x[i + D/2]), counter-clockwise by the angle p * base^(-2i/D), p the token's position.")
 
 
 def _rope(student, x, **kwargs) -> torch.Tensor:
@@ -48,21 +49,22 @@ def _mistakes(x, positions, base: float, explicit_positions: bool) -> dict:
     default = torch.arange(x.shape[-2])
     variants = {}
     for pairing in ROPE_PAIRINGS:
+        words = PAIRING_IN_WORDS[pairing]
         def rotated(pairing=pairing, **changes):
             arguments = dict(positions=positions, base=base, pairing=pairing) | changes
             return lambda: oracle_rope(x, **arguments)
 
-        variants[f"the rotation goes clockwise: the sign of sin is flipped ({pairing})"] = rotated(clockwise=True)
-        variants[f"the exponent is i/D instead of 2i/D ({pairing})"] = rotated(
+        variants[f"the rotation goes clockwise: the sign of sin is flipped, {words}"] = rotated(clockwise=True)
+        variants[f"the exponent is i/D instead of 2i/D, {words}"] = rotated(
             frequencies=torch.tensor([base ** (-i / head_dim) for i in range(head_dim // 2)], dtype=torch.float64))
-        variants[f"every pair is rotated by the same angle ({pairing})"] = rotated(
+        variants[f"every pair is rotated by the same angle, {words}"] = rotated(
             frequencies=torch.ones(head_dim // 2, dtype=torch.float64))
         if explicit_positions:
-            variants[f"the positions argument is ignored ({pairing})"] = rotated(positions=default)
+            variants[f"the positions argument is ignored, {words}"] = rotated(positions=default)
         else:
-            variants[f"positions start at 1 instead of 0 ({pairing})"] = rotated(positions=default + 1)
+            variants[f"positions start at 1 instead of 0, {words}"] = rotated(positions=default + 1)
         if base == 10000.0:
-            variants[f"the default base is 500000 instead of 10000 ({pairing})"] = rotated(base=500000.0)
+            variants[f"the default base is 500000 instead of 10000, {words}"] = rotated(base=500000.0)
     return variants
 
 
@@ -169,7 +171,7 @@ def test_half_precision_thousands(student):
     if first_match(single, exact, rope_tolerance(positions, float(x.abs().max()))) is None:
         # Wrong in float32 already (the value tests take those points): here only float16 must agree with it.
         exact = {"your float32 result": single.double()}
-    expect(first_match(out, exact, half_tolerance(float(x.abs().max()))) is not None,
+    expect(first_match(out, exact, float16_tolerance(float(x.abs().max()))) is not None,
            "For a float16 x at positions in the thousands the rotation is off: float16 cannot hold "
            "p * theta precisely (3000.5 rounds to 3000). Compute the angles, cos and sin in float32 "
            "(or float64) and cast the result back to x's dtype.")

@@ -3,7 +3,7 @@
 Two layouts are accepted, both with frequencies w_i = base^(-2i/d): interleaved (column 2i is
 sin(p w_i), column 2i+1 is cos(p w_i)) and concatenated ([all sin | all cos]). A table passes a
 value probe when it matches one of the two everywhere, within a tolerance that grows with the
-position (float32 angles lose ~p * 1e-7 rad; see checks.sinusoidal_tolerance).
+position (float32 angles lose ~p * 1e-7 rad; see tolerances.sinusoidal_tolerance).
 """
 
 from __future__ import annotations
@@ -11,24 +11,20 @@ from __future__ import annotations
 import torch
 
 from grader.suite import graded
-from grader.suite.checks import (
-    SINUSOIDAL_LAYOUTS,
+from grader.suite.expect import (
     as_tensor,
     diagnose,
     expect,
     expect_dtype,
-    expect_fast,
     expect_finite,
     expect_shape,
     first_match,
-    oracle_attention,
-    oracle_sinusoidal,
-    permutation,
-    randn,
-    sinusoid_frequencies,
     within,
-    sinusoidal_tolerance,
 )
+from grader.suite.inputs import permutation, randn
+from grader.suite.oracles import SINUSOIDAL_LAYOUTS, oracle_attention, oracle_sinusoidal, sinusoid_frequencies
+from grader.suite.timing import expect_fast
+from grader.suite.tolerances import sinusoidal_tolerance
 from poslab.encodings import sinusoidal_encoding as reference_sinusoidal_encoding
 
 SPEC = ("The table must hold sin(p * base^(-2i/d)) and cos(p * base^(-2i/d)) for positions p = 0, 1, ..., "
@@ -59,12 +55,12 @@ def _mistakes(positions: torch.Tensor, d_model: int, base: float) -> dict:
         wrong_frequencies["the default base is 1000 instead of 10000"] = sinusoid_frequencies(d_model, 1000.0)
     variants = {}
     for layout in SINUSOIDAL_LAYOUTS:
-        variants[f"positions start at 1 instead of 0 ({layout})"] = (
+        variants[f"positions start at 1 instead of 0, in the {layout} layout"] = (
             lambda layout=layout: oracle_sinusoidal(positions + 1, d_model, base, layout))
-        variants[f"sin and cos are swapped ({layout})"] = (
+        variants[f"sin and cos are swapped, in the {layout} layout"] = (
             lambda layout=layout: _swap_sin_cos(oracle_sinusoidal(positions, d_model, base, layout), layout))
         for mistake, omega in wrong_frequencies.items():
-            variants[f"{mistake} ({layout})"] = (
+            variants[f"{mistake}, in the {layout} layout"] = (
                 lambda layout=layout, omega=omega: oracle_sinusoidal(positions, d_model, base, layout, omega.double()))
     return variants
 

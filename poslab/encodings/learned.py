@@ -24,7 +24,7 @@ class LearnedPositionalEmbedding(nn.Module):
         require_positive_int(d_model, "d_model")
         self.max_len = max_len
         self.d_model = d_model
-        # GPT-2 initialises position embeddings with std 0.02 (nanoGPT does the same).
+        # std 0.02: Hugging Face's and nanoGPT's GPT-2 (OpenAI's own code draws wpe with 0.01, wte with 0.02).
         self.table = nn.Parameter(torch.randn(max_len, d_model) * 0.02)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

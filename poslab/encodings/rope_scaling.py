@@ -11,7 +11,8 @@ theta_i = b^(-2i/D) the default frequencies and lambda_i = 2 pi / theta_i their 
 * ``ntk``         b' = b s^(D / (D - 2)),  theta'_i = b'^(-2i/D)   "NTK-aware" scaling
                                                (bloc97, 2023; Peng et al., YaRN, 2023, section 3.2)
 * ``dynamic``     as ``ntk`` with s replaced by  s T / L - (s - 1)  for the current length
-                  T > L, and no change for T <= L  (emozilla, 2023; YaRN section 3.3)
+                  T > L, and no change for T <= L: Hugging Face's formula (emozilla, 2023).
+                  YaRN's own dynamic scaling (Peng et al., 2023, section 3.3) uses s = T / L.
 * ``yarn``        ramp r_i = clamp((i - lo) / (hi - lo), 0, 1) over the pair index i, with
                   lo = floor(d(beta_fast)), hi = ceil(d(beta_slow)) and
                   d(n) = D ln(L / (2 pi n)) / (2 ln b) the pair making n turns in L positions;
@@ -21,7 +22,7 @@ theta_i = b^(-2i/D) the default frequencies and lambda_i = 2 pi / theta_i their 
 * ``llama3``      lambda_i > L / low_freq_factor:  theta_i / s;  lambda_i < L / high_freq_factor:
                   theta_i; in between, with u = (L / lambda_i - low) / (high - low):
                   (1 - u) theta_i / s + u theta_i    (Meta, "The Llama 3 Herd of Models", 2024;
-                  reference code of Llama 3.1)
+                  shipped with Llama 3.1: s = 8, low 1, high 4, L = 8192; Llama 3 had no scaling)
 
 The statement of these formulas in Hugging Face's ``modeling_rope_utils.py`` was used as a check.
 Feed the result to ``poslab.encodings.rope.apply_rotary``; multiply both q and k by the
@@ -116,7 +117,7 @@ SCHEDULE_TITLES: dict[str, str] = {
     "ntk": "NTK-aware",
     "dynamic": "Dynamic NTK",
     "yarn": "YaRN",
-    "llama3": "Llama 3",
+    "llama3": "Llama 3.1",
 }
 
 

@@ -32,7 +32,7 @@ import torch
 from torch.nn import functional as F
 
 import poslab
-from poslab.experiments.progress import ProgressBar
+from poslab.experiments.terminal_progress import ProgressBar
 from poslab.experiments.results import (
     CANNOT_RUN,
     OK,

@@ -10,7 +10,8 @@ and the target for query p is a recency window over the keys it may see,
 
 learned by minimising the cross-entropy -sum_q t(p, q) log a(p, q) over the training positions
 p < train_len. Rows train_len .. max_len - 1 never enter the loss, so they never move from their
-initialisation (std 0.02, as in GPT-2): a learned table knows only the positions it was shown.
+initialisation (std 0.02, Hugging Face's and nanoGPT's GPT-2 convention; OpenAI's GPT-2 code draws
+its position table with std 0.01): a learned table knows only the positions it was shown.
 """
 
 from __future__ import annotations

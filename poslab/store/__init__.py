@@ -9,12 +9,16 @@ Instructors script it::
 """
 
 from .catalogue import Catalogue
+from .engine import DATABASE_ERRORS
 from .errors import SchemaVersionError, StoreBusyError, StoreError, StoreUnavailableError
+from .pass_rates import PASS_RATE_COLUMNS, TestRow, pass_rates
 from .results import Attempt, Comment, ExerciseProgress, LessonProgress, StudentProgress
 from .schema import SCHEMA_VERSION
 from .store import Store
 
 __all__ = [
+    "DATABASE_ERRORS",
+    "PASS_RATE_COLUMNS",
     "SCHEMA_VERSION",
     "Attempt",
     "Catalogue",
@@ -27,4 +31,6 @@ __all__ = [
     "StoreError",
     "StoreUnavailableError",
     "StudentProgress",
+    "TestRow",
+    "pass_rates",
 ]

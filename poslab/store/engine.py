@@ -15,11 +15,15 @@ from typing import Callable, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import OperationalError, SQLAlchemyError
 
 from .errors import StoreBusyError, StoreUnavailableError
 
 T = TypeVar("T")
+
+# What a store call may raise, besides StoreError, when the database itself fails (not the input):
+# callers catch these so that they need not know the store is built on SQLAlchemy.
+DATABASE_ERRORS: tuple[type[Exception], ...] = (SQLAlchemyError, OSError)
 
 _BEGIN_OPTION = "poslab_sqlite_begin"
 _BEGIN_STATEMENTS = {"read": "BEGIN", "write": "BEGIN IMMEDIATE"}  # fixed text, never built from input

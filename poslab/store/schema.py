@@ -6,6 +6,7 @@ nothing one writer does can overwrite another's. Progress is computed from the r
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Callable
 
@@ -13,7 +14,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from .errors import SchemaVersionError
-from .validation import MAX_COMMENT_CHARS, MAX_NAME_CHARS
+from .validation import MAX_COMMENT_CHARS, MAX_NAME_CHARS, MAX_TEST_NAME_CHARS
 
 ID_CHARS = 128  # lesson, exercise and quick-check ids are short slugs
 
@@ -97,15 +98,80 @@ comments = _event_table(
     sa.Column("text", sa.String(MAX_COMMENT_CHARS), nullable=False),
 )
 
+# One row per test that ran in an attempt, as handed to record_attempt: pass rates are counted
+# from these, never read out of the grader's details.
+attempt_tests = sa.Table(
+    "attempt_tests",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("attempt_id", sa.Integer, sa.ForeignKey("attempts.id", ondelete="CASCADE"), nullable=False, index=True),
+    sa.Column("test", sa.String(MAX_TEST_NAME_CHARS), nullable=False),
+    sa.Column("passed", sa.Boolean, nullable=False),
+)
+
 # Version 1's tables, listed by name so that tables added later are created by their own migration.
 _VERSION_1_TABLES = (visits, lesson_completions, check_answers, hints, attempts, comments)
+
+# Submissions handed to the grading service (grader.service), recorded before they are dispatched so
+# that none is lost when the app stops; a job is held by one service replica at a time (a lease).
+PENDING_JOB_STATUS = "queued"
+grading_jobs = sa.Table(
+    "grading_jobs",
+    metadata,
+    sa.Column("id", sa.String(36), primary_key=True),
+    sa.Column("student", sa.String(MAX_NAME_CHARS), nullable=False, index=True),
+    sa.Column("at", UtcDateTime, nullable=False, index=True),  # submitted
+    sa.Column("mode", sa.String(16), nullable=False),
+    sa.Column("exercises", sa.Text, nullable=False),  # JSON list of exercise ids
+    sa.Column("files", sa.Text, nullable=False),  # JSON {file name: source}
+    sa.Column("status", sa.String(16), nullable=False),  # queued, done, failed
+    sa.Column("lease_holder", sa.String(128), nullable=True),
+    sa.Column("lease_until", UtcDateTime, nullable=True),
+    sa.Column("result", sa.Text, nullable=True),  # the grader's SubmissionResult as JSON
+    sa.Column("message", sa.Text, nullable=True),  # why it failed, in a sentence
+    sa.Column("finished_at", UtcDateTime, nullable=True),
+    # One pending submission per student, enforced by the database too (replicas race otherwise).
+    sa.Index("one_pending_job_per_student", "student", unique=True,
+             sqlite_where=sa.text(f"status = '{PENDING_JOB_STATUS}'"),
+             postgresql_where=sa.text(f"status = '{PENDING_JOB_STATUS}'")),
+)
 
 
 def _create_version_1(conn: Connection) -> None:
     metadata.create_all(conn, tables=list(_VERSION_1_TABLES))
 
 
-MIGRATIONS: tuple[Callable[[Connection], None], ...] = (_create_version_1,)  # index i -> version i + 1
+def _create_version_2(conn: Connection) -> None:
+    metadata.create_all(conn, tables=[grading_jobs])
+
+
+def _version_1_test_rows(details_json: str) -> list[tuple[str, bool]]:
+    """(test, passed) pairs of an attempt stored before version 3, which kept them only in its details."""
+    details = json.loads(details_json)
+    tests = details.get("tests") if isinstance(details, dict) else None
+    pairs = []
+    for test in tests if isinstance(tests, list) else ():
+        if not isinstance(test, dict) or not isinstance(test.get("name"), str) or not test["name"]:
+            continue
+        if isinstance(test.get("passed"), bool):
+            pairs.append((test["name"][:MAX_TEST_NAME_CHARS], test["passed"]))
+        elif isinstance(test.get("status"), str):
+            pairs.append((test["name"][:MAX_TEST_NAME_CHARS], test["status"] == "passed"))
+    return pairs
+
+
+def _create_version_3(conn: Connection) -> None:
+    """Per-test rows, filled once from the details of the attempts already stored."""
+    metadata.create_all(conn, tables=[attempt_tests])
+    stored = conn.execute(sa.select(attempts.c.id, attempts.c.details).where(attempts.c.details.is_not(None)))
+    rows = [{"attempt_id": attempt_id, "test": test, "passed": passed}
+            for attempt_id, details in stored for test, passed in _version_1_test_rows(details)]
+    if rows:
+        conn.execute(sa.insert(attempt_tests), rows)
+
+
+MIGRATIONS: tuple[Callable[[Connection], None], ...] = (  # index i -> version i + 1
+    _create_version_1, _create_version_2, _create_version_3)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 _PG_MIGRATION_LOCK = 0x706F736C6162  # "poslab": replicas starting together migrate one at a time

@@ -11,7 +11,7 @@ import json
 import threading
 from collections import defaultdict
 from datetime import UTC, datetime
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Iterable, TypeVar
 
 import pandas as pd
 import sqlalchemy as sa
@@ -22,7 +22,8 @@ from poslab.config import Settings
 from . import schema
 from .catalogue import Catalogue
 from .engine import create_store_engine, run_transaction
-from .grader_details import pass_rates
+from .pass_rates import TestRow, pass_rates
+from .jobs import GradingJobsMixin
 from .progress import ScoredAttempt, StudentActivity, class_table, student_progress
 from .results import Attempt, Comment, StudentProgress
 from .validation import (
@@ -30,6 +31,7 @@ from .validation import (
     clean_comment,
     clean_score,
     clean_student,
+    clean_test_rows,
     details_to_json,
     require_bool,
     require_hint_tier,
@@ -45,7 +47,7 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-class Store:
+class Store(GradingJobsMixin):
     """Progress of every student: visits, quick checks, lessons done, hints, attempts, comments.
 
     ``url``: any SQLAlchemy URL; default ``Settings.from_env().db_url``.
@@ -138,25 +140,32 @@ class Store:
         details: Any = None,
         code: str | None = None,
         public_tests_only: bool = False,
+        tests: Iterable[TestRow] = (),
     ) -> int:
         """Keep one graded attempt with the grader's result and the code; returns its id.
 
+        ``details`` is kept as given and never read by the store. ``tests``: one row per test
+        that ran, of this exercise (``per_test_pass_rates`` counts them).
         ``public_tests_only``: the score comes from the public tests (a student bundle), not
         the hidden suite, so it is feedback and never counts as the grade.
         """
         student = clean_student(student)
         exercise = self.catalogue.require_exercise(exercise)
         score, max_score = clean_score(score, max_score)
-        return self._insert(
-            schema.attempts,
-            student=student,
-            exercise=exercise,
-            score=score,
-            max_score=max_score,
-            public_tests_only=require_bool(public_tests_only, "public_tests_only"),
-            details=details_to_json(details),
-            code=clean_code(code),
-        )
+        values = dict(student=student, exercise=exercise, score=score, max_score=max_score,
+                      public_tests_only=require_bool(public_tests_only, "public_tests_only"),
+                      details=details_to_json(details), code=clean_code(code), at=_now())
+        test_rows = clean_test_rows(tests, exercise)
+
+        def insert(conn: Connection) -> int:
+            statement = sa.insert(schema.attempts).values(**values).returning(schema.attempts.c.id)
+            attempt_id = conn.execute(statement).scalar_one()
+            if test_rows:
+                conn.execute(sa.insert(schema.attempt_tests),
+                             [{"attempt_id": attempt_id, "test": test, "passed": ok} for test, ok in test_rows])
+            return attempt_id
+
+        return self._write(insert)
 
     def add_comment(self, student: str, lesson: str, text: str) -> int:
         """Store a comment on a lesson; returns the new comment's id."""
@@ -248,15 +257,16 @@ class Store:
 
         Columns: exercise, test, pass_rate (0 to 1), n (attempts that ran the test).
         """
-        table = schema.attempts
-        query = sa.select(table.c.exercise, table.c.details).where(
-            table.c.details.is_not(None),
-            table.c.public_tests_only == require_bool(public_tests_only, "public_tests_only"),
+        attempts, tests = schema.attempts, schema.attempt_tests
+        query = (
+            sa.select(attempts.c.exercise, tests.c.test, tests.c.passed)
+            .join(attempts, attempts.c.id == tests.c.attempt_id)
+            .where(attempts.c.public_tests_only == require_bool(public_tests_only, "public_tests_only"))
         )
         if exercise is not None:
-            query = query.where(table.c.exercise == self.catalogue.require_exercise(exercise))
+            query = query.where(attempts.c.exercise == self.catalogue.require_exercise(exercise))
         rows = self._read(lambda conn: conn.execute(query).all())
-        return pass_rates((row.exercise, json.loads(row.details)) for row in rows)
+        return pass_rates(TestRow(row.exercise, row.test, row.passed) for row in rows)
 
 
 def _activities(conn: Connection, student: str | None) -> dict[str, StudentActivity]:

@@ -14,6 +14,7 @@ MAX_NAME_CHARS = 64
 MAX_COMMENT_CHARS = 2_000
 MAX_CODE_CHARS = 200_000  # a submission is one short file; this only stops accidents
 MAX_DETAILS_CHARS = 1_000_000
+MAX_TEST_NAME_CHARS = 1_000  # a pytest node id with its parameters fits
 MAX_HINT_TIER = 10
 
 
@@ -107,3 +108,19 @@ def clean_code(code: object) -> str | None:
     if len(code) > MAX_CODE_CHARS:
         raise ValueError(f"code is {len(code):,} characters; the limit is {MAX_CODE_CHARS:,}")
     return code
+
+
+def clean_test_rows(rows: object, exercise: str) -> list[tuple[str, bool]]:
+    """(test, passed) of each per-test row of an attempt at ``exercise``; rows of another exercise are refused."""
+    cleaned = []
+    for row in rows or ():
+        for field in ("exercise", "test", "passed"):
+            if not hasattr(row, field):
+                raise ValueError(f"each test row needs exercise, test and passed, got {row!r}")
+        if row.exercise != exercise:
+            raise ValueError(f"a test row of exercise {row.exercise!r} was given with an attempt at {exercise!r}")
+        if not isinstance(row.test, str) or not 1 <= len(row.test) <= MAX_TEST_NAME_CHARS:
+            raise ValueError(f"a test name must be text of 1 to {MAX_TEST_NAME_CHARS:,} characters, "
+                             f"got {str(row.test)[:80]!r}")
+        cleaned.append((row.test, require_bool(row.passed, "passed")))
+    return cleaned

@@ -1,4 +1,4 @@
-"""The seed's equivariance demo, parameterised: the source a student can copy, and its result.
+"""The source lesson's equivariance demo, parameterised: the source a student can copy, and its result.
 
 ``demo_source`` writes the program; ``run_demo`` performs exactly the same computation in-process
 (no ``exec``: the app never runs code it was given) and returns what the program would print plus
@@ -20,10 +20,10 @@ from poslab.permutation import permutation_matrix
 from poslab.viz.common import axis_title, heatmap
 from poslab.viz.permutation import validate_order
 
-SEED_ORDER = (2, 0, 3, 1)  # the seed lesson's P = [[0,0,1,0],[1,0,0,0],[0,0,0,1],[0,1,0,0]]
-# name -> (atol, rtol) passed to torch.allclose; the first is the seed's call (rtol left at its default)
+SEED_ORDER = (2, 0, 3, 1)  # the source lesson's P = [[0,0,1,0],[1,0,0,0],[0,0,0,1],[0,1,0,0]]
+# name -> (atol, rtol) passed to torch.allclose; the first is the source lesson's call (rtol left at its default)
 TOLERANCES: dict[str, tuple[float, float]] = {
-    "atol=1e-5 (the seed's; rtol keeps its default 1e-5)": (1e-5, 1e-5),
+    "atol=1e-5 (the source lesson's; rtol keeps its default 1e-5)": (1e-5, 1e-5),
     "tight: atol=1e-7, rtol=0": (1e-7, 0.0),
     "exact: atol=0, rtol=0": (0.0, 0.0),
 }
@@ -31,12 +31,12 @@ SEED_TOLERANCE = next(iter(TOLERANCES))
 
 
 def default_order(n_tokens: int) -> tuple[int, ...]:
-    """The seed's permutation for 4 tokens, otherwise a rotation by one."""
+    """The source lesson's permutation for 4 tokens, otherwise a rotation by one."""
     return SEED_ORDER if n_tokens == 4 else tuple((i + 1) % n_tokens for i in range(n_tokens))
 
 
 def attn(x: torch.Tensor) -> torch.Tensor:
-    """The seed's attention: Q = K = V = X, (T, D) -> (T, D)."""
+    """The source lesson's attention: Q = K = V = X, (T, D) -> (T, D)."""
     scores = x @ x.T / x.shape[-1] ** 0.5  # (T, T)
     return torch.softmax(scores, -1) @ x
 
@@ -57,7 +57,7 @@ def _format_matrix(order: tuple[int, ...]) -> str:
 
 
 def _number(value: float) -> str:
-    return f"{value:g}".replace("e-0", "e-")  # 1e-05 -> 1e-5, as the seed writes it
+    return f"{value:g}".replace("e-0", "e-")  # 1e-05 -> 1e-5, as the source lesson writes it
 
 
 def _allclose_call(tolerance: str) -> str:
@@ -69,7 +69,7 @@ def _allclose_call(tolerance: str) -> str:
 
 def demo_source(n_tokens: int, d_model: int, order: tuple[int, ...], seed: int,
                 tolerance: str = SEED_TOLERANCE, positional: bool = False) -> str:
-    """The runnable program, the seed's demo with the student's choices filled in."""
+    """The runnable program, the source lesson's demo with the student's choices filled in."""
     validate_order(order, n_tokens)
     lines = [
         "import torch",

@@ -163,6 +163,8 @@ def reading(results: ExtrapolationResults) -> str:
         lines.append(f"**{TITLES[e]} cannot run** at {first} tokens or more: its table has rows for the "
                      f"{train_len} positions it trained on and none after, so there is no number to plot.")
     lines.append(_paper_sentence(cells, learned, runnable, train_len, longest))
+    if ("none", train_len) in cells:
+        lines.append(_nope_sentence(cells[("none", train_len)], "none" in learned, train_len))
     if all(c.n_seeds == 1 for c in cells.values()):
         lines.append("One seed per encoding: no spread to show, so small differences may be luck.")
     return "\n\n".join(lines)
@@ -231,6 +233,15 @@ def _paper_sentence(cells: dict, learned: list[str], runnable: list[str], train_
         return "**As in the ALiBi paper's figure**, ALiBi extrapolated best of the encodings compared."
     return (f"**Unlike the ALiBi paper's figure**, where ALiBi extrapolated best, here {TITLES[best]} did "
             f"({_percent(cells[(best, longest)].mean)} against ALiBi's {_percent(cells[('alibi', longest)].mean)}).")
+
+
+def _nope_sentence(at_train: Cell, nope_learned: bool, train_len: int) -> str:
+    """Haviv et al. (2022) and Kazemnejad et al. (2023) found NoPE competitive; say whether this run agrees."""
+    if nope_learned:
+        return (f"NoPE learned the task ({_percent(at_train.mean)} at {train_len} tokens), in line with Haviv "
+                f"et al. (2022) and Kazemnejad et al. (2023), who found NoPE decoders competitive.")
+    return (f"**Unlike Haviv et al. (2022) and Kazemnejad et al. (2023)**, who found NoPE decoders competitive, "
+            f"NoPE reached only {_percent(at_train.mean)} at the training length here.")
 
 
 def provenance(results: ExtrapolationResults) -> str:

@@ -23,7 +23,7 @@ from poslab.lessons import Lesson
 from poslab.store import StudentProgress
 from poslab.viz.common import axis_title
 
-EXERCISE_PAGE = "pages/exercise.py"
+EXERCISE_PAGE = "app_pages/exercise.py"
 
 
 def lesson_steps(visited: bool, checks_right: int, checks_total: int, done: bool) -> float:

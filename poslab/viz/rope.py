@@ -9,7 +9,7 @@ summation, with h_i = q_i conj(k_i) and S_j = sum_{l<j} e^{i (m-n) theta_l}:
 
     |sum_i h_i e^{i (m-n) theta_i}| <= (max_i |h_{i+1} - h_i|) sum_{j=1}^{D/2} |S_j|
 
-and plots the relative upper bound (1 / (D/2)) sum_j |S_j|, which decays as |m - n| grows.
+and plots the relative upper bound (1 / (D/2)) sum_j |S_j|, which drifts down as |m - n| grows, though not monotonically.
 """
 
 from __future__ import annotations
@@ -143,20 +143,20 @@ def decay_bound(head_dim: int, base: float, max_distance: int) -> pd.DataFrame:
 
 def decay_chart(head_dim: int, base: float, max_distance: int) -> alt.Chart:
     frame = decay_bound(head_dim, base, max_distance)
-    return alt.Chart(frame, title=f"Long-term decay: relative upper bound of the score (D={head_dim})").mark_line().encode(
+    return alt.Chart(frame, title=f"RoFormer's relative upper bound on the score (D={head_dim}): not monotone, not an expected score").mark_line().encode(
         x=alt.X("distance:Q", title=axis_title("relative distance |m - n|", "positions")),
         y=alt.Y("bound:Q", title="(1/(D/2)) sum_j |S_j| (unitless)"),
         tooltip=[alt.Tooltip("distance:Q"), alt.Tooltip("bound:Q", format=".2f")],
     )
 
 
-# --- interleaved vs half-split pairing --------------------------------------------------------
+# --- interleaved vs half pairing -------------------------------------------------------------
 
 
 def interleaved_to_half_order(head_dim: int) -> tuple[int, ...]:
-    """Row order turning an interleaved-pairing projection into a half-split one: W_half = W[order].
+    """Row order turning an interleaved-pairing projection into a half-pairing one: W_half = W[order].
 
-    Half-split feature j < D/2 is pair j's first coordinate (interleaved 2j); feature D/2 + j is its
+    Half-pairing feature j < D/2 is pair j's first coordinate (interleaved 2j); feature D/2 + j is its
     second coordinate (interleaved 2j + 1).
     """
     return tuple(range(0, head_dim, 2)) + tuple(range(1, head_dim, 2))
@@ -166,7 +166,7 @@ def pairing_table(head_dim: int, pairs: int = 4) -> pd.DataFrame:
     """Which two features form pair i under each convention (the first ``pairs`` pairs)."""
     half = head_dim // 2
     return pd.DataFrame([{"pair i": i, "interleaved (RoFormer, Meta LLaMA)": f"({2 * i}, {2 * i + 1})",
-                          "half-split (GPT-NeoX, HF LLaMA)": f"({i}, {i + half})"} for i in range(min(pairs, half))])
+                          "half (GPT-NeoX, HF LLaMA)": f"({i}, {i + half})"} for i in range(min(pairs, half))])
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ import pytest
 import torch
 
 import poslab.encodings as reference
+from grader.results import TestOutcome
 
 _MODULES = tuple(importlib.import_module(f"poslab.encodings.{name}")
                  for name in ("_checks", "attention", "sinusoidal", "learned", "rope", "alibi"))
@@ -44,18 +45,6 @@ class ProbeCase:
     visibility: str
     family: str
     check: Callable
-
-
-@dataclass(frozen=True)
-class ProbeOutcome:
-    name: str
-    exercise: str
-    score: float
-    max_score: float
-    status: str
-    output: str
-    visibility: str
-    family: str
 
 
 def _close(actual, expected) -> bool:
@@ -95,7 +84,7 @@ def _check_alibi(student):
 class ProbeSuite:
     """One quick value check per exercise, expected values from the reference in this process.
 
-    Same interface as ``grader.suite`` (collect, run_case, suite_hash), so the infrastructure can
+    Same interface as ``grader.suite`` (collect, run_case returning a ``TestOutcome``, suite_hash), so the infrastructure can
     be tested without depending on the hidden suite's size or speed.
     """
 
@@ -117,9 +106,9 @@ class ProbeSuite:
             case.check(student)
         except Exception as error:  # noqa: BLE001 - as grader.suite.run_case: every failure is an outcome
             reason = getattr(error, "reason", None) or str(error)
-            return ProbeOutcome(case.name, case.exercise, 0.0, case.points, "failed",
+            return TestOutcome(case.name, case.exercise, 0.0, case.points, "failed",
                                 f"{type(error).__name__}: {reason}", case.visibility, case.family)
-        return ProbeOutcome(case.name, case.exercise, case.points, case.points, "passed", "ok",
+        return TestOutcome(case.name, case.exercise, case.points, case.points, "passed", "ok",
                             case.visibility, case.family)
 
     @staticmethod

@@ -1,0 +1,27 @@
+"""Home: what the course teaches, the path through it, and a spot for progress at a glance."""
+
+import streamlit as st
+
+from app_pages.ui import glance
+from poslab.course_map import course_map, home_text
+
+st.title("Position Lab")
+st.markdown(home_text("intro"))
+
+with st.container(border=True, key="home-progress"):
+    st.caption(home_text("progress"))
+    glance.progress_at_a_glance()
+
+path = course_map()
+first_stop = path[0][1][0]
+st.page_link(first_stop.page_path, label=f"Start with {first_stop.title}", icon=":material/play_arrow:")
+
+st.subheader("The path through the course")
+for group, stops in path:
+    st.markdown(f"**{group}**")
+    for stop in stops:
+        link, summary = st.columns([2, 5], vertical_alignment="center")
+        link.page_link(stop.page_path, label=stop.label, icon=stop.icon)
+        summary.caption(stop.summary)
+
+st.markdown(home_text("how"))

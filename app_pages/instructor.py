@@ -1,0 +1,66 @@
+"""Instructor: the class's progress, score distribution and per-test pass rates, behind a password."""
+
+import streamlit as st
+
+from app_pages.ui import frame, lock, store_calls
+from grader.gradebook import GradebookError, load_gradebook
+from poslab.viz.progress import pass_rate_chart, score_distribution_chart
+
+st.title("Instructor")
+password = lock.instructor_password()
+if password is None:
+    st.info("This page is locked until a password is configured. Set the environment variable "
+            "`POSLAB_INSTRUCTOR_PASSWORD` before `streamlit run app.py`, or add "
+            "`instructor_password = \"...\"` to `.streamlit/secrets.toml`, then restart the app.")
+    st.stop()
+
+if not lock.instructor_unlocked():
+    with st.form("instructor-login"):
+        typed = st.text_input("Instructor password", type="password")
+        if st.form_submit_button("Unlock", icon=":material/lock_open:"):
+            if lock.unlock(typed, password):
+                st.rerun()
+            st.error("That password is not right.")
+    st.stop()
+
+st.button("Lock this page", icon=":material/lock:", on_click=lock.lock_instructor)
+st.caption("While unlocked, you can also delete comments under the lessons.")
+
+st.subheader("The class")
+table = store_calls.store_call("load the class's progress", lambda store: store.class_progress(), None)
+if table is not None and table.empty:
+    st.caption("No student has done anything yet.")
+elif table is not None:
+    st.dataframe(table, hide_index=True, column_config={
+        "percent": st.column_config.ProgressColumn("overall (%)", min_value=0, max_value=100, format="%.0f")})
+    st.download_button("Download the class table (CSV)", table.to_csv(index=False), "class_progress.csv",
+                       mime="text/csv", icon=":material/download:")
+    frame.chart(score_distribution_chart(table))
+
+st.subheader("Which tests trip students up")
+st.caption("Pass rate of each hidden test over every graded attempt stored by the app.")
+rates = store_calls.store_call("load the per-test pass rates", lambda store: store.per_test_pass_rates(), None)
+if rates is not None and rates.empty:
+    st.caption("No graded attempts yet.")
+elif rates is not None:
+    frame.chart(pass_rate_chart(rates))
+    st.download_button("Download the pass rates (CSV)", rates.to_csv(index=False), "pass_rates.csv",
+                       mime="text/csv", icon=":material/download:")
+
+st.subheader("A gradebook from the command line")
+st.caption("The folder given to `python -m grader grade --out DIR`, on the machine running this app.")
+folder = st.text_input("Gradebook folder", placeholder="/path/to/grades", key="gradebook-folder")
+if folder.strip():
+    try:
+        book = load_gradebook(folder.strip())
+    except GradebookError as error:
+        st.error(str(error))
+    else:
+        for problem in book.problems:
+            st.warning(problem)
+        st.dataframe(book.table, hide_index=True)
+        frame.chart(score_distribution_chart(book.table.rename(columns={"id": "student"})))
+        if not book.pass_rates.empty:
+            frame.chart(pass_rate_chart(book.pass_rates))
+            st.download_button("Download the gradebook's pass rates (CSV)", book.pass_rates.to_csv(index=False),
+                               "gradebook_pass_rates.csv", mime="text/csv", icon=":material/download:")

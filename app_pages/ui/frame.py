@@ -1,0 +1,141 @@
+"""The frame of every lesson page: ``lesson_header`` first, ``text`` and ``chart`` between, ``lesson_footer`` last.
+
+``lesson_header`` stores the visit; the footer's quick checks store their answers as they are
+revealed, then come "mark lesson done", links to the previous and the next lesson, and the comments.
+``predict`` shows one quick check in place, before the section whose result it asks about; the
+footer then leaves it out. ``chart(..., numbers=True)`` puts the chart's numbers in a table one
+click below it.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from app_pages.ui.comments import comments_section
+from app_pages.ui.identity import current_student
+from app_pages.ui.store_calls import store_call, student_progress
+from poslab.lessons import Lesson, QuickCheck, get_lesson, lesson_text, neighbours
+
+CHECKS_KEY = "quick_checks"  # session_state[CHECKS_KEY][lesson_id][check_id] = {"choice": i, "correct": b}
+VISITS_KEY = "visits_recorded"  # (student, lesson id) pairs whose visit this session already stored
+INLINE_KEY = "quick_checks_inline"  # (lesson id, check id) shown in place on this run: the footer skips them
+
+
+def text(lesson_id: str, key: str) -> None:
+    """Render one Markdown block of the lesson's text file."""
+    st.markdown(lesson_text(lesson_id, key))
+
+
+def chart(altair_chart: alt.TopLevelMixin, numbers: bool = False) -> None:
+    st.altair_chart(altair_chart, width="stretch")
+    if numbers:
+        with st.expander("The numbers behind this chart", icon=":material/table:"):
+            st.dataframe(chart_numbers(altair_chart))
+
+
+def chart_numbers(altair_chart: alt.TopLevelMixin) -> pd.DataFrame:
+    """The data a chart draws (a layered chart's first data frame); a heatmap's as a row x column table."""
+    charts = [altair_chart, *getattr(altair_chart, "layer", [])]
+    data = next((c.data for c in charts if isinstance(getattr(c, "data", None), pd.DataFrame)), pd.DataFrame())
+    if {"row", "col", "value"} <= set(data.columns):
+        return data.pivot(index="row", columns="col", values="value")
+    return data.reset_index(drop=True)
+
+
+def lesson_header(lesson_id: str) -> Lesson:
+    lesson = get_lesson(lesson_id)
+    st.title(lesson.title)
+    st.session_state[INLINE_KEY] = set()
+    record_visit(lesson.id)
+    return lesson
+
+
+def predict(lesson_id: str, check_id: str) -> None:
+    """One quick check in place, before what it predicts; the footer leaves it out."""
+    check = next((c for c in get_lesson(lesson_id).checks if c.id == check_id), None)
+    if check is None:
+        raise KeyError(f"lesson {lesson_id} has no quick check {check_id!r}")
+    quick_check(lesson_id, check)
+    st.session_state.setdefault(INLINE_KEY, set()).add((lesson_id, check_id))
+
+
+def lesson_footer(lesson_id: str) -> None:
+    """Quick checks, "mark lesson done", links to the previous and the next lesson, comments."""
+    lesson = get_lesson(lesson_id)
+    shown = st.session_state.get(INLINE_KEY, set())
+    remaining = [check for check in lesson.checks if (lesson.id, check.id) not in shown]
+    if remaining:
+        st.divider()
+        st.subheader("Check your understanding")
+        st.caption("Predict first, then reveal. A wrong answer explains the misconception behind it.")
+        for check in remaining:
+            quick_check(lesson.id, check)
+    mark_done(lesson.id)
+    prev_next(lesson.id)
+    comments_section(lesson.id)
+
+
+def record_visit(lesson_id: str) -> None:
+    """Store the first visit of each lesson per session (reruns would otherwise repeat it)."""
+    student = current_student()
+    recorded = st.session_state.setdefault(VISITS_KEY, set())
+    if student is None or (student, lesson_id) in recorded:
+        return
+    store_call("save your visit", lambda opened: opened.record_visit(student, lesson_id), None)
+    recorded.add((student, lesson_id))
+
+
+def record_check(lesson_id: str, check_id: str, correct: bool) -> None:
+    student = current_student()
+    if student is not None:
+        store_call("save your answer", lambda opened: opened.record_check(student, lesson_id, check_id, correct), None)
+
+
+def check_answers() -> dict[str, dict[str, dict]]:
+    return st.session_state.setdefault(CHECKS_KEY, {})
+
+
+def quick_check(lesson_id: str, check: QuickCheck) -> None:
+    answers = check_answers().setdefault(lesson_id, {})
+    with st.container(border=True):
+        st.markdown(f"**{check.question}**")
+        choice = st.radio(
+            "Your prediction",
+            options=list(range(len(check.options))),
+            format_func=lambda i: check.options[i].text,
+            index=None,
+            key=f"qc-choice-{lesson_id}-{check.id}",
+        )
+        if st.button("Reveal", key=f"qc-reveal-{lesson_id}-{check.id}", disabled=choice is None):
+            answers[check.id] = {"choice": choice, "correct": check.options[choice].correct}
+            record_check(lesson_id, check.id, check.options[choice].correct)
+        answer = answers.get(check.id)
+        if answer is not None:
+            option = check.options[answer["choice"]]
+            (st.success if option.correct else st.error)(
+                ("Right. " if option.correct else "Not quite. ") + option.feedback)
+
+
+def mark_done(lesson_id: str) -> None:
+    """A "mark lesson done" control, or the note that it is done."""
+    student = current_student()
+    if student is None:
+        st.caption("Type your name in the sidebar to save your progress through this lesson.")
+        return
+    progress = student_progress(student)
+    if progress is not None and progress.lesson(lesson_id).done:
+        st.success("You have finished this lesson.", icon=":material/task_alt:")
+    elif st.button("Mark lesson done", key=f"done-{lesson_id}", icon=":material/check:"):
+        store_call("mark the lesson done", lambda opened: opened.complete_lesson(student, lesson_id), None)
+        st.rerun()  # the sidebar (already drawn) shows the new percentage
+
+
+def prev_next(lesson_id: str) -> None:
+    previous, following = neighbours(lesson_id)
+    left, right = st.columns(2)
+    if previous is not None:
+        left.page_link(previous.page_path, label=f"Previous: {previous.title}", icon=":material/arrow_back:")
+    if following is not None:
+        right.page_link(following.page_path, label=f"Next: {following.title}", icon=":material/arrow_forward:")

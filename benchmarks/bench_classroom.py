@@ -1,0 +1,107 @@
+"""A classroom submitting at once: seconds from `submit` to result on the embedded grading service.
+
+    python benchmarks/bench_classroom.py --students 30 [--exercises one|all] [--workers 2]
+
+Starts the embedded service (``POSLAB_GRADER_WORKERS`` judges, default one per core) with a
+store in a temporary SQLite file, as the app runs it, waits until the judges are warm, and grades
+one warm-up submission per judge. Then one student alone submits one correct exercise (five
+times, median), and ``--students`` students each submit one correct solution at the same moment:
+one exercise each (``--exercises one``: the course's exercises in turn, so the class is mixed)
+or all five. Each submission is the reference (``grader.mutants.reference_source()``) saved as
+the exercise's file. Prints p50/p95/max, how many got full marks, and the judges' resident
+memory (each Dask worker with its sandbox worker). Targets on 2 cores: alone p50 <= 0.3 s;
+30 at once, one exercise: p95 <= 2.5 s, max <= 4 s, 30/30 full marks; 300: all graded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from grader.mutants import reference_source  # noqa: E402
+from grader.service import GradingService, as_completed  # noqa: E402
+from poslab.exercises import EXERCISES  # noqa: E402
+from poslab.store import Store  # noqa: E402
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(fraction * len(ordered) + 0.5) - 1))]
+
+
+def judges_memory_mib(service: GradingService) -> list[float]:
+    """Resident memory of each judge: the Dask worker and everything it started (its sandbox worker)."""
+    import psutil
+
+    sizes = []
+    for pid in service.client.run(os.getpid).values():
+        process = psutil.Process(pid)
+        family = [process, *process.children(recursive=True)]
+        sizes.append(sum(member.memory_info().rss for member in family if member.is_running()) / 2**20)
+    return sizes
+
+
+def submit_class(service: GradingService, students: int, all_exercises: bool, tag: str) -> tuple[list[float], int]:
+    source = reference_source()
+    jobs, started = [], {}
+    for index in range(students):
+        exercise = EXERCISES[index % len(EXERCISES)]
+        files = {"solution.py": source} if all_exercises else {exercise.filename: source}
+        begun = time.perf_counter()
+        job = service.submit(f"{tag}-{index:04d}", files, exercises=None if all_exercises else [exercise.id])
+        started[job.id] = begun
+        jobs.append(job)
+    seconds, full_marks = [], 0
+    for job in as_completed(jobs):
+        seconds.append(time.perf_counter() - started[job.id])
+        result = job.result()
+        full_marks += result.max_score > 0 and result.score == result.max_score
+    return seconds, full_marks
+
+
+def report(label: str, seconds: list[float], full_marks: int | None = None) -> None:
+    marks = "" if full_marks is None else f"  full marks {full_marks}/{len(seconds)}"
+    print(f"{label:<34} n={len(seconds):<4} p50 {statistics.median(seconds):6.3f} s  "
+          f"p95 {percentile(seconds, 0.95):6.3f} s  max {max(seconds):6.3f} s{marks}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--students", type=int, default=30)
+    parser.add_argument("--exercises", choices=("one", "all"), default="one")
+    parser.add_argument("--workers", type=int, default=None, help="judges (default POSLAB_GRADER_WORKERS or one per core)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        store = Store(f"sqlite:///{Path(folder) / 'bench.db'}")
+        begun = time.perf_counter()
+        service = GradingService.from_env(store=store) if args.workers is None else \
+            GradingService(workers=args.workers, store=store)
+        with service:
+            service.wait_ready()
+            while service.judges() < service.config.workers and time.perf_counter() - begun < 300:
+                time.sleep(0.1)
+            print(f"judges: {service.judges()} warm after {time.perf_counter() - begun:.1f} s (started once)")
+            submit_class(service, service.judges() * 2, True, "warm-up")
+            alone = [submit_class(service, 1, False, f"alone{index}")[0][0] for index in range(5)]
+            report("one student alone, one exercise", alone)
+            what = "all five exercises" if args.exercises == "all" else "one exercise each"
+            seconds, full_marks = submit_class(service, args.students, args.exercises == "all", "class")
+            report(f"{args.students} students at once, {what}", seconds, full_marks)
+            graded = sum(job.status == "done" for job in store.grading_jobs())
+            print(f"jobs recorded done in the store: {graded} (queued left: {len(store.grading_jobs(status='queued'))})")
+            memory = judges_memory_mib(service)
+            print(f"judges' resident memory: {', '.join(f'{size:.0f}' for size in memory)} MiB "
+                  f"(each: Dask worker + its sandbox worker)")
+            print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,98 @@
+"""What grading results mean for the books: per-test rows for pass rates, and the gradebook folder.
+
+The grader writes ``DIR/gradebook.csv`` (id, status, one column per exercise, total, max) and
+``DIR/<id>/results.json`` (Gradescope's format, ``SubmissionResult.to_gradescope``) with
+``python -m grader grade --out DIR``; this module reads them back for the Instructor page. Only
+these files are read; a broken ``results.json`` is skipped and named in ``problems`` rather than
+hiding the rest of the class. ``per_test_rows`` gives the store the per-test rows of a result, so the
+store never reads the grader's JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from grader.results import SubmissionResult
+from poslab.store import TestRow, pass_rates
+
+MAX_RESULTS_BYTES = 5 * 1024 * 1024  # one submission's results; far above any real one
+
+
+class GradebookError(ValueError):
+    """The folder is not a gradebook; the message says what was expected."""
+
+
+@dataclass(frozen=True)
+class Gradebook:
+    table: pd.DataFrame  # gradebook.csv as written, plus "percent" (total / max, 0 to 100)
+    pass_rates: pd.DataFrame  # exercise, test, pass_rate, n: over every results.json read
+    problems: tuple[str, ...]  # results.json files that could not be read, in sentences
+
+
+def per_test_rows(result: SubmissionResult, exercise_id: str | None = None) -> tuple[TestRow, ...]:
+    """One row per test of the result (of one exercise, if given), in suite order."""
+    return tuple(TestRow(test.exercise, test.name, test.status == "passed") for test in result.tests
+                 if exercise_id is None or test.exercise == exercise_id)
+
+
+
+def gradescope_test_rows(data: object) -> list[TestRow]:
+    """The per-test rows of one Gradescope ``results.json``; ValueError if it is not one."""
+    tests = data.get("tests") if isinstance(data, dict) else None
+    if not isinstance(tests, list):
+        raise ValueError("it has no list of tests")
+    rows = []
+    for test in tests:
+        tags = test.get("tags") if isinstance(test, dict) else None
+        if not (isinstance(tags, list) and tags and isinstance(tags[0], str)):
+            raise ValueError("a test has no exercise tag")
+        if isinstance(test.get("name"), str) and isinstance(test.get("status"), str):
+            rows.append(TestRow(tags[0], test["name"], test["status"] == "passed"))
+    return rows
+
+
+def _read_table(csv_path: Path) -> pd.DataFrame:
+    try:
+        table = pd.read_csv(csv_path, dtype={"id": str})
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
+        raise GradebookError(f"{csv_path.name} is not a readable CSV file ({error}).") from None
+    missing = {"id", "status", "total", "max"} - set(table.columns)
+    if missing:
+        raise GradebookError(f"{csv_path.name} lacks the column(s) {', '.join(sorted(missing))}: "
+                             "is it a gradebook written by `python -m grader grade`?")
+    maximum = pd.to_numeric(table["max"], errors="coerce")
+    table["percent"] = (100.0 * pd.to_numeric(table["total"], errors="coerce") / maximum.where(maximum > 0)).fillna(0.0)
+    return table
+
+
+def _results_rows(path: Path) -> list[TestRow]:
+    if path.stat().st_size > MAX_RESULTS_BYTES:
+        raise ValueError(f"it is larger than {MAX_RESULTS_BYTES // (1024 * 1024)} MB")
+    return gradescope_test_rows(json.loads(path.read_text(encoding="utf-8")))
+
+
+def load_gradebook(directory: str | Path) -> Gradebook:
+    """The gradebook in ``directory``; GradebookError when there is none."""
+    folder = Path(directory).expanduser()
+    if not folder.is_dir():
+        raise GradebookError(f"There is no folder {str(folder)!r} on the machine running the app.")
+    csv_path = folder / "gradebook.csv"
+    if not csv_path.is_file():
+        raise GradebookError(f"{str(folder)!r} has no gradebook.csv: point at the --out folder of "
+                             "`python -m grader grade`.")
+    table = _read_table(csv_path)
+    rows: list[TestRow] = []
+    problems: list[str] = []
+    for submission_id in table["id"].astype(str):
+        if submission_id in ("", ".", "..") or Path(submission_id).name != submission_id:
+            problems.append(f"{submission_id!r} is not a plain folder name; its results were not read.")
+            continue
+        try:
+            rows += _results_rows(folder / submission_id / "results.json")
+        except (OSError, ValueError) as error:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+            problems.append(f"{submission_id}/results.json was skipped: {error}")
+    return Gradebook(table, pass_rates(rows), tuple(problems))

@@ -1,0 +1,108 @@
+"""Checking what a child sends back, field by field, before any tensor is built.
+
+A reply's header is JSON; its tensors are raw bytes whose dtype (from a fixed list), shape and
+byte count are checked against the header (``protocol.check_tensor_info``, ``split_blob``) and
+only then copied into fresh memory with ``torch.frombuffer``. Every reference must point at a
+tensor of this reply, texts are clipped, and anything malformed is a ``protocol.ProtocolError``
+(the exercise then counts as crashed). Nothing is unpickled.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from grader.sandboxed import protocol
+from grader.student import CallResult, NotImplementedBySubmission, StudentError, TensorInfo, Transposed
+
+
+def decode_reply(reply: dict, blob: bytearray, name: str, n_inputs: int, wall: float) -> CallResult:
+    kind = reply["type"]
+    if kind == "not_implemented":
+        raise NotImplementedBySubmission(name)
+    if kind == "error":
+        raise StudentError(protocol.clip(reply.get("kind"), 100), protocol.clip(reply.get("message")))
+    if kind != "result":
+        raise protocol.ProtocolError(f"unexpected reply {protocol.clip(kind, 40)!r}")
+    infos = reply.get("tensors")
+    if not isinstance(infos, list):
+        raise protocol.ProtocolError("the reply has no tensor list")
+    checked = [protocol.check_tensor_info(info) for info in infos]
+    pieces = protocol.split_blob(infos, blob)
+    tensors = [decode_tensor(fields, piece) for fields, piece in zip(checked, pieces)]
+    output = decode_output(reply.get("output"), tensors)
+    after = reply.get("inputs_after")
+    if not isinstance(after, list) or len(after) != n_inputs:
+        raise protocol.ProtocolError("the reply does not report each input tensor once")
+    inputs_after = tuple(None if item is None else tensor_ref(item, tensors) for item in after)
+    return CallResult(output=output, inputs_after=inputs_after, wall_seconds=wall)
+
+
+class JudgeEncoder(protocol.Encoder):
+    """``protocol.Encoder`` plus the judge-only wrappers from ``grader.student``."""
+
+    def value(self, value: Any) -> Any:
+        if isinstance(value, Transposed):
+            contiguous = value.tensor.transpose(value.dim0, value.dim1).contiguous()
+            return self.tensor(contiguous, transpose=(value.dim0, value.dim1))
+        if isinstance(value, tuple):
+            return {"$tuple": [self.value(item) for item in value]}
+        if isinstance(value, list):
+            return [self.value(item) for item in value]
+        return super().value(value)
+
+
+def decode_tensor(fields: tuple, piece: memoryview) -> torch.Tensor | TensorInfo:
+    dtype, shape, device, requires_grad, _ = fields
+    if device == "meta":
+        return TensorInfo(shape, protocol.dtype_name(dtype), "meta", requires_grad)
+    return protocol.build_tensor(dtype, shape, piece)  # detached, like LocalStudent's outputs
+
+
+def tensor_ref(item: Any, tensors: list) -> torch.Tensor:
+    if not isinstance(item, dict) or set(item) != {"$t"} or type(item["$t"]) is not int \
+            or not 0 <= item["$t"] < len(tensors) or not isinstance(tensors[item["$t"]], torch.Tensor):
+        raise protocol.ProtocolError("a tensor reference is malformed")
+    return tensors[item["$t"]]
+
+
+def decode_info(item: Any) -> TensorInfo:
+    fields = dict(item) if isinstance(item, dict) else None
+    if fields is None or set(fields) != {"shape", "dtype", "device", "requires_grad"}:
+        raise protocol.ProtocolError("a tensor description is malformed")
+    fields["nbytes"] = 0
+    fields["device"] = fields["device"] if fields["device"] in ("cpu", "meta") else "?"
+    dtype, shape, device, requires_grad, _ = protocol.check_tensor_info({**fields, "device": "meta"})
+    return TensorInfo(shape, protocol.dtype_name(dtype), item["device"], requires_grad)
+
+
+def decode_output(item: Any, tensors: list) -> Any:
+    def one(entry: Any) -> Any:
+        if isinstance(entry, dict) and "$info" in entry and len(entry) == 1:
+            return decode_info(entry["$info"])
+        return tensor_ref(entry, tensors)
+
+    if isinstance(item, dict) and set(item) == {"$tuple"} and isinstance(item["$tuple"], list):
+        if len(item["$tuple"]) > 64:
+            raise protocol.ProtocolError("the output has too many parts")
+        return tuple(one(entry) for entry in item["$tuple"])
+    return one(item)
+
+
+def check_import_error(error: Any) -> dict:
+    if not isinstance(error, dict):
+        return {"kind": "Error", "message": "the import failed", "line": None, "module": ""}
+    line = error.get("line")
+    return {"kind": protocol.clip(error.get("kind"), 100), "message": protocol.clip(error.get("message"), 500),
+            "line": line if type(line) is int else None, "module": protocol.clip(error.get("module", ""), 100)}
+
+
+def explain_end(ended: str) -> str:
+    if "SIGXCPU" in ended:
+        return "it ran out of CPU time"
+    if "SIGKILL" in ended:
+        return "it was killed, for instance for using too much memory"
+    if "exited" in ended:
+        return f"it {ended}, for instance through os._exit()"
+    return ended or "it ended"

@@ -1,0 +1,207 @@
+"""One submission's session with its child: the time budget, the import, and every call.
+
+``SubmissionSandbox`` holds one child for a submission and hands out a ``SandboxStudent`` per
+exercise, the ``grader.student.Student`` the hidden tests call. ``ChildSession`` is the judge's end
+of one child: ``timeout`` seconds of waiting per exercise; past it, or when the child dies or
+breaks the protocol, the child and all it started are killed and the crash is kept for good.
+What the child sends back is checked in ``grader.sandbox.replies`` before any of it is used.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import torch
+
+from grader.sandbox.replies import JudgeEncoder, check_import_error, decode_reply, explain_end
+from grader.sandbox.worker_process import GraderFault, WorkerProcess
+from grader.sandboxed import protocol
+from grader.student import (NAME_OF_OP, OPS, CallResult, NotImplementedBySubmission, Student, SubmissionCrashed,
+                            Transposed)
+
+
+class ChildSession:
+    """The judge's end of one child: a time budget, and the first crash kept for good.
+
+    ``timeout`` seconds of waiting for the child are allowed in all; past it, or when the child
+    dies or breaks the protocol, the child is killed and ``SubmissionCrashed`` is raised, now and
+    on every later use.
+    """
+
+    def __init__(self, worker: WorkerProcess, timeout: float) -> None:
+        self.worker = worker
+        self.timeout = timeout
+        self.budget = timeout
+        self.crash: SubmissionCrashed | None = None
+        self.fault: GraderFault | None = None  # the worker failed: not the submission's doing
+        self.sock: socket.socket | None = worker.spawn()
+
+    def receive(self, what: str) -> tuple[dict, bytearray]:
+        if self.crash is not None:
+            raise self.crash
+        started = time.monotonic()
+        try:
+            return protocol.recv_frame(self.sock, self.worker.limits, started + self.budget)
+        except protocol.ReadTimeout:
+            self.fail(f"ran past the {self.timeout:g} s time limit for this exercise ({what})")
+        except protocol.PeerClosed:
+            ended = self.close()
+            self.fail(f"the process running your code ended during {what} ({explain_end(ended)})")
+        except protocol.ProtocolError as error:
+            self.fail(f"your code broke the grader's protocol during {what}: {error}")
+        finally:
+            self.budget -= time.monotonic() - started
+
+    def send(self, header: dict, blob: bytes = b"", what: str = "a call") -> None:
+        if self.crash is not None:
+            raise self.crash
+        try:
+            protocol.send_frame(self.sock, header, blob)
+        except OSError:
+            ended = self.close()
+            self.fail(f"the process running your code ended before {what} ({explain_end(ended)})")
+
+    def fail(self, reason: str) -> None:
+        self.crash = SubmissionCrashed(reason)
+        self.close()
+        raise self.crash
+
+    def close(self) -> str:
+        """Kill the child and all it started; return how it ended. Safe to call twice."""
+        if self.sock is None:
+            return ""
+        self.sock.close()
+        self.sock = None
+        try:
+            return self.worker.reap()
+        except GraderFault as fault:  # kept for the caller: run_case would turn it into a failed test
+            self.fault = fault
+            return ""
+
+
+@dataclass
+class LoadReport:
+    """What importing the submission for one exercise came to."""
+
+    import_errors: dict[str, dict]  # file -> the child's description of the error (checked)
+    stuck_in: str | None  # the file being imported when the child died or ran out of time
+    missing: list[str]
+
+
+class SubmissionSandbox:
+    """One submission in the sandbox: a child that serves its exercises one after another.
+
+    ``for_exercise()`` gives the exercise's ``SandboxStudent`` after importing what it needs; the
+    time limit restarts for each exercise. A child that crashed or ran out of time is killed
+    with everything it started, and the next exercise gets a fresh one (files that hung or
+    crashed the import are then left out by the caller's ``order``).
+    """
+
+    def __init__(self, worker: WorkerProcess, files: Mapping[str, str], timeout: float) -> None:
+        self.worker = worker
+        self.files = dict(files)
+        self.timeout = timeout
+        self.session: ChildSession | None = None
+        self.fault: GraderFault | None = None
+
+    def for_exercise(self, order: list[str], names: list[str]) -> "SandboxStudent":
+        fresh = self.session is None or self.session.crash is not None
+        if fresh:
+            self.close()
+            self.session = ChildSession(self.worker, self.timeout)
+        self.session.budget = self.timeout
+        return SandboxStudent(self.session, order, names, send_files=self.files if fresh else None)
+
+    def close(self) -> None:
+        if self.session is not None:
+            self.session.close()
+            self.fault = self.fault or self.session.fault
+            self.session = None
+
+
+class SandboxStudent(Student):
+    """A submission as the hidden tests see it, for one exercise; every call runs in the child.
+
+    Construction imports what the exercise needs (``load`` says how that went). The first crash
+    is kept: this and every later call for the exercise raise it again.
+    """
+
+    def __init__(self, session: ChildSession, order: list[str], names: list[str],
+                 send_files: Mapping[str, str] | None) -> None:
+        self.session = session
+        self.names = list(names)
+        self.found: set[str] = set()
+        self.load = self._load(order, send_files)
+
+    @property
+    def crash(self) -> SubmissionCrashed | None:
+        return self.session.crash
+
+    def _load(self, order: list[str], send_files: Mapping[str, str] | None) -> LoadReport:
+        report = LoadReport({}, None, list(self.names))
+        try:
+            ops = {op: name for op, name in NAME_OF_OP.items() if name in self.names}
+            header = {"type": "load", "order": order, "names": self.names, "ops": ops}
+            if send_files is not None:
+                ready, _ = self.session.receive("start-up")
+                if ready["type"] != "ready":
+                    self.session.fail("the sandbox did not start properly")
+                header["files"] = dict(send_files)
+            self.session.send(header, what="the import")
+            while True:
+                header, _ = self.session.receive(f"the import of {report.stuck_in}" if report.stuck_in else "the import")
+                kind = header["type"]
+                if kind == "importing" and header.get("file") in order:
+                    report.stuck_in = header["file"]
+                elif kind == "imported" and header.get("file") == report.stuck_in:
+                    if header.get("error") is not None:
+                        report.import_errors[report.stuck_in] = check_import_error(header["error"])
+                    report.stuck_in = None
+                elif kind == "loaded" and isinstance(header.get("found"), list):
+                    self.found = {name for name in self.names if name in header["found"]}
+                    report.missing = [name for name in self.names if name not in self.found]
+                    return report
+                else:
+                    self.session.fail("your code broke the grader's protocol during the import")
+        except SubmissionCrashed:
+            return report
+
+    # -- the Student interface
+
+    def call(self, op: str, *args: Any, **kwargs: Any) -> CallResult:
+        if op not in OPS:
+            raise ValueError(f"unknown op {op!r}")  # a bug in a hidden test, not the student's
+        if self.session.crash is not None:
+            raise self.session.crash
+        name = NAME_OF_OP[op]
+        if name not in self.found:
+            raise NotImplementedBySubmission(name)
+        encoder = JudgeEncoder()
+        header = {"type": "call", "op": op, "args": [encoder.value(item) for item in args],
+                  "kwargs": {key: encoder.value(item) for key, item in kwargs.items()}}
+        header["tensors"] = encoder.tensors
+        # The child reports the top-level tensor arguments after the call, as LocalStudent does.
+        n_inputs = sum(isinstance(value, (torch.Tensor, Transposed)) for value in (*args, *kwargs.values()))
+        started = time.monotonic()
+        self.session.send(header, encoder.blob(), f"a call to {name}")
+        reply, blob = self.session.receive(f"a call to {name}")
+        wall = time.monotonic() - started
+        try:
+            return decode_reply(reply, blob, name, n_inputs, wall)
+        except protocol.ProtocolError as error:
+            self.session.fail(f"your code broke the grader's protocol in a call to {name}: {error}")
+
+    def call_overhead_seconds(self) -> float:
+        """The fastest of a few empty round trips to the child."""
+        best = float("inf")
+        for _ in range(5):
+            started = time.monotonic()
+            self.session.send({"type": "ping"}, what="a ping")
+            reply, _ = self.session.receive("a ping")
+            if reply["type"] != "pong":
+                self.session.fail("your code broke the grader's protocol during a ping")
+            best = min(best, time.monotonic() - started)
+        return best

@@ -1,0 +1,193 @@
+"""The worker process: started with ``subprocess`` (never a fork of the judge), warm for many submissions.
+
+The worker's code is ``grader/sandboxed/``: every ``.py`` file of that folder goes to it as source
+over its stdin, a Unix socket, before anything else. ``BOOTSTRAP`` (the ``-c`` program) reads them
+and serves them as the package ``sandbox_runner`` from a small import finder, so no list of
+modules or order of loading is kept here, and nothing of the project is mounted where the
+worker runs. The child removes that finder and those modules before any student code runs.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import grader.sandboxed as sandboxed
+from grader.sandbox.isolation import BLOCKED_MODULES, bwrap_command, choose_isolation
+from grader.sandboxed import protocol
+from grader.settings import GraderSettings
+from poslab.config import PROJECT_ROOT
+from poslab.exercises import EXERCISES
+
+SANDBOXED_DIR = Path(sandboxed.__file__).resolve().parent
+RUNNER_PACKAGE = "sandbox_runner"  # what grader/sandboxed/ is called inside the worker
+BOOTSTRAP = """
+import importlib, importlib.util, json, socket, struct, sys
+PACKAGE = %r
+control = socket.socket(fileno=0)
+def exactly(size):
+    data = b""
+    while len(data) < size:
+        chunk = control.recv(size - len(data))
+        if not chunk:
+            raise SystemExit(3)
+        data += chunk
+    return data
+sources = json.loads(exactly(struct.unpack("!I", exactly(4))[0]))
+class ReceivedSources:
+    package = PACKAGE
+    def stem(self, fullname):
+        if fullname == PACKAGE:
+            return "__init__"
+        parent, _, stem = fullname.rpartition(".")
+        return stem if parent == PACKAGE and stem != "__init__" and stem in sources else None
+    def find_spec(self, fullname, path=None, target=None):
+        stem = self.stem(fullname)
+        if stem is None:
+            return None
+        return importlib.util.spec_from_loader(fullname, self, origin="<" + PACKAGE + "/" + stem + ".py>",
+                                               is_package=stem == "__init__")
+    def create_module(self, spec):
+        return None
+    def exec_module(self, module):
+        source = sources[self.stem(module.__name__)]
+        exec(compile(source, module.__spec__.origin, "exec"), module.__dict__)
+sys.meta_path.insert(0, ReceivedSources())
+importlib.import_module(PACKAGE + ".worker").main(control)
+""" % RUNNER_PACKAGE
+
+
+class GraderFault(Exception):
+    """The grader itself could not work (no worker, a broken worker): not the submission's fault."""
+
+
+
+_worker_slots = itertools.count()
+
+
+def runner_sources() -> dict[str, str]:
+    """Every module of ``grader/sandboxed/`` by name: the worker's whole code, sent as source."""
+    return {path.stem: path.read_text(encoding="utf-8") for path in sorted(SANDBOXED_DIR.glob("*.py"))}
+
+
+class WorkerProcess:
+    """One warm worker (torch imported once). Not thread-safe: one judging thread per worker."""
+
+    def __init__(self, settings: GraderSettings, isolation: str | None = None, preload: tuple[str, ...] = ()) -> None:
+        self.settings = settings
+        self.isolation = isolation or choose_isolation(settings)
+        self.limits = protocol.Limits(settings.max_header_bytes, settings.max_message_bytes)
+        slot = next(_worker_slots) % 64
+        self.first_uid = settings.uid_base + ((os.getpid() % 65536) * 64 + slot) * 256
+        self.uid_counter = itertools.count()
+        self.fallback_root: str | None = None
+        self.process: subprocess.Popen | None = None
+        self.control: socket.socket | None = None
+        self.info: dict = {}
+        self._start(preload)
+
+    # -- life cycle
+
+    def _start(self, preload: tuple[str, ...]) -> None:
+        judge_end, worker_end = socket.socketpair()
+        # sys.executable, not its real path: a venv's python finds its site-packages via pyvenv.cfg
+        program = [sys.executable, "-I", "-B", "-c", BOOTSTRAP]
+        is_root = os.geteuid() == 0
+        self.stderr = tempfile.TemporaryFile()
+        if self.isolation == "bwrap":
+            command, env, cwd, tmp_root = bwrap_command(self.settings, program), None, None, "/tmp"
+            scope, hidden = "namespace", []
+        else:
+            self.fallback_root = tempfile.mkdtemp(prefix="poslab-grader-")
+            os.chmod(self.fallback_root, 0o711)  # children may enter their own folder, not list others
+            command, cwd, tmp_root = program, self.fallback_root, self.fallback_root
+            env = {"PATH": "/usr/bin:/bin", "HOME": self.fallback_root, "LANG": "C.UTF-8",
+                   "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+            scope, hidden = ("uid" if is_root else "group"), [str(PROJECT_ROOT)]
+            preload = ("torch.nn", "torch.nn.functional", "math", *preload)
+        try:
+            self.process = subprocess.Popen(command, stdin=worker_end, stdout=subprocess.DEVNULL,
+                                            stderr=self.stderr, env=env, cwd=cwd, start_new_session=True)
+        except OSError as error:
+            raise GraderFault(f"could not start the grading worker: {error}") from None
+        finally:
+            worker_end.close()
+        self.control = judge_end
+        sources = json.dumps(runner_sources()).encode()
+        try:
+            judge_end.sendall(struct.pack("!I", len(sources)) + sources)
+            protocol.send_frame(judge_end, {"type": "hello", "tmp_root": tmp_root, "stray_scope": scope,
+                                            "hidden_paths": hidden, "blocked_modules": list(BLOCKED_MODULES),
+                                            "preload": list(preload), "drop_uid": is_root})
+            self.info = self._expect("ready", time.monotonic() + self.settings.worker_start_seconds)
+        except (OSError, protocol.ProtocolError, protocol.ReadTimeout) as error:
+            tail = self._stderr_tail()
+            self.close()
+            raise GraderFault(f"the grading worker ({self.isolation}) did not start: {error}; {tail}") from None
+
+    def _stderr_tail(self) -> str:
+        try:
+            self.stderr.seek(0)
+            return self.stderr.read()[-2000:].decode(errors="replace")
+        except (OSError, ValueError):
+            return ""
+
+    def _expect(self, kind: str, deadline: float | None) -> dict:
+        header, _ = protocol.recv_frame(self.control, protocol.Limits(), deadline)
+        if header["type"] != kind:
+            raise protocol.ProtocolError(f"the worker answered {header['type']!r} where {kind!r} was expected")
+        return header
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def close(self) -> None:
+        if self.control is not None:
+            self.control.close()
+            self.control = None
+        if self.process is not None:
+            try:
+                self.process.wait(timeout=5)  # it reaps its last child when the socket closes
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, 9)
+                self.process.wait()
+            self.process = None
+        if self.fallback_root is not None:
+            shutil.rmtree(self.fallback_root, ignore_errors=True)
+            self.fallback_root = None
+        self.stderr.close()
+
+    # -- children
+
+    def spawn(self) -> socket.socket:
+        """Fork a fresh child; return the judge's end of its socket."""
+        judge_end, child_end = socket.socketpair()
+        uid = self.first_uid + next(self.uid_counter) % 256
+        try:
+            protocol.send_frame(self.control, {"type": "spawn", "uid": uid, "limits": self.settings.child_limits(len(EXERCISES))})
+            socket.send_fds(self.control, [b"s"], [child_end.fileno()])
+            self._expect("spawned", time.monotonic() + 30)
+        except (OSError, protocol.ProtocolError, protocol.ReadTimeout) as error:
+            judge_end.close()
+            raise GraderFault(f"the grading worker failed: {error}; {self._stderr_tail()}") from None
+        finally:
+            child_end.close()
+        return judge_end
+
+    def reap(self) -> str:
+        """Kill the current child and all it started; return how it ended (for messages only)."""
+        try:
+            protocol.send_frame(self.control, {"type": "reap"})
+            answer = self._expect("reaped", time.monotonic() + 30)
+        except (OSError, protocol.ProtocolError, protocol.ReadTimeout) as error:
+            raise GraderFault(f"the grading worker failed: {error}; {self._stderr_tail()}") from None
+        return protocol.clip(answer.get("ended", ""), 100)

@@ -1,0 +1,169 @@
+"""The sandboxed child: the only process in which a submission's code runs.
+
+The worker forks one child per submission (see ``worker``); it serves the exercises one after
+another. The child first confines itself (``confinement``), then writes the submission's files
+in its private folder, imports them, and answers the judge's calls over its socket with plain
+JSON and raw tensor bytes (``protocol``).
+
+Nothing the child says is believed: the judge checks every frame and recomputes every expected
+value itself. The child never returns into the worker's code: it always ends in ``os._exit``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import socket
+import traceback
+from typing import Any
+
+import torch
+
+from . import protocol
+from .confinement import PACKAGE, SOCKET_FD, confine
+from .exercise_calls import DESCRIBED_OPS, Decoder, encode_output, run_op
+from .protocol import safe_str
+from .pytest_plugin import run_pytest
+
+
+def run(sock: socket.socket, spec: dict) -> None:
+    """Entry point in the freshly forked child; never returns."""
+    try:
+        workdir = confine(sock, spec)
+        Child(socket.socket(fileno=SOCKET_FD), workdir).serve()
+    except BaseException:  # noqa: BLE001 - whatever happens, the child must not return to the worker
+        pass
+    finally:
+        os._exit(0)
+
+
+class Child:
+    def __init__(self, sock: socket.socket, workdir: str) -> None:
+        self.sock = sock
+        self.workdir = workdir
+        self.package_dir = os.path.join(workdir, PACKAGE)
+        self.found: dict[str, Any] = {}
+        self.imported: set[str] = set()  # tried already, with or without success
+        self.name_of_op: dict[str, str] = {}  # op -> the submitted name it calls, from the judge
+        self.limits = protocol.Limits()
+
+    def send(self, header: dict, blob: bytes = b"") -> None:
+        protocol.send_frame(self.sock, header, blob)
+
+    def serve(self) -> None:
+        self.send({"type": "ready", "pid": os.getpid(), "uid": os.getuid()})
+        while True:
+            try:
+                header, blob = protocol.recv_frame(self.sock, self.limits)
+            except protocol.PeerClosed:
+                return
+            kind = header["type"]
+            if kind == "load":
+                self.load(header)
+            elif kind == "call":
+                self.call(header, blob)
+            elif kind == "ping":
+                self.send({"type": "pong"})
+            elif kind == "pytest":
+                self.run_public_tests(header)
+            else:
+                return
+
+    # -- loading the submission
+
+    def write_files(self, files: dict) -> None:
+        os.makedirs(self.package_dir, exist_ok=True)
+        for name, source in files.items():
+            # The judge has checked the names already; basename() keeps this side honest too.
+            with open(os.path.join(self.package_dir, os.path.basename(name)), "w", encoding="utf-8") as handle:
+                handle.write(source)
+
+    def load(self, header: dict) -> None:
+        """Import files in the judge's order until the exercise's names are all found."""
+        if "files" in header:  # the first exercise of this child
+            self.write_files(header["files"])
+            importlib.invalidate_caches()
+        self.name_of_op.update(header["ops"])
+        wanted = list(header["names"])
+        for filename in header["order"]:
+            if all(name in self.found for name in wanted):
+                break
+            if filename in self.imported:
+                continue
+            self.imported.add(filename)
+            self.send({"type": "importing", "file": filename})
+            error = self.import_file(filename)
+            self.send({"type": "imported", "file": filename, "error": error})
+        self.send({"type": "loaded", "found": sorted(self.found), "missing": [n for n in wanted if n not in self.found]})
+
+    def import_file(self, filename: str) -> dict | None:
+        stem = filename[:-3]
+        try:
+            module = importlib.import_module(f"{PACKAGE}.{stem}")
+        except BaseException as error:  # noqa: BLE001 - SystemExit at import is the student's too
+            return describe_import_error(error, filename)
+        for name in dir(module):
+            if not name.startswith("_") and name not in self.found:
+                self.found[name] = getattr(module, name)
+        return None
+
+    # -- calls
+
+    def call(self, header: dict, blob: bytearray) -> None:
+        op = header["op"]
+        name = self.name_of_op[op]
+        decoder = Decoder(header["tensors"], blob)
+        args = [decoder.value(item) for item in header["args"]]
+        kwargs = {key: decoder.value(item) for key, item in header["kwargs"].items()}
+        # As in LocalStudent: the tensors among the top-level arguments, args then kwargs.
+        inputs = [value for value in (*args, *kwargs.values()) if isinstance(value, torch.Tensor)]
+        as_info = decoder.has_meta or kwargs.get("device") == "meta" or op in DESCRIBED_OPS
+        target = self.found.get(name)
+        if target is None:
+            self.send({"type": "not_implemented", "name": name})
+            return
+        try:
+            output = run_op(op, target, args, kwargs)
+        except NotImplementedError:
+            self.send({"type": "not_implemented", "name": name})
+            return
+        except BaseException as error:  # noqa: BLE001 - report, do not die, on SystemExit too
+            self.send({"type": "error", "kind": type(error).__name__, "message": safe_str(error)})
+            return
+        self.send_output(output, inputs, as_info)
+
+    def send_output(self, output: Any, inputs: list, as_info: bool) -> None:
+        encoder = protocol.Encoder()
+        try:
+            encoded = encode_output(output, encoder, as_info)
+        except TypeError as error:
+            self.send({"type": "error", "kind": "TypeError", "message": str(error)})
+            return
+        after = [None if tensor.device.type == "meta" else encoder.tensor(tensor) for tensor in inputs]
+        self.send({"type": "result", "output": encoded, "inputs_after": after, "tensors": encoder.tensors},
+                  encoder.blob())
+
+    # -- public tests
+
+    def run_public_tests(self, header: dict) -> None:
+        self.write_files(header["files"])
+        recorder = run_pytest(self.workdir, self.package_dir)
+        self.send({"type": "pytest_report", "tests": recorder.tests, "problem": recorder.problem})
+
+
+def describe_import_error(error: BaseException, filename: str) -> dict:
+    """What went wrong while importing, in parts the judge turns into a sentence."""
+    described = {"kind": type(error).__name__, "message": safe_str(error), "file": filename, "line": None}
+    if isinstance(error, SyntaxError):
+        described["line"] = error.lineno
+        described["message"] = safe_str(error.msg)
+    elif isinstance(error, ImportError):
+        described["module"] = safe_str(error.name or "")
+    else:
+        frames = [frame for frame in traceback.extract_tb(error.__traceback__)
+                  if os.path.basename(frame.filename) == filename]
+        if frames:
+            described["line"] = frames[-1].lineno
+    if isinstance(error, SystemExit):
+        described["message"] = f"exit code {safe_str(error.code)}"
+    return described

@@ -1,0 +1,192 @@
+"""The worker: one single-threaded process that imports torch once and forks a child per submission.
+
+Why a separate process: ``import torch`` costs well over a second, so it must happen once, not
+per submission; and a process that forks after torch has run a multi-threaded op can deadlock
+in the child, so the process that forks sets ``torch.set_num_threads(1)`` before its first op
+and runs nothing else. The judge (CLI or app) starts it with ``subprocess`` and never forks.
+
+The worker runs inside bubblewrap when it can (``grader.sandbox.isolation`` builds the command
+line), or as a plain subprocess in the fallback. It receives its own code, this folder's sources,
+over its stdin, which is a Unix socket to the judge: nothing of the project is mounted where it
+runs. ``main`` is its entry point.
+
+Control messages (``protocol`` frames on that socket):
+
+``hello``  judge -> worker once: where children get their folders, what to hide; answered ``ready``.
+``spawn``  judge -> worker, followed by one byte carrying the child's socket: fork a child;
+           answered ``spawned``.
+``reap``   judge -> worker: SIGKILL the child, then every process left under any child uid
+           this worker used (a grandchild that called ``setsid()`` included), delete the
+           child's folder; answered ``reaped`` with how the child ended (for messages only).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import math
+import os
+import shutil
+import signal
+import socket
+import time
+
+import torch
+
+from . import child, protocol
+
+PR_SET_PDEATHSIG = 1
+KILL_ROUNDS = 200
+
+
+def main(control: socket.socket) -> None:
+    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # die with the judge
+    torch.set_num_threads(1)  # before any op: forking after a multi-threaded op can deadlock
+    torch.set_num_interop_threads(1)
+    hello, _ = protocol.recv_frame(control)
+    for name in hello.get("preload", ()):
+        __import__(name)  # in the fallback a child's uid may not be able to read site-packages
+    warm_up()
+    gc.freeze()  # keep the parent's objects out of the children's garbage collections
+    Worker(control, hello).serve()
+
+
+def warm_up() -> None:
+    """Run each kind of op the exercises use once, so that children inherit initialised kernels."""
+    q = torch.randn(2, 3, 5, 8)
+    weights = torch.softmax(q @ q.transpose(-2, -1) / math.sqrt(8) + torch.zeros(3, 5, 5), dim=-1)
+    (weights @ q).masked_fill(torch.ones(5, 8, dtype=torch.bool).triu(), float("-inf")).sum()
+    angles = torch.outer(torch.arange(4, dtype=torch.float64), torch.arange(0, 8, 2) / 8.0)
+    torch.stack([angles.sin(), angles.cos()], dim=-1).flatten(-2).float().to(torch.bfloat16)
+    torch.cat([q[..., 0::2], q[..., 1::2]], dim=-1).contiguous().to(torch.float16)
+    module = torch.nn.Linear(4, 4)
+    module.weight.data.copy_(torch.eye(4))
+    module.to(torch.float64).to("meta")(torch.empty(2, 4, dtype=torch.float64, device="meta"))
+    torch.nn.Embedding(4, 4)(torch.arange(3))
+    torch.view_as_real(torch.polar(torch.ones(3), torch.zeros(3)))
+    # The first op on the meta device imports torch's meta kernels: seconds, so here, not per child.
+    meta = torch.empty(2, 5, 8, device="meta")
+    torch.softmax(meta @ meta.transpose(-2, -1) + torch.empty(5, 5, device="meta"), dim=-1) @ meta
+    (meta[..., 0::2] * meta[..., 1::2].cos() - meta[..., 0::2].sin()).to(torch.float64)
+    protocol.build_tensor(torch.float32, (2,), protocol.tensor_bytes(torch.ones(2)))
+
+
+class Worker:
+    def __init__(self, control: socket.socket, hello: dict) -> None:
+        self.control = control
+        self.tmp_root = hello["tmp_root"]
+        self.stray_scope = hello["stray_scope"]  # "namespace", "uid" or "group": see kill_strays
+        self.spec_extra = {"tmp_root": self.tmp_root, "hidden_paths": hello.get("hidden_paths", []),
+                           "blocked_modules": hello.get("blocked_modules", []),
+                           "drop_uid": bool(hello.get("drop_uid"))}
+        self.used_uids: set[int] = set()
+        self.child_pid: int | None = None
+        self.child_uid: int | None = None
+
+    def send(self, header: dict) -> None:
+        protocol.send_frame(self.control, header)
+
+    def serve(self) -> None:
+        self.send({"type": "ready", "pid": os.getpid(), "uid": os.getuid(), "torch": torch.__version__})
+        while True:
+            try:
+                header, _ = protocol.recv_frame(self.control)
+            except protocol.PeerClosed:
+                break
+            if header["type"] == "spawn":
+                self.spawn(header)
+            elif header["type"] == "reap":
+                self.send({"type": "reaped", **self.reap()})
+            else:
+                break
+        self.reap()
+
+    def spawn(self, header: dict) -> None:
+        _, fds, _, _ = socket.recv_fds(self.control, 1, 1)
+        if len(fds) != 1:
+            raise RuntimeError("a spawn message came without the child's socket")
+        if self.child_pid is not None:
+            self.reap()
+        sock = socket.socket(fileno=fds[0])
+        uid = int(header["uid"])
+        spec = {"uid": uid, "limits": header["limits"], **self.spec_extra}
+        self.used_uids.add(uid)
+        pid = os.fork()
+        if pid == 0:
+            child.run(sock, spec)  # never returns
+        sock.close()
+        self.child_pid, self.child_uid = pid, uid
+        self.send({"type": "spawned", "pid": pid})
+
+    def reap(self) -> dict:
+        """End the current child and everything it started; say how it ended."""
+        ended = "no child was running"
+        if self.child_pid is not None:
+            for kill in (os.killpg, os.kill):  # the child leads its own process group
+                try:
+                    kill(self.child_pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            _, status = os.waitpid(self.child_pid, 0)
+            ended = describe_status(status)
+        strays = kill_strays(self.stray_scope, self.used_uids)
+        if self.child_uid is not None:
+            shutil.rmtree(os.path.join(self.tmp_root, f"run-{self.child_uid}"), ignore_errors=True)
+        self.child_pid = self.child_uid = None
+        return {"ended": ended, "strays": strays}
+
+
+def describe_status(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        try:
+            return f"killed by {signal.Signals(os.WTERMSIG(status)).name}"
+        except ValueError:
+            return f"killed by signal {os.WTERMSIG(status)}"
+    return f"exited with code {os.WEXITSTATUS(status)}"
+
+
+def kill_strays(scope: str, uids: set[int]) -> int:
+    """SIGKILL what a child left behind, until nothing is left; return how many were killed.
+
+    A process that called ``setsid()`` has left the child's process group, so a group kill misses
+    it. ``namespace`` (bwrap): every process of the worker's PID namespace but its init and the
+    worker. ``uid`` (fallback as root): every process whose real uid a child had; no other
+    process on the machine has those uids. ``group``: nothing more can be found.
+    """
+    if scope == "group":
+        return 0
+    killed = 0
+    for _ in range(KILL_ROUNDS):
+        found = live_pids(None if scope == "namespace" else uids)
+        if not found:
+            return killed
+        for pid in found:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+            except ProcessLookupError:
+                pass
+        time.sleep(0.001)
+    return killed
+
+
+def live_pids(uids: set[int] | None) -> list[int]:
+    """Live processes with one of ``uids`` as real uid; with None, all but pid 1 and this one."""
+    if uids is not None and not uids:
+        return []
+    own = os.getpid()
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) in (own, 1):
+            continue
+        try:
+            with open(f"/proc/{entry}/status", encoding="ascii", errors="replace") as handle:
+                status = handle.read()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        state = fields.get("State", "").strip()[:1]
+        real_uid = int(fields.get("Uid", "-1").split()[0])
+        if (uids is None or real_uid in uids) and state not in ("Z", "X"):
+            found.append(int(entry))
+    return found

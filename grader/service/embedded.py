@@ -1,0 +1,140 @@
+"""A Dask cluster on this machine, started with ``subprocess``: a scheduler and N warm judges.
+
+Each process is Dask's own command (``dask scheduler`` / ``dask worker --preload grader.cluster``)
+run through ``grader.service.launch``, which ends it when the program that started it ends.
+Nothing forks the caller (the Streamlit process or the CLI) and nothing uses ``multiprocessing``.
+The scheduler listens on 127.0.0.1 only, with no dashboard. A judge that dies is started again.
+The scheduler lets a task fail on one judge only (``allowed-failures: 1``: the second judge to
+die under the same submission ends it) and gives each judge one task at a time
+(``worker-saturation: 1.0``), so a judge that dies had only its current job.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import logging
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from grader.api import GraderFault
+from poslab.config import PROJECT_ROOT
+
+logger = logging.getLogger(__name__)
+
+ALLOWED_FAILURES = 1  # a submission gets a second judge after the first died under it, not a third
+SCHEDULER_START_SECONDS = 60.0
+FAILED_STARTS_BEFORE_GIVING_UP = 3  # judges that died before ever joining: something is broken here
+SUPERVISE_EVERY_SECONDS = 0.5
+
+
+def dask_environment() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT), env.get("PYTHONPATH", "")]))
+    env["DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES"] = str(ALLOWED_FAILURES)
+    env["DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION"] = "1.0"
+    env["DASK_DISTRIBUTED__WORKER__DAEMON"] = "False"
+    return env
+
+
+def _tail(path: Path, lines: int = 15) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+class EmbeddedCluster:
+    """``start()`` returns the scheduler's address once it listens; judges join as they warm up."""
+
+    def __init__(self, workers: int, environment: dict[str, str] | None = None) -> None:
+        if workers < 1:
+            raise ValueError(f"an embedded cluster needs at least one judge, got {workers}")
+        self.workers = workers
+        self.folder = Path(tempfile.mkdtemp(prefix="poslab-dask-"))
+        self.env = {**dask_environment(), **(environment or {})}
+        self.scheduler: subprocess.Popen | None = None
+        self.judges: list[subprocess.Popen | None] = [None] * workers
+        self.address: str | None = None
+        self.failed_starts = 0
+        self.fault: GraderFault | None = None
+        self.closing = threading.Event()
+        self._lock = threading.Lock()
+        self._supervisor: threading.Thread | None = None
+        atexit.register(self.close)
+
+    def _launch(self, role: str, arguments: list[str], log_name: str) -> subprocess.Popen:
+        log = open(self.folder / log_name, "ab")  # noqa: SIM115 - handed to the child, closed below
+        try:
+            return subprocess.Popen([sys.executable, "-m", "grader.service.launch", role, *arguments],
+                                    stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
+                                    cwd=PROJECT_ROOT, env=self.env, start_new_session=True)
+        finally:
+            log.close()
+
+    def start(self) -> str:
+        scheduler_file = self.folder / "scheduler.json"
+        self.scheduler = self._launch("scheduler", ["--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                                                    "--scheduler-file", str(scheduler_file)], "scheduler.log")
+        deadline = time.monotonic() + SCHEDULER_START_SECONDS
+        while not scheduler_file.exists():
+            if self.scheduler.poll() is not None or time.monotonic() > deadline:
+                raise GraderFault(f"the grading scheduler did not start:\n{_tail(self.folder / 'scheduler.log')}")
+            time.sleep(0.05)
+        self.address = json.loads(scheduler_file.read_text())["address"]
+        for index in range(self.workers):
+            self._start_judge(index)
+        self._supervisor = threading.Thread(target=self._supervise, name="grader-judges", daemon=True)
+        self._supervisor.start()
+        return self.address
+
+    def _start_judge(self, index: int) -> None:
+        arguments = [self.address, "--nthreads", "1", "--no-nanny", "--no-dashboard", "--memory-limit", "0",
+                     "--host", "127.0.0.1", "--preload", "grader.cluster", "--name", f"judge-{index}",
+                     "--death-timeout", "60", "--local-directory", str(self.folder / f"judge-{index}")]
+        self.judges[index] = self._launch("worker", arguments, f"judge-{index}.log")
+
+    def _supervise(self) -> None:
+        """Start a judge again when it dies (killed, out of memory); give up if none can start."""
+        while not self.closing.wait(SUPERVISE_EVERY_SECONDS):
+            with self._lock:
+                if self.closing.is_set():
+                    return
+                for index, process in enumerate(self.judges):
+                    if process is None or process.poll() is None:
+                        continue
+                    log = self.folder / f"judge-{index}.log"
+                    if "grader judge ready" not in _tail(log, 10_000):
+                        self.failed_starts += 1
+                    if self.failed_starts >= FAILED_STARTS_BEFORE_GIVING_UP:
+                        self.fault = GraderFault(f"the grader's judges could not start:\n{_tail(log)}")
+                        logger.error("%s", self.fault)
+                        return
+                    logger.warning("judge-%d ended (exit code %s); starting it again", index, process.returncode)
+                    self._start_judge(index)
+
+    def judge_pids(self) -> list[int]:
+        return [process.pid for process in self.judges if process is not None and process.poll() is None]
+
+    def close(self) -> None:
+        self.closing.set()
+        with self._lock:
+            processes = [process for process in [*self.judges, self.scheduler] if process is not None]
+            for process in processes:
+                if process.poll() is None:
+                    process.terminate()
+            deadline = time.monotonic() + 10
+            for process in processes:
+                try:
+                    process.wait(timeout=max(0.1, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    os.killpg(process.pid, 9)
+                    process.wait()
+                if process.stdin is not None:
+                    process.stdin.close()
+        atexit.unregister(self.close)

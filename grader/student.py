@@ -1,0 +1,153 @@
+"""What a hidden test may ask of a submission: the one interface between the judge and the sandbox.
+
+A hidden test receives a ``Student`` and calls its operations. Two implementations exist:
+
+* ``grader.suite.local.LocalStudent`` runs trusted code (the reference, the bundled mutants) in the
+  judging process. It exists to test the suite itself quickly; never use it on a submission.
+* ``grader.sandbox.SandboxStudent`` (the real one) sends each call to a sandboxed child process as
+  plain arrays and brings plain arrays back; nothing is pickled.
+
+Both implement ``call`` with the same meaning, so a test cannot tell them apart.
+
+Operations (``op``) come from the exercise table, ``poslab.exercises.EXERCISES`` (``OPS`` and
+``NAME_OF_OP`` below), and do this in the child:
+
+``"attention"``, ``"sinusoidal_encoding"``, ``"apply_rope"``, ``"alibi_slopes"``, ``"alibi_bias"``
+    (each function an exercise names) call the submission's function of that name with
+    ``args``/``kwargs``.
+``"learned.parameters"``  kwargs ``max_len``, ``d_model``: build the module and report every
+    parameter (from ``.parameters()``) as ``TensorInfo`` (output is a tuple of them).
+``"learned.forward"``     kwargs ``max_len``, ``d_model``, ``x``, optional ``table`` (a tensor
+    copied into the module's one parameter of shape ``[max_len, d_model]``; if the module has no
+    such single parameter the call raises ``StudentError``), optional ``dtype`` (a torch dtype
+    name such as ``"float64"``; the module is moved with ``.to(dtype)`` after the copy) and
+    optional ``device`` (``"meta"``: the module is moved with ``.to("meta")``); returns ``forward(x)``.
+
+Arguments may be ``None``, bool, int, float, str, tuples/lists of those, and ``torch.Tensor``
+(any real dtype, on ``cpu`` or ``meta``). A tensor wrapped in ``Transposed(t, d0, d1)`` reaches the
+student's code with t's values but as a non-contiguous view (``u.transpose(d0, d1)`` of a
+contiguous ``u``). The output is a tensor, a tuple of tensors, or (for meta inputs or
+``learned.parameters``) ``TensorInfo``; anything else the student returns is reported as
+``StudentError("TypeError", "returned <type> where a tensor was expected")``.
+
+A call whose arguments include a ``meta`` tensor returns ``TensorInfo`` in place of each tensor.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from poslab.exercises import EXERCISES, Exercise
+
+CLASS_OPS = ("parameters", "forward")  # what a test may do with a class an exercise names
+
+
+def ops_of(exercise: Exercise) -> dict[str, str]:
+    """op -> the submitted name it calls. A function's name is its op; a class (a capitalised
+    name) gives ``<exercise id>.parameters`` and ``<exercise id>.forward``."""
+    ops = {}
+    for name in exercise.names:
+        if name[:1].isupper():
+            ops.update({f"{exercise.id}.{action}": name for action in CLASS_OPS})
+        else:
+            ops[name] = name
+    return ops
+
+
+NAME_OF_OP: dict[str, str] = {op: name for exercise in EXERCISES for op, name in ops_of(exercise).items()}
+OPS: tuple[str, ...] = tuple(NAME_OF_OP)
+
+
+class StudentError(Exception):
+    """The submission's code raised. ``kind`` is the exception's type name, ``message`` its text.
+
+    Both come from untrusted code: show them to the student, never decide anything on them beyond
+    "it raised" and, for the spec'd errors, the type name and whether given numbers appear.
+    """
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(f"{kind}: {message}")
+        self.kind = kind
+        self.message = message
+
+
+class NotImplementedBySubmission(Exception):
+    """The name is missing from the submission, or its code raised ``NotImplementedError``."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"{name} is not implemented yet")
+        self.name = name
+
+
+class SubmissionCrashed(Exception):
+    """The child died, ran out of its time or memory budget, or broke the protocol.
+
+    ``reason`` is a sentence for the student (e.g. "ran past the 20 s time limit for this exercise").
+    Every later call for the same exercise raises it again.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    shape: tuple[int, ...]
+    dtype: str  # torch dtype name without the "torch." prefix, e.g. "float32"
+    device: str  # "cpu" or "meta"
+    requires_grad: bool = False
+
+
+@dataclass(frozen=True)
+class Transposed:
+    """Deliver ``tensor`` to the student as a non-contiguous view (see the module docstring)."""
+
+    tensor: torch.Tensor
+    dim0: int
+    dim1: int
+
+
+@dataclass(frozen=True)
+class CallResult:
+    output: Any  # torch.Tensor | tuple[torch.Tensor, ...] | TensorInfo | tuple[TensorInfo, ...]
+    inputs_after: tuple[torch.Tensor | None, ...] = field(default=())  # each tensor argument as the child saw it after the call, in order (args then kwargs); None for meta tensors
+    wall_seconds: float = 0.0  # measured by the judging side around the call, IPC included
+
+
+class Student(abc.ABC):
+    """A submission as the hidden tests see it."""
+
+    @abc.abstractmethod
+    def call(self, op: str, *args: Any, **kwargs: Any) -> CallResult:
+        """Run ``op`` in the submission; raise StudentError, NotImplementedBySubmission or SubmissionCrashed."""
+
+    @abc.abstractmethod
+    def call_overhead_seconds(self) -> float:
+        """Wall time of a trivial round trip (for speed tests to subtract); 0 for LocalStudent."""
+
+    # Conveniences: the output alone.
+    def attention(self, q, k, v, bias=None):
+        return self.call("attention", q, k, v, bias=bias).output
+
+    def sinusoidal_encoding(self, seq_len: int, d_model: int, **kwargs):
+        return self.call("sinusoidal_encoding", seq_len, d_model, **kwargs).output
+
+    def apply_rope(self, x, **kwargs):
+        return self.call("apply_rope", x, **kwargs).output
+
+    def alibi_slopes(self, n_heads: int):
+        return self.call("alibi_slopes", n_heads).output
+
+    def alibi_bias(self, n_heads: int, seq_len: int):
+        return self.call("alibi_bias", n_heads, seq_len).output
+
+    def learned_parameters(self, max_len: int, d_model: int) -> tuple[TensorInfo, ...]:
+        return self.call("learned.parameters", max_len=max_len, d_model=d_model).output
+
+    def learned_forward(self, max_len: int, d_model: int, x, **kwargs):
+        return self.call("learned.forward", max_len=max_len, d_model=d_model, x=x, **kwargs).output

@@ -1,0 +1,165 @@
+"""What a student hands in, and the rules it must meet before anything runs it.
+
+One set of rules for every way in: the CLI and ``grader.api`` load files, folders and
+``{name: source}`` maps with ``load_submission`` (problems are kept in ``Submission.problems``
+and the submission is graded as not importable), and the app checks an upload or a paste with
+``source_from_upload`` / ``source_from_paste`` before grading it (``SubmissionRejected`` says what
+to fix). Both use the same size limit per file and the same sentences where they overlap.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+from grader.settings import GraderSettings
+
+MAX_FILE_BYTES = 200 * 1024  # a solution is one short file; anything bigger is a wrong file
+FILENAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\.py$")
+BYTE_ORDER_MARK = "\ufeff"  # some Windows editors start a file with it; harmless, so dropped
+
+
+class SubmissionRejected(ValueError):
+    """What the student handed in cannot be graded as it is; the message says how to fix it."""
+
+
+@dataclass(frozen=True)
+class Submission:
+    submission_id: str
+    files: Mapping[str, str]  # file name -> source text
+    problems: tuple[str, ...] = ()  # why it cannot be imported at all (too large, no .py file, ...)
+
+    @property
+    def content_hash(self) -> str:
+        digest = hashlib.sha256()
+        for name in sorted(self.files):
+            digest.update(name.encode() + b"\0" + self.files[name].encode() + b"\0")
+        return digest.hexdigest()
+
+
+# ---------------------------------------------------------------- the rules, one sentence each
+
+
+def size_problem(what: str, size: int) -> str | None:
+    if size <= MAX_FILE_BYTES:
+        return None
+    return f"{what} is {size / 1024:,.0f} KB; a solution file must be at most {MAX_FILE_BYTES // 1024} KB."
+
+
+def _text_problem(what: str, text: str) -> str | None:
+    if "\x00" in text:
+        return f"{what} contains binary data (NUL bytes): hand in the .py source file itself."
+    return None
+
+
+def decode_source(what: str, data: bytes | str) -> str:
+    """The source text of one file: UTF-8, no NUL bytes, without a byte-order mark.
+
+    ``what`` names the file in the message (``"That file"`` when the name is the student's own
+    text: messages are drawn as Markdown, so an uploaded name is never repeated).
+    """
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise SubmissionRejected(
+                f"{what} is not UTF-8 text, so it is not a Python source file we can read. "
+                "Save it as UTF-8 (any code editor can) and hand it in again.") from None
+    problem = _text_problem(what, data)
+    if problem:
+        raise SubmissionRejected(problem)
+    return data.removeprefix(BYTE_ORDER_MARK)
+
+
+def _not_empty(source: str) -> str:
+    if not source.strip():
+        raise SubmissionRejected("The submission is empty: upload your .py file or paste your code first.")
+    return source
+
+
+def _within_size(what: str, size: int, advice: str) -> None:
+    problem = size_problem(what, size)
+    if problem:
+        raise SubmissionRejected(f"{problem} {advice}")
+
+
+def source_from_upload(filename: str, data: bytes) -> str:
+    """The text of an uploaded solution, or SubmissionRejected saying what is wrong with it."""
+    if not filename.lower().endswith(".py"):
+        # The name is not repeated: it is the student's text, and messages are drawn as Markdown.
+        raise SubmissionRejected(
+            "That is not a Python file (its name does not end in .py): upload the .py file you edited, "
+            "for example rope.py.")
+    _within_size("That file", len(data), "Upload only your exercise's .py file.")
+    return _not_empty(decode_source("That file", data))
+
+
+def source_from_paste(text: str | None) -> str:
+    """Pasted code, with the same size rule as an upload (NUL characters are dropped, not refused)."""
+    source = (text or "").replace("\x00", "")
+    _within_size("The pasted code", len(source.encode("utf-8")), "Paste only your exercise's code.")
+    return _not_empty(source.removeprefix(BYTE_ORDER_MARK))
+
+
+# ---------------------------------------------------------------- loading a submission
+
+
+def submission_id_for(path: str | Path) -> str:
+    """A file's stem, a folder's name, or for a folder named ``exercises`` its parent's name."""
+    path = Path(path).resolve()
+    if path.is_dir():
+        return path.parent.name if path.name == "exercises" else path.name
+    return path.stem
+
+
+def is_submitted_file(name: str) -> bool:
+    return name.endswith(".py") and not name.startswith("test_") and name != "conftest.py"
+
+
+def load_submission(source: str | Path | Mapping[str, str], submission_id: str | None = None,
+                    settings: GraderSettings | None = None) -> Submission:
+    """Read a file, a folder of .py files (test_*.py and conftest.py left out) or a name->source map."""
+    settings = settings or GraderSettings.from_env()
+    if isinstance(source, Mapping):
+        raw = {str(name): text for name, text in source.items() if is_submitted_file(str(name))}
+        return _checked(submission_id or "submission", raw, settings)
+    path = Path(source)
+    submission_id = submission_id or submission_id_for(path)
+    if path.is_dir():
+        paths = sorted(p for p in path.iterdir() if p.is_file() and is_submitted_file(p.name))
+    elif path.is_file():
+        paths = [path]
+    else:
+        raise FileNotFoundError(f"{path} is neither a file nor a folder")
+    raw: dict[str, str | bytes] = {}
+    for file in paths[: settings.max_files + 1]:
+        data = file.read_bytes()
+        raw[file.name] = data[: settings.max_submission_bytes + 1]
+    return _checked(submission_id, raw, settings)
+
+
+def _checked(submission_id: str, raw: Mapping[str, str | bytes], settings: GraderSettings) -> Submission:
+    problems, files = [], {}
+    for name, content in sorted(raw.items()):
+        if not FILENAME.match(name):
+            problems.append(f"{name} is not a name Python can import (letters, digits and _ only, ending in .py).")
+            continue
+        size = len(content) if isinstance(content, bytes) else len(content.encode())
+        try:
+            files[name] = decode_source(name, content)
+        except SubmissionRejected as error:
+            problems.append(str(error))
+            continue
+        problem = size_problem(name, size)
+        if problem:
+            problems.append(problem)
+    if not raw:
+        problems.append("The submission has no .py file to grade.")
+    if len(raw) > settings.max_files:
+        problems.append(f"The submission has more than {settings.max_files} .py files.")
+    if sum(len(text.encode()) for text in files.values()) > settings.max_submission_bytes:
+        problems.append(f"The submission is larger than {settings.max_submission_bytes // 1024} KiB.")
+    return Submission(submission_id, files, tuple(problems))

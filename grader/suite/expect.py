@@ -1,0 +1,102 @@
+"""What a hidden test asserts about a student's output: a ``Fail`` with the sentence the student reads.
+
+Shapes, dtypes, finiteness, closeness to an oracle within a tolerance, which known mistake a wrong
+output reproduces, and inputs left untouched. Messages never name the hidden sizes or values.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+import torch
+
+from grader.student import TensorInfo
+
+
+class Fail(AssertionError):
+    """A property does not hold; the message is the sentence the student reads."""
+
+
+def expect(condition: bool, message: str) -> None:
+    if not condition:
+        raise Fail(message)
+
+
+def as_tensor(value: object, what: str) -> torch.Tensor:
+    """The student's output as a tensor, or a Fail naming what was expected."""
+    expect(isinstance(value, torch.Tensor), f"{what} must return a torch.Tensor, got {type(value).__name__}.")
+    return value
+
+
+def as_info(value: object, what: str) -> TensorInfo:
+    expect(isinstance(value, TensorInfo), f"{what} must return a tensor, got {type(value).__name__}.")
+    return value
+
+
+def as_pair(value: object, what: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """``attention`` returns ``(out, weights)``; anything else fails with that sentence."""
+    expect(isinstance(value, tuple) and len(value) == 2,
+           f"{what} must return a pair (out, weights); got {type(value).__name__}"
+           + (f" of length {len(value)}" if isinstance(value, tuple) else "") + ".")
+    return value
+
+
+def expect_shape(tensor: torch.Tensor | TensorInfo, shape: Iterable[int], what: str) -> None:
+    """Fail if the shapes differ, saying which axis without naming the hidden sizes."""
+    expected, actual = tuple(shape), tuple(tensor.shape)
+    if actual == expected:
+        return
+    if len(actual) != len(expected):
+        raise Fail(f"{what} has {len(actual)} axes where the spec gives {len(expected)}.")
+    axis = next(i for i, (a, e) in enumerate(zip(actual, expected)) if a != e)
+    raise Fail(f"{what} has the wrong size along axis {axis} (axis {axis - len(expected)} from the end).")
+
+
+def dtype_name(tensor: torch.Tensor | TensorInfo) -> str:
+    return tensor.dtype if isinstance(tensor, TensorInfo) else str(tensor.dtype).removeprefix("torch.")
+
+
+def expect_dtype(tensor: torch.Tensor | TensorInfo, dtype: torch.dtype, what: str) -> None:
+    wanted = str(dtype).removeprefix("torch.")
+    expect(dtype_name(tensor) == wanted, f"{what} is {dtype_name(tensor)}, expected {wanted}.")
+
+
+def expect_finite(tensor: torch.Tensor, what: str) -> None:
+    expect(bool(torch.isfinite(tensor).all()), f"{what} contains NaN or infinity.")
+
+
+def within(actual: torch.Tensor, expected: torch.Tensor, tolerance: float | torch.Tensor) -> bool:
+    """``|actual - expected| <= tolerance`` everywhere (tolerance may be per entry); False on shape mismatch."""
+    if tuple(actual.shape) != tuple(expected.shape):
+        return False
+    diff = (actual.double() - expected.double()).abs()
+    return bool((diff <= tolerance).all())
+
+
+def first_match(actual: torch.Tensor, candidates: dict[str, torch.Tensor], tolerance) -> str | None:
+    """The name of the first candidate ``actual`` matches within tolerance, else None."""
+    for name, expected in candidates.items():
+        if within(actual, expected, tolerance):
+            return name
+    return None
+
+
+def diagnose(actual: torch.Tensor, wrong_variants: dict[str, Callable[[], torch.Tensor]], tolerance) -> str:
+    """A sentence naming the known misconception ``actual`` reproduces, or '' if none.
+
+    Variants are built lazily: most submissions are right and never need them.
+    """
+    for misconception, build in wrong_variants.items():
+        if within(actual, build(), tolerance):
+            return f" Your values match a known mistake: {misconception}."
+    return ""
+
+
+def expect_untouched(after: tuple, before: Iterable[torch.Tensor], what: str) -> None:
+    """The tensors the submission received are unchanged after the call (no in-place edits)."""
+    for seen, original in zip(after, before):
+        if seen is None:  # meta tensors have no values to compare
+            continue
+        expect(tuple(seen.shape) == tuple(original.shape) and bool(torch.equal(seen, original)),
+               f"{what} modified its input in place (e.g. +=, /=, masked_fill_, copy_). "
+               "Callers keep using their tensors: compute a new one instead.")

@@ -1,0 +1,62 @@
+"""Speed tests: a submission's time against the reference's, timed in the same grading run."""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from grader.suite.expect import expect
+from grader.student import Student
+
+
+def seconds_of(fn: Callable[[], object], repeats: int = 3) -> float:
+    """The fastest of ``repeats`` runs: noise from other processes only ever adds time."""
+    best = math.inf
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+# A vectorised submission runs within a few times the reference; a Python loop over positions is
+# 100x to 1000x slower on an idle machine. On a busy one (load 6 on 2 cores, measured) the
+# multi-threaded reference slowed down up to 25x and a loop only ~3x, so the speed tests use sizes
+# with many positions and little work per position, where a loop still misses the budget by 4x.
+# The floor absorbs copying the output across the sandbox.
+SPEED_FACTOR = 20.0
+SPEED_FLOOR_SECONDS = 0.25
+
+
+def speed_budget(reference_seconds: float) -> float:
+    return SPEED_FLOOR_SECONDS + SPEED_FACTOR * reference_seconds
+
+
+@dataclass(frozen=True)
+class _ReferenceCall:
+    key: str  # what is timed: the op and its arguments
+    run: Callable[[], object] = field(compare=False, hash=False)
+
+
+@functools.lru_cache(maxsize=64)
+def _reference_seconds(call: _ReferenceCall) -> float:
+    """The reference's time, measured once per grading run (process), not once per submission:
+    re-timing it for every submission cost ~0.1 s of a ~0.25 s suite."""
+    return seconds_of(call.run, repeats=5)
+
+
+def expect_fast(student: Student, op: str, reference: Callable[[], object], *args, **kwargs) -> None:
+    """The student's ``op(*args, **kwargs)`` runs within the budget set by the reference, timed in this run."""
+    reference_seconds = _reference_seconds(_ReferenceCall(f"{op}{args}{sorted(kwargs.items())}", reference))
+    budget = speed_budget(reference_seconds)
+    overhead = student.call_overhead_seconds()
+    best = student.call(op, *args, **kwargs).wall_seconds - overhead
+    if budget < best < 3 * budget:  # a second chance, in case the machine was busy
+        best = min(best, student.call(op, *args, **kwargs).wall_seconds - overhead)
+    expect(best <= budget,
+           f"{op} took {best:.2f} s where the reference takes {reference_seconds:.3f} s (allowed: "
+           f"{budget:.2f} s). Compute all positions at once with tensor operations (torch.arange, "
+           "outer products, broadcasting) instead of a Python loop over positions.")

@@ -1,0 +1,157 @@
+"""The RoPE-base lesson: which pairs turn fully within the context, and the base that a length needs.
+
+    theta_i = b^(-2i/D),  wavelength lambda_i = 2 pi / theta_i = 2 pi b^(2i/D)
+    pair i completes a full turn within L positions  <=>  lambda_i <= L
+
+* Critical dimension (Liu et al., "Scaling Laws of RoPE-based Extrapolation", 2023):
+  d_extra = 2 ceil((D/2) log_b(L / (2 pi))), the features whose period fits in the training length.
+* Base lower bound (Men et al., "Base of RoPE Bounds Context Length", 2024): for q and a similar key
+  k* = q + noise, E[q R_m k*] - E[q R_m k] is proportional to B(m) = sum_i cos(m theta_i); the model can
+  prefer similar tokens up to distance L only while B(m) >= 0 for every m <= L, which needs
+  a base of at least some b_min(L).
+* Adjusted base frequency (Xiong et al., "Effective Long-Context Scaling of Foundation Models", 2023):
+  raise b from 10,000 to 500,000 and continue pre-training on long sequences.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import altair as alt
+import pandas as pd
+import torch
+
+from poslab.encodings.rope import rope_inverse_frequencies
+from poslab.viz.common import axis_title, y_axis_title
+
+
+def turns_frame(head_dim: int, base: float, context_len: int) -> pd.DataFrame:
+    """``pair, wavelength, turns in L, full turn``: one row per pair of one head."""
+    theta = rope_inverse_frequencies(head_dim, base, dtype=torch.float64)
+    wavelength = 2 * math.pi / theta
+    return pd.DataFrame({"pair": range(head_dim // 2), "wavelength": wavelength.numpy(),
+                         "turns in L": (context_len / wavelength).numpy(),
+                         "full turn": ["yes" if w <= context_len else "no" for w in wavelength.tolist()]})
+
+
+def critical_dimension(head_dim: int, base: float, context_len: int) -> int:
+    """Liu et al. (2023): 2 ceil((D/2) log_base(L / 2 pi)), clipped to 0..D."""
+    exponent = (head_dim / 2) * math.log(context_len / (2 * math.pi)) / math.log(base)
+    return max(0, min(head_dim, 2 * math.ceil(exponent)))
+
+
+@dataclass(frozen=True)
+class TurnsSummary:
+    full_turn_pairs: int  # pairs with wavelength <= L
+    pairs: int
+    critical_dimension: int  # Liu et al.'s d_extra (features, not pairs)
+    slowest_wavelength: float
+
+
+def turns_summary(head_dim: int, base: float, context_len: int) -> TurnsSummary:
+    frame = turns_frame(head_dim, base, context_len)
+    return TurnsSummary(int((frame["full turn"] == "yes").sum()), len(frame),
+                        critical_dimension(head_dim, base, context_len), float(frame["wavelength"].iloc[-1]))
+
+
+def turns_chart(head_dim: int, base: float, context_len: int) -> alt.LayerChart:
+    frame = turns_frame(head_dim, base, context_len)
+    points = alt.Chart(frame).mark_point(filled=True).encode(
+        x=alt.X("pair:Q", title=axis_title("pair i", "index")),
+        y=alt.Y("wavelength:Q", title=y_axis_title("wavelength 2 pi / theta_i", "positions, log scale"),
+                scale=alt.Scale(type="log")),
+        color=alt.Color("full turn:N", title=f"full turn within {context_len:,}?", scale=alt.Scale(domain=["yes", "no"])),
+        tooltip=[alt.Tooltip("pair:Q"), alt.Tooltip("wavelength:Q", format=",.0f"),
+                 alt.Tooltip("turns in L:Q", format=",.3f"), alt.Tooltip("full turn:N")],
+    )
+    line = alt.Chart(pd.DataFrame({"L": [context_len]})).mark_rule(strokeDash=[4, 4], color="gray").encode(
+        y=alt.Y("L:Q", title=y_axis_title("wavelength 2 pi / theta_i", "positions, log scale")))
+    return alt.layer(points, line).properties(
+        title=f"Base {base:,.0f}, D = {head_dim}: which pairs complete a full turn within L = {context_len:,}",
+        description=(f"Wavelength of each of the {head_dim // 2} RoPE pairs on a log scale, coloured by whether it "
+                     f"fits within the context length {context_len}, which is drawn as a dashed line."))
+
+
+def similarity_margin(head_dim: int, base: float, max_distance: int) -> torch.Tensor:
+    """Men et al.'s B(m) = sum_i cos(m theta_i) for m = 0..max_distance, float64 ``[max_distance + 1]``."""
+    theta = rope_inverse_frequencies(head_dim, base, dtype=torch.float64)
+    distance = torch.arange(max_distance + 1, dtype=torch.float64)
+    return torch.cos(distance[:, None] * theta[None, :]).sum(-1)
+
+
+def first_negative(head_dim: int, base: float, max_distance: int) -> int | None:
+    """The first distance m <= max_distance with B(m) < 0, or None if there is none."""
+    negative = (similarity_margin(head_dim, base, max_distance) < 0).nonzero()
+    return int(negative[0]) if len(negative) else None
+
+
+def _bisect_a_working_base(context_len: int, head_dim: int, low: float, high: float) -> float:
+    lo, hi = math.log(low), math.log(high)
+    while hi - lo > 0.01:
+        middle = (lo + hi) / 2
+        if first_negative(head_dim, math.exp(middle), context_len) is None:
+            hi = middle
+        else:
+            lo = middle
+    return math.exp(hi)
+
+
+def base_lower_bound(context_len: int, head_dim: int = 128, step: float = 1.02, span: float = 4.0,
+                     low: float = 100.0, high: float = 1e10) -> float:
+    """The smallest base on a grid of ``step`` ratios from which every grid base up to ``span`` times
+    the first one found keeps B(m) >= 0 for all m <= L.
+
+    B(m) hovers near 0 for bases close to the bound, so "holds" is not monotone in the base: a plain
+    bisection can land in a lucky window below a failing base. The grid walks down from ``span``
+    times the bisection's answer and stops at the first failure.
+    """
+    if first_negative(head_dim, high, context_len) is not None:
+        raise ValueError(f"even base {high:g} does not keep B(m) >= 0 up to {context_len}")
+    candidate = _bisect_a_working_base(context_len, head_dim, low, high)
+    base = candidate * span
+    while base / step >= low and first_negative(head_dim, base / step, context_len) is None:
+        base /= step
+    return base
+
+
+def margin_chart(head_dim: int, base: float, context_len: int) -> alt.LayerChart:
+    margin = similarity_margin(head_dim, base, context_len)
+    stride = max(1, len(margin) // 2000)  # draw at most ~2,000 points; the first negative is reported exactly
+    frame = pd.DataFrame({"distance": range(0, len(margin), stride), "B(m)": margin[::stride].numpy()})
+    line = alt.Chart(frame).mark_line().encode(
+        x=alt.X("distance:Q", title=axis_title("relative distance m", "positions")),
+        y=alt.Y("B(m):Q", title=axis_title("B(m) = sum_i cos(m theta_i)", "unitless")),
+        tooltip=[alt.Tooltip("distance:Q"), alt.Tooltip("B(m):Q", format=".2f")],
+    )
+    zero = alt.Chart(pd.DataFrame({"zero": [0.0]})).mark_rule(color="gray").encode(
+        y=alt.Y("zero:Q", title=axis_title("B(m) = sum_i cos(m theta_i)", "unitless")))
+    return alt.layer(line, zero).properties(
+        title=f"Men et al.'s margin B(m) for base {base:,.0f}, D = {head_dim}, up to m = {context_len:,}",
+        description=(f"Line chart of the sum of cos(m theta_i) over the {head_dim // 2} pairs against distance m, "
+                     f"with a rule at zero: below zero, a similar key no longer scores above a random one on average."))
+
+
+# Published configurations. Each number is from the source named in its row; nothing here is computed.
+REAL_CONFIGS: tuple[dict[str, str], ...] = (
+    {"model": "Llama 2", "RoPE base": "10,000", "trained length": "4,096", "scaling": "none",
+     "source": "Touvron et al. 2023 (Llama 2 paper); config rope_theta"},
+    {"model": "Code Llama", "RoPE base": "1,000,000", "trained length": "16,384 (long-context fine-tuning)",
+     "scaling": "none; base raised from Llama 2's 10,000; works up to about 100K",
+     "source": "Rozière et al. 2023, long context fine-tuning"},
+    {"model": "Llama 2 Long", "RoPE base": "500,000", "trained length": "32,768 (continued pre-training)",
+     "scaling": "adjusted base frequency", "source": "Xiong et al. 2023"},
+    {"model": "Llama 3", "RoPE base": "500,000", "trained length": "8,192", "scaling": "none",
+     "source": "Meta, Llama 3 release (April 2024); config rope_theta"},
+    {"model": "Llama 3.1", "RoPE base": "500,000", "trained length": "131,072 (from 8,192)",
+     "scaling": "rope_type llama3: factor 8, low_freq_factor 1, high_freq_factor 4, original 8,192",
+     "source": "Meta, 'The Llama 3 Herd of Models' 2024; config rope_scaling"},
+    {"model": "Mistral 7B (v0.1)", "RoPE base": "10,000", "trained length": "8,192 (sliding window 4,096)",
+     "scaling": "none", "source": "Jiang et al. 2023, Table 1; config rope_theta"},
+    {"model": "Qwen2", "RoPE base": "1,000,000", "trained length": "32,768 (from 4,096, late in pre-training)",
+     "scaling": "YaRN and Dual Chunk Attention to 131,072 at inference", "source": "Yang et al. 2024, Qwen2 report"},
+)
+
+
+def real_configs() -> pd.DataFrame:
+    return pd.DataFrame(list(REAL_CONFIGS))

@@ -1,0 +1,33 @@
+"""The three lessons of issue 14 in Chromium: every chart draws, and a widget changes what is shown."""
+
+import pytest
+
+from tests.browser.app_driver import exception_boxes, go_to, open_app, wait_for_charts, wait_for_run
+
+# title, charts the page draws, the widget to change (label, new option), a text it must show afterwards
+NEW_LESSONS = [
+    ("Relative position biases", 4, ("number of buckets", "8"), "T5 buckets, bidirectional (encoder): 8 buckets"),
+    ("RoPE's base and the context length", 2, ("base b", "500,000"), "Base 500,000, D = 128"),
+    ("Long context in practice", 3, ("model", "GPT-NeoX-20B"), "Partial rotary: 24 of 96 features rotated"),
+]
+
+
+def choose(page, label: str, option: str) -> None:
+    """Pick ``option`` in the selectbox labelled ``label``, as a student would."""
+    page.get_by_label(label, exact=True).click()
+    page.get_by_role("option", name=option, exact=True).click()
+    wait_for_run(page)
+
+
+@pytest.mark.parametrize(("title", "charts", "change", "shown"), NEW_LESSONS, ids=[t for t, *_ in NEW_LESSONS])
+def test_new_lesson_draws_every_chart_and_follows_its_widgets(page, app_url, title, charts, change, shown):
+    open_app(page, app_url)
+    go_to(page, title)
+    report = wait_for_charts(page, minimum=charts)
+    assert len(report) == charts and all(c["marks"] or c["painted"] for c in report), report
+    assert page.get_by_text(shown).count() == 0  # the widget's default shows something else
+    choose(page, *change)
+    report = wait_for_charts(page, minimum=charts)
+    assert all(c["marks"] or c["painted"] for c in report), report
+    page.get_by_text(shown).first.wait_for(timeout=15_000)
+    assert not exception_boxes(page) and not page.console_log.errors, page.console_log.errors
