@@ -28,7 +28,9 @@ else:
     settings = dict(n_tokens=n_tokens, d_model=d_model, order=order, seed=int(seed), tolerance=tolerance,
                     positional=positional)
     result = caching.cached(demo.run_demo, **settings)
-    st.code(demo.demo_source(**settings), language="python", line_numbers=True)
+    # Plain, without line numbers: Streamlit 1.67 draws Python tokens and line numbers in fixed
+    # palette greys and blues below 4.5:1 contrast, and no theme option reaches them.
+    st.code(demo.demo_source(**settings), language=None)
     st.caption("Output")
     st.code(result.output_line, language="text")
     numbers = st.columns(3)
@@ -37,9 +39,9 @@ else:
     numbers[2].metric("allowance used (≤ 1 prints True)", f"{result.allowance_used:.3g}")
     left, right = st.columns([2, 3])
     with left:
-        frame.chart(demo.permutation_chart(result))
+        frame.chart(demo.permutation_chart(result), numbers=True)
     with right:
-        frame.chart(demo.difference_chart(result))
+        frame.chart(demo.difference_chart(result), numbers=True)
 
 frame.text(LESSON, "walkthrough")
 frame.text(LESSON, "tolerance")

@@ -26,9 +26,9 @@ target.metric("target length T = s L", f"{view.target_len:,}")
 slow.metric("slow pairs (wavelength > L)", f"{view.slow_pairs} of {head_dim // 2}")
 first.metric("first slow pair", "none" if view.first_slow_pair is None else f"i = {view.first_slow_pair}")
 
-frame.chart(view.wavelength_chart)
-frame.chart(view.angle_chart)
-st.subheader("Pairs whose angle at T leaves the trained range")
+frame.chart(view.wavelength_chart, numbers=True)
+frame.chart(view.angle_chart, numbers=True)
+st.header("Pairs whose angle at T leaves the trained range")
 st.dataframe(view.flags, hide_index=True, column_config={
     "largest angle ratio, slow pairs": st.column_config.NumberColumn(format="%.3g"),
     "attention scale": st.column_config.NumberColumn("q and k scale", format="%.3f")})

@@ -10,7 +10,7 @@ LIVE_KEY = "extrapolation-live"  # session_state: the last live quick run's view
 
 
 def show(view: lesson.ExtrapolationView) -> None:
-    frame.chart(view.chart)
+    frame.chart(view.chart)  # its numbers are the results table below it
     st.markdown(view.reading)
     st.dataframe(view.table, hide_index=True)
     st.caption(view.provenance)
@@ -21,13 +21,12 @@ frame.text(LESSON, "intro")
 frame.text(LESSON, "task")
 
 shipped = caching.cached(lesson.shipped_view)
-st.subheader("Accuracy against test length")
+st.header("Accuracy against test length")
 frame.text(LESSON, "method")
-shipped_column, live_column = st.columns(2)
-with shipped_column:
-    show(shipped)
+# One under the other, full width: side by side, the results table cut its longest columns off.
+show(shipped)
 
-with live_column:
+with st.container():
     frame.text(LESSON, "live")
     seed = st.number_input("seed", min_value=0, max_value=999, value=0, step=1, key="extrapolation-seed")
     st.caption(shipped.quick_estimate)

@@ -9,14 +9,15 @@ st.title("Position Lab")
 st.markdown(home_text("intro"))
 
 with st.container(border=True, key="home-progress"):
-    st.caption(home_text("progress"))
-    glance.progress_at_a_glance()
+    st.markdown(home_text("progress"))
+    linked_next_step = glance.progress_at_a_glance()
 
 path = course_map()
 first_stop = path[0][1][0]
-st.page_link(first_stop.page_path, label=f"Start with {first_stop.title}", icon=":material/play_arrow:")
+if not linked_next_step:  # a student's own next step (above) already says where to go
+    st.page_link(first_stop.page_path, label=f"Start with {first_stop.title}", icon=":material/play_arrow:")
 
-st.subheader("The path through the course")
+st.header("The path through the course")
 for group, stops in path:
     st.markdown(f"**{group}**")
     for stop in stops:

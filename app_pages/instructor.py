@@ -26,7 +26,7 @@ if not lock.instructor_unlocked():
 st.button("Lock this page", icon=":material/lock:", on_click=lock.lock_instructor)
 st.caption("While unlocked, you can also delete comments under the lessons.")
 
-st.subheader("The class")
+st.header("The class")
 table = store_calls.store_call("load the class's progress", lambda store: store.class_progress(), None)
 if table is not None and table.empty:
     st.caption("No student has done anything yet.")
@@ -35,19 +35,19 @@ elif table is not None:
         "percent": st.column_config.ProgressColumn("overall (%)", min_value=0, max_value=100, format="%.0f")})
     st.download_button("Download the class table (CSV)", table.to_csv(index=False), "class_progress.csv",
                        mime="text/csv", icon=":material/download:")
-    frame.chart(score_distribution_chart(table))
+    frame.chart(score_distribution_chart(table))  # its numbers are the class table just above
 
-st.subheader("Which tests trip students up")
+st.header("Which tests trip students up")
 st.caption("Pass rate of each hidden test over every graded attempt stored by the app.")
 rates = store_calls.store_call("load the per-test pass rates", lambda store: store.per_test_pass_rates(), None)
 if rates is not None and rates.empty:
     st.caption("No graded attempts yet.")
 elif rates is not None:
-    frame.chart(pass_rate_chart(rates))
+    frame.chart(pass_rate_chart(rates), numbers=True)
     st.download_button("Download the pass rates (CSV)", rates.to_csv(index=False), "pass_rates.csv",
                        mime="text/csv", icon=":material/download:")
 
-st.subheader("A gradebook from the command line")
+st.header("A gradebook from the command line")
 st.caption("The folder given to `python -m grader grade --out DIR`, on the machine running this app.")
 folder = st.text_input("Gradebook folder", placeholder="/path/to/grades", key="gradebook-folder")
 if folder.strip():
@@ -59,8 +59,8 @@ if folder.strip():
         for problem in book.problems:
             st.warning(problem)
         st.dataframe(book.table, hide_index=True)
-        frame.chart(score_distribution_chart(book.table.rename(columns={"id": "student"})))
+        frame.chart(score_distribution_chart(book.table.rename(columns={"id": "student"})))  # numbers: the table above
         if not book.pass_rates.empty:
-            frame.chart(pass_rate_chart(book.pass_rates))
+            frame.chart(pass_rate_chart(book.pass_rates), numbers=True)
             st.download_button("Download the gradebook's pass rates (CSV)", book.pass_rates.to_csv(index=False),
                                "gradebook_pass_rates.csv", mime="text/csv", icon=":material/download:")

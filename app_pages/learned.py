@@ -12,7 +12,7 @@ FIT_SHAPE = dict(max_len=64, d_model=16)  # the toy table: small enough to train
 frame.lesson_header(LESSON)
 frame.text(LESSON, "intro")
 
-st.subheader("One row per position")
+st.header("One row per position")
 left, right = st.columns(2)
 max_len = left.select_slider("max_len (rows)", options=[32, 64, 128, 512, 1024, 2048], value=1024, key="learned-max-len")
 d_model = right.select_slider("d (width)", options=[16, 64, 256, 768, 1024], value=768, key="learned-d")
@@ -20,7 +20,7 @@ st.metric("Numbers in the position table", f"{lesson.parameter_count(max_len, d_
           help=f"{max_len} rows x {d_model} columns, every one trained")
 frame.text(LESSON, "table")
 
-st.subheader("A tiny fit: learn positions from a recency task")
+st.header("A tiny fit: learn positions from a recency task")
 frame.text(LESSON, "fit")
 with st.form("learned-fit"):
     left, middle, right = st.columns(3)
@@ -40,25 +40,31 @@ else:
                f"seed {settings['seed']}.")
     learned, sinusoidal = st.columns(2)
     with learned:
-        frame.chart(fit.learned_table)
-        frame.chart(fit.learned_similarity)
+        frame.chart(fit.learned_table, numbers=True)
+        frame.chart(fit.learned_similarity, numbers=True)
     with sinusoidal:
-        frame.chart(fit.sinusoidal_table)
-        frame.chart(fit.sinusoidal_similarity)
+        frame.chart(fit.sinusoidal_table, numbers=True)
+        frame.chart(fit.sinusoidal_similarity, numbers=True)
     loss, trained, untrained, neighbours = st.columns(4)
     loss.metric("final excess loss (nats)", f"{fit.final_excess_loss:.1e}")
     trained.metric("mean row norm, trained rows", f"{fit.trained_row_norm:.3f}")
     untrained.metric("mean row norm, unused rows", f"{fit.untrained_row_norm:.3f}")
     neighbours.metric("similarity of rows p, p+1", f"{fit.neighbour_similarity:.3f}",
                       help=f"rows p and p + train_len/2: {fit.distant_similarity:.3f}")
-    frame.chart(fit.loss_chart)
+    frame.chart(fit.loss_chart, numbers=True)
 
-st.subheader("Past max_len")
+st.header("Past max_len")
 left, right = st.columns(2)
 table_rows = left.slider("table rows (max_len)", 8, 64, 32, key="learned-wall-max-len")
 seq_len = right.slider("input length (tokens)", 1, 128, 40, key="learned-wall-seq-len")
 outcome = lesson.look_up(table_rows, seq_len)
-(st.success if outcome.ok else st.error)(("Runs: " if outcome.ok else "ValueError: ") + outcome.message)
+if outcome.ok:
+    st.success("Runs: " + outcome.message, icon=":material/check:")
+else:
+    # The refusal is the lesson's point, not a crash: say so before showing the error itself.
+    st.info(f"**This is the wall.** A {table_rows}-row table has no row for positions {table_rows} to {seq_len - 1}, "
+            f"so the embedding refuses the {seq_len}-token input, as it should. It raises:\n\n"
+            f"`ValueError: {outcome.message}`", icon=":material/block:")
 frame.text(LESSON, "past-max-len")
 
 frame.lesson_footer(LESSON)

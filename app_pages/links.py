@@ -19,7 +19,7 @@ st.caption(f"Showing {len(chosen)} of {len(references.readings())} sources.")
 for label in references.KINDS:
     group = [reading for reading in chosen if reading.kind == label]
     if group:
-        st.subheader(KIND_LABELS[label])
+        st.header(KIND_LABELS[label])
         st.markdown("\n".join(reading.markdown for reading in group))
 
 frame.text(LESSON, "how-to-read")

@@ -14,7 +14,7 @@ frame.text(LESSON, "sinks")
 
 frame.predict(LESSON, "decode-position")
 frame.predict(LESSON, "rotate-again")
-st.subheader("RoPE with a KV cache")
+st.header("RoPE with a KV cache")
 mode_column, length_column = st.columns(2)
 mode = mode_column.radio("how the engine handles the cache", list(lesson.CACHE_MODES),
                          captions=list(lesson.CACHE_MODES.values()), key="lc-mode")
@@ -28,7 +28,7 @@ frame.chart(decoded.difference, numbers=True)
 frame.text(LESSON, "cache")
 
 frame.predict(LESSON, "packed-reset")
-st.subheader("Packed sequences")
+st.header("Packed sequences")
 length_columns = st.columns(3)
 lengths = tuple(int(column.number_input(f"document {i + 1}: tokens", 1, 16, default, key=f"lc-doc-{i}"))
                 for i, (column, default) in enumerate(zip(length_columns, (5, 4, 3))))
@@ -41,7 +41,7 @@ frame.chart(packed.weights, numbers=True)
 st.caption("Positions: " + ", ".join(str(p) for p in packed.positions))
 frame.text(LESSON, "packed")
 
-st.subheader("Partial rotary")
+st.header("Partial rotary")
 model_column, dims_column = st.columns(2)
 model = model_column.selectbox("model", list(lesson.PARTIAL_ROTARY_MODELS), key="lc-model")
 head_dim, model_rotary_dims, pairing = lesson.PARTIAL_ROTARY_MODELS[model]

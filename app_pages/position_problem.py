@@ -39,8 +39,11 @@ frame.text(LESSON, "lab")
 left, right = st.columns([3, 2])
 sentence = left.selectbox("Sentence (or type your own)", [*lab.PRESETS, lab.RANDOM_TOKENS],
                           accept_new_options=True, key="pp-sentence")
-n_random = right.slider("How many random tokens", 3, 10, 6, key="pp-n-random",
-                        disabled=sentence != lab.RANDOM_TOKENS)
+# Shown only when it applies: a disabled slider's faded label would be text below 4.5:1 contrast.
+if sentence == lab.RANDOM_TOKENS:
+    n_random = right.slider("How many random tokens", 3, 10, 6, key="pp-n-random")
+else:
+    n_random = st.session_state.get("pp-n-random", 6)
 with st.expander("Model settings"):
     d_model = st.select_slider("Embedding size D", [8, 16, 32, 64], value=16, key="pp-d")
     seed = st.number_input("Random seed (embeddings and weights)", 0, 9999, 0, key="pp-seed")
@@ -69,7 +72,7 @@ else:
     frame.text(LESSON, result.explanation_key)
     for column, heatmap in zip(st.columns(3), lab.comparison_charts(result)):
         with column:
-            frame.chart(heatmap)
+            frame.chart(heatmap, numbers=True)
 
 frame.text(LESSON, "rnn")
 if not problem:
@@ -78,6 +81,6 @@ if not problem:
                  column_config={"max |difference| between the two orders": st.column_config.NumberColumn(format="%.2e")})
     for column, bars in zip(st.columns(2), lab.contrast_charts(recurrence)):
         with column:
-            frame.chart(bars)
+            frame.chart(bars, numbers=True)
 frame.text(LESSON, "takeaway")
 frame.lesson_footer(LESSON)

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app_pages.ui import frame, identity, store_calls
+from app_pages.ui import frame, grading, identity, store_calls
 from poslab.exercises import EXERCISES
 from poslab.lessons import all_lessons
 from poslab.viz.progress import attempts_chart, exercise_rows, lesson_rows, next_steps
@@ -12,6 +12,23 @@ student = identity.current_student()
 if student is None:
     st.info("Type your name in the sidebar (or log in) to see your progress.")
     st.stop()
+
+
+
+@st.fragment(run_every=1)
+def watch_job(job) -> None:
+    """A submission still being graded (from any tab): the page redraws with it once graded."""
+    status = grading.job_status(job)
+    if status is not None and grading.settled(status):
+        st.rerun()
+    if status is not None:
+        st.info(f"A submission of yours is being graded: {grading.status_sentence(status)}",
+                icon=":material/hourglass_top:")
+
+
+job = grading.pending_job(student)
+if job is not None and job.finished is None and not grading.settled(grading.job_status(job)):
+    watch_job(job)
 
 progress = store_calls.student_progress(student)
 if progress is None:
@@ -36,7 +53,10 @@ st.subheader("Exercises")
 st.caption("Each bar is your grade: the best score the hidden tests gave. "
            "Public-tests-only scores (from a student bundle) are feedback, not a grade.")
 for row in exercise_rows(progress, EXERCISES).itertuples():
-    st.progress(row.fraction, text=f"{row.title}: {row.status} · hints used: {row.hints_used}")
+    bar, link = st.columns([4, 1], vertical_alignment="center")
+    bar.progress(row.fraction, text=f"{row.title}: {row.status} · hints used: {row.hints_used}")
+    link.page_link("app_pages/exercise.py", label=f"Open {row.title}", icon=":material/edit:",
+                   query_params={"exercise": row.exercise})
 
 st.subheader("Attempts over time")
 attempts = store_calls.store_call("load your attempts", lambda store: store.attempts(student), None)

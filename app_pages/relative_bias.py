@@ -12,7 +12,7 @@ frame.lesson_header(LESSON)
 frame.text(LESSON, "intro")
 frame.predict(LESSON, "causal-later-keys")
 
-st.subheader("T5's bucket map")
+st.header("T5's bucket map")
 buckets_column, distance_column, direction_column = st.columns(3)
 num_buckets = buckets_column.selectbox("number of buckets", [8, 16, 32, 64], index=2, key="rb-buckets")
 max_distance = distance_column.selectbox("maximum distance", [20, 64, 128, 256, 512], index=2, key="rb-max-distance")
@@ -26,7 +26,7 @@ st.dataframe(caching.cached(lesson.bucket_ranges, num_buckets=num_buckets, max_d
                             bidirectional=bidirectional), hide_index=True)
 frame.text(LESSON, "buckets")
 
-st.subheader("The bias matrix")
+st.header("The bias matrix")
 length_column, head_column, seed_column = st.columns(3)
 seq_len = length_column.slider("sequence length (tokens)", 8, 64, 32, key="rb-seq-len")
 head = head_column.selectbox("head", list(range(N_HEADS)), key="rb-head")
@@ -37,11 +37,12 @@ frame.chart(caching.cached(lesson.bias_matrix_chart, num_buckets=num_buckets, ma
 frame.text(LESSON, "bias")
 
 frame.predict(LESSON, "far-keys")
-st.subheader("Past the maximum distance")
+st.header("Past the maximum distance")
 saturated = caching.cached(lesson.saturation, num_buckets=num_buckets, max_distance=max_distance,
                            bidirectional=bidirectional, reach=1_000)
 first, shared = st.columns(2)
-first.metric("first distance back in the last bucket", f"{saturated.first_saturated:,}")
+direction = "bidirectional" if bidirectional else "causal"
+first.metric(f"first distance back in the last bucket ({direction})", f"{saturated.first_saturated:,}")
 shared.metric(f"distances 0..{saturated.reach:,} back sharing it", f"{saturated.distances_in_last_bucket:,}")
 frame.chart(caching.cached(lesson.distance_profile_chart, num_buckets=num_buckets, max_distance=max_distance,
                            reach=reach, head=head, n_heads=N_HEADS, seed=int(seed)), numbers=True)
@@ -49,7 +50,7 @@ st.caption(f"A causal head (as in a decoder) of the same table: T5's {num_bucket
            f"for head {head} of {N_HEADS}.")
 frame.text(LESSON, "past-max")
 
-st.subheader("Shaw's clip")
+st.header("Shaw's clip")
 clip = st.slider("clipping distance k", 1, 16, 4, key="rb-clip")
 frame.chart(caching.cached(lesson.shaw_chart, clip=clip, reach=32), numbers=True)
 frame.text(LESSON, "shaw")

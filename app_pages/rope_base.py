@@ -19,13 +19,13 @@ frame.lesson_header(LESSON)
 frame.text(LESSON, "intro")
 frame.predict(LESSON, "larger-base-turns")
 
+st.header("Which pairs turn fully within L")
 dim_column, base_column, length_column = st.columns(3)
 head_dim = dim_column.selectbox("head dimension D", [64, 128], index=1, key="base-head-dim")
 base = base_column.selectbox("base b", BASES, format_func=lambda b: f"{b:,}", key="base-b")
 context_len = length_column.select_slider("context length L", LENGTHS, value=8_192, format_func=length_label,
                                           key="base-length")
 
-st.subheader("Which pairs turn fully within L")
 frame.chart(caching.cached(lesson.turns_chart, head_dim=head_dim, base=float(base), context_len=context_len),
             numbers=True)
 summary = caching.cached(lesson.turns_summary, head_dim=head_dim, base=float(base), context_len=context_len)
@@ -37,7 +37,7 @@ frame.text(LESSON, "critical")
 frame.text(LESSON, "abf")
 
 frame.predict(LESSON, "margin-zero")
-st.subheader("The base a length needs")
+st.header("The base a length needs")
 frame.chart(caching.cached(lesson.margin_chart, head_dim=head_dim, base=float(base), context_len=context_len),
             numbers=True)
 negative = caching.cached(lesson.first_negative, head_dim=head_dim, base=float(base), max_distance=context_len)
@@ -52,8 +52,8 @@ else:
 frame.text(LESSON, "bound")
 
 frame.predict(LESSON, "llama31-scaling")
-st.subheader("What real models use")
-st.dataframe(caching.cached(lesson.real_configs), hide_index=True)
+st.header("What real models use")
+st.table(caching.cached(lesson.real_configs).set_index("model"))  # a table, not a grid: its sources wrap, uncut
 frame.text(LESSON, "configs")
 
 frame.lesson_footer(LESSON)

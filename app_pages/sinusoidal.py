@@ -10,7 +10,7 @@ LESSON = "sinusoidal"
 frame.lesson_header(LESSON)
 frame.text(LESSON, "intro")
 
-st.subheader("The table")
+st.header("The table")
 left, middle, right = st.columns(3)
 d_model = left.select_slider("d (dimensions)", options=[8, 16, 32, 64, 128, 256], value=64, key="sin-d")
 base = middle.select_slider("base", options=[100, 1_000, 10_000, 100_000], value=10_000, key="sin-base")
@@ -18,37 +18,38 @@ length = right.slider("length (positions)", 16, 512, 128, step=16, key="sin-leng
 knobs = dict(length=length, d_model=d_model, base=float(base))
 
 table = caching.cached(lesson.table_view, **knobs)
-frame.chart(table.chart)
+frame.chart(table.chart, numbers=True)
 st.caption(f"Wavelengths run from {table.shortest_wavelength:,.2f} positions (columns 0 and 1) "
            f"to {table.longest_wavelength:,.0f} positions (the last pair).")
 frame.text(LESSON, "table")
 
-st.subheader("One sinusoid per column")
+st.header("One sinusoid per column")
 columns = st.multiselect("Columns to plot", options=list(range(d_model)), key=f"sin-columns-{d_model}",
                          default=[0, 1, d_model // 4, d_model // 2])
-frame.chart(caching.cached(lesson.waves_chart, columns=tuple(columns), **knobs))
+frame.chart(caching.cached(lesson.waves_chart, columns=tuple(columns), **knobs), numbers=True)
 frame.text(LESSON, "waves")
 
-st.subheader("Dot product against distance")
+st.header("Dot product against distance")
 dots = caching.cached(lesson.dot_view, **knobs)
-frame.chart(dots.chart)
+frame.chart(dots.chart, numbers=True)
 st.caption(f"For every offset k, ⟨PE_p, PE_p+k⟩ varies over the starting position p by at most "
            f"{dots.max_spread:.1e}.")
 frame.text(LESSON, "dot")
 
-st.subheader("Moving k positions is one rotation: PE[p+k] = M_k PE[p]")
+st.header("Moving k positions is one rotation: PE[p+k] = M_k PE[p]")
 k = st.slider("offset k (positions)", 1, length // 2 - 1, min(5, length // 2 - 1), key="sin-k")
 shift = caching.cached(lesson.shift_view, k=k, **knobs)
 blocks, matrix = st.columns([3, 2])
 blocks.dataframe(shift.blocks, hide_index=True)
 blocks.caption(f"Largest entry of M_{k} outside the 2x2 blocks: {shift.off_block_max:g}.")
 with matrix:
-    frame.chart(shift.matrix_chart)
+    frame.chart(shift.matrix_chart, numbers=True)
 error, plus, minus = st.columns(3)
 error.metric("max |PE[p+k] − M_k PE[p]|", f"{shift.max_error:.1e}",
              help=f"over all {shift.positions_checked} positions p and all {d_model} columns")
-plus.metric(f"⟨PE_{k}, PE_{2 * k}⟩ (offset +{k})", f"{shift.dot_plus:.6f}")
-minus.metric(f"⟨PE_{k}, PE_0⟩ (offset −{k})", f"{shift.dot_minus:.6f}")
+if frame.predict(LESSON, "sign-of-offset", reveal_after=True):  # the two dot products answer it
+    plus.metric(f"⟨PE_{k}, PE_{2 * k}⟩ (offset +{k})", f"{shift.dot_plus:.6f}")
+    minus.metric(f"⟨PE_{k}, PE_0⟩ (offset −{k})", f"{shift.dot_minus:.6f}")
 frame.text(LESSON, "shift")
 
 frame.lesson_footer(LESSON)

@@ -13,7 +13,9 @@
 
 Rules:
 - The bias depends only on the distance i - j and penalises keys further back more.
-- Exactly -inf above the diagonal (not a large negative number), so attention gives those keys weight 0.
+- Above the diagonal: -inf, or a finite mask of at most -1e4 such as torch.finfo(torch.float32).min
+  (Hugging Face's masking constant), so that attention gives those keys weight exactly 0. Not 0, not
+  a small penalty, not -m (i - j) continued past the diagonal.
 - Vectorised: no Python loop over (i, j).
 """
 

@@ -12,8 +12,11 @@
 
 Rules:
 - Exactly one parameter: no extra scale, bias or layer; not a buffer.
-- T > max_len raises ValueError whose message names both T and max_len, before any lookup: a
-  learned table has no row for a position it never saw (no truncation, no wrapping).
+- T > max_len raises ValueError (or IndexError, what nn.Embedding and Python indexing raise) whose
+  message names both T and max_len, from an explicit check before any lookup: a learned table has no
+  row for a position it never saw (no truncation, no wrapping). The IndexError that F.embedding or
+  table[positions] raise by themselves on the CPU does not count: on a GPU that lookup is a
+  device-side assert that stops the program. An assert does not count either (python -O removes it).
 - x is not modified in place; non-contiguous x works.
 - The module follows .to(torch.float64) and .to(device): keep the table registered as a parameter
   and build any helper tensor on x's device.

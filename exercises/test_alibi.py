@@ -13,7 +13,7 @@ def test_bias_shape_diagonal_and_future(impl):
     bias = impl.alibi_bias(4, 5)
     assert bias.shape == (4, 5, 5)
     assert bool((bias.diagonal(dim1=-2, dim2=-1) == 0).all())
-    assert bias[0, 1, 3].item() == float("-inf")  # key 3 is in query 1's future
+    assert bias[0, 1, 3].item() <= -1e4  # key 3 is in query 1's future: -inf, or a finite mask <= -1e4
 
 
 def test_one_step_back_costs_one_slope(impl):

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import hashlib
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import grader
-from grader.results import SubmissionResult, TestOutcome
+from grader.results import DID_NOT_IMPORT, SubmissionResult, TestOutcome
 from grader.sandbox import (GraderFault, SandboxStudent, SubmissionSandbox, WorkerProcess, choose_isolation,
                             run_public_tests)
 from grader.settings import GraderSettings
@@ -163,9 +163,11 @@ class Grader:
                 order = [] if submission.problems else import_order(submission.files, exercise, progress.import_problems)
                 student = sandbox.for_exercise(order, list(exercise.names))
                 self._note_import(student, progress)
-                for case in exercise_cases:
-                    outcome = self.suite.run_case(case, student)
-                    progress.tests.append(self._outcome(outcome, student, progress))
+                if student.load.missing and progress.import_problems:
+                    # The file meant to define it did not import: one message, not a failure per test.
+                    progress.tests += [did_not_import(case, progress.import_problems) for case in exercise_cases]
+                    continue
+                progress.tests += [self.suite.run_case(case, student) for case in exercise_cases]
         finally:
             sandbox.close()
         if sandbox.fault is not None:
@@ -178,14 +180,6 @@ class Grader:
             progress.import_problems[filename] = describe_import_error(filename, error)
         if report.stuck_in is not None and student.crash is not None:
             progress.import_problems[report.stuck_in] = f"{report.stuck_in} could not be imported: {student.crash.reason}."
-
-    @staticmethod
-    def _outcome(outcome: TestOutcome, student: SandboxStudent, progress: _Progress) -> TestOutcome:
-        crashed_importing = student.crash is not None and student.load.stuck_in is not None
-        if outcome.status != "passed" and student.load.missing and progress.import_problems and not crashed_importing:
-            why = " (" + " ".join(progress.import_problems.values()) + ")"  # why the names are missing
-            return replace(outcome, output=outcome.output + why)
-        return outcome
 
     # -- public tests (student bundle)
 
@@ -212,6 +206,13 @@ class Grader:
             progress.tests.append(TestOutcome(
                 test["nodeid"], exercise, 1.0 if passed else 0.0, 1.0, "passed" if passed else "failed",
                 output + " [public test; its outcome was reported from inside the sandbox]", "visible", "public"))
+
+
+def did_not_import(case: Any, import_problems: Mapping[str, str]) -> TestOutcome:
+    """A test that did not run because the submission's file did not import (the messages say why)."""
+    why = " ".join(problem.rstrip(".") + "." for problem in import_problems.values())
+    return TestOutcome(case.name, case.exercise, 0.0, case.points, DID_NOT_IMPORT, f"Did not import: {why}",
+                       case.visibility, case.family)
 
 
 def selected_exercises(exercises: Sequence[str] | None) -> tuple[str, ...]:

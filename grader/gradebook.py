@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from grader.results import SubmissionResult
+from grader.results import DID_NOT_IMPORT, SubmissionResult
 from poslab.store import TestRow, pass_rates
 
 MAX_RESULTS_BYTES = 5 * 1024 * 1024  # one submission's results; far above any real one
@@ -34,10 +34,10 @@ class Gradebook:
 
 
 def per_test_rows(result: SubmissionResult, exercise_id: str | None = None) -> tuple[TestRow, ...]:
-    """One row per test of the result (of one exercise, if given), in suite order."""
+    """One row per test that ran (of one exercise, if given), in suite order. A test whose exercise
+    did not import gives no row: it says nothing about that test's property."""
     return tuple(TestRow(test.exercise, test.name, test.status == "passed") for test in result.tests
-                 if exercise_id is None or test.exercise == exercise_id)
-
+                 if (exercise_id is None or test.exercise == exercise_id) and test.status != DID_NOT_IMPORT)
 
 
 def gradescope_test_rows(data: object) -> list[TestRow]:
@@ -45,8 +45,14 @@ def gradescope_test_rows(data: object) -> list[TestRow]:
     tests = data.get("tests") if isinstance(data, dict) else None
     if not isinstance(tests, list):
         raise ValueError("it has no list of tests")
+    extra = data.get("extra_data")
+    statuses = extra.get("statuses") if isinstance(extra, dict) else None
+    if not (isinstance(statuses, list) and len(statuses) == len(tests)):
+        statuses = [None] * len(tests)
     rows = []
-    for test in tests:
+    for test, status in zip(tests, statuses):
+        if status == DID_NOT_IMPORT:
+            continue  # it did not run: no pass and no fail
         tags = test.get("tags") if isinstance(test, dict) else None
         if not (isinstance(tags, list) and tags and isinstance(tags[0], str)):
             raise ValueError("a test has no exercise tag")

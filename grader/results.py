@@ -15,6 +15,23 @@ from poslab.exercises import EXERCISE_IDS
 
 STATUSES = ("graded", "import_failed")
 GRADEBOOK_HEADER = ("id", "status", *EXERCISE_IDS, "total", "max")
+# A test's status: it ran and passed or failed, or it did not run because the file meant to define its
+# exercise did not import (one message says why; such a test counts in no per-test pass rate).
+TEST_STATUSES = ("passed", "failed", "did_not_import")
+DID_NOT_IMPORT = "did_not_import"
+
+# How a summary names a property family ("hidden tests: 2 about values failed, 4 points").
+FAMILY_WORDS = {
+    "values": "values", "shape": "shape and type", "dtype_device": "dtype and device", "inputs": "inputs and views",
+    "stability": "numerical stability", "equivariance": "permutation equivariance", "bias": "the bias",
+    "relative": "relative positions", "breaks_equivariance": "encoding the order", "long_sequence": "long sequences",
+    "speed": "speed", "parameters": "the parameters", "length_limit": "the length limit", "identity": "position 0",
+    "norm": "lengths", "half_precision": "half precision", "slopes": "the slopes", "causality": "the causal mask",
+}
+
+
+def family_words(family: str) -> str:
+    return FAMILY_WORDS.get(family, family.replace("_", " ") or "other properties")
 
 
 @dataclass(frozen=True)
@@ -28,7 +45,7 @@ class TestOutcome:
     exercise: str
     score: float
     max_score: float
-    status: str  # "passed" or "failed"
+    status: str  # one of TEST_STATUSES: "passed", "failed" or "did_not_import"
     output: str  # a sentence for the student
     visibility: str  # Gradescope's: visible, hidden, after_due_date, after_published
     family: str = ""
@@ -45,6 +62,46 @@ class TestOutcome:
 class ExerciseScore:
     score: float
     max_score: float
+
+
+@dataclass(frozen=True)
+class FamilyLoss:
+    """Hidden tests of one property family that failed: how many, and the points they cost."""
+
+    family: str
+    failed: int
+    points: float
+
+    def sentence(self) -> str:
+        return f"{self.failed} about {family_words(self.family)} failed, {self.points:g} point{'' if self.points == 1 else 's'}"
+
+
+@dataclass(frozen=True)
+class ExerciseFeedback:
+    """What a student may see of one exercise, every lost point accounted for.
+
+    ``status`` is ``graded``, ``did_not_import`` (then ``import_messages`` is the one message to
+    show, and nothing else) or ``not_graded`` (no tests ran for it). ``visible``: the visible tests'
+    outcomes, messages whole. ``hidden_losses``: per property family, the count of hidden tests that
+    failed and their points, never their names, inputs or messages. The points lost by the visible
+    failures plus those of ``hidden_losses`` are exactly ``max_score - score``.
+    """
+
+    exercise: str
+    status: str
+    score: float
+    max_score: float
+    import_messages: tuple[str, ...]
+    visible: tuple[TestOutcome, ...]
+    hidden_losses: tuple[FamilyLoss, ...]
+    hidden_passed: int
+    hidden_total: int
+
+    def hidden_summary(self) -> str:
+        """'hidden tests: 2 about values failed, 4 points; ...', or '' when none failed."""
+        if not self.hidden_losses:
+            return ""
+        return "hidden tests: " + "; ".join(loss.sentence() for loss in self.hidden_losses)
 
 
 @dataclass(frozen=True)
@@ -70,6 +127,32 @@ class SubmissionResult:
             entry[1] += test.max_score
         return {exercise: ExerciseScore(score, top) for exercise, (score, top) in totals.items()}
 
+    def exercise_status(self, exercise: str) -> str:
+        """``graded``, ``did_not_import`` (its file did not import: nothing of it ran) or ``not_graded``."""
+        tests = [test for test in self.tests if test.exercise == exercise]
+        if not tests:
+            return "not_graded"
+        return DID_NOT_IMPORT if all(test.status == DID_NOT_IMPORT for test in tests) else "graded"
+
+    def feedback(self, exercise: str) -> ExerciseFeedback:
+        """One exercise as the student sees it: see ``ExerciseFeedback``."""
+        tests = [test for test in self.tests if test.exercise == exercise]
+        status = self.exercise_status(exercise)
+        hidden = [test for test in tests if test.visibility != "visible"]
+        losses: dict[str, list[float]] = {}
+        for test in hidden:
+            if test.score < test.max_score:
+                entry = losses.setdefault(test.family, [0, 0.0])
+                entry[0] += 1
+                entry[1] += test.max_score - test.score
+        return ExerciseFeedback(
+            exercise, status, sum(test.score for test in tests), sum(test.max_score for test in tests),
+            self.messages if status == DID_NOT_IMPORT else (),
+            tuple(test for test in tests if test.visibility == "visible"),
+            () if status == DID_NOT_IMPORT else tuple(FamilyLoss(family, int(n), points)
+                                                      for family, (n, points) in losses.items()),
+            sum(test.status == "passed" for test in hidden), len(hidden))
+
     @property
     def score(self) -> float:
         return sum(test.score for test in self.tests)
@@ -84,8 +167,11 @@ class SubmissionResult:
         data = asdict(self)
         data["tests"] = [test.to_dict() for test in self.tests]
         data["messages"] = list(self.messages)
-        # Derived, for readers of the JSON (from_dict recomputes it from the tests).
+        # Derived, for readers of the JSON (from_dict recomputes them from the tests).
         data["exercises"] = {exercise: asdict(score) for exercise, score in self.exercises.items()}
+        data["exercise_status"] = {exercise: self.exercise_status(exercise) for exercise in self.exercises}
+        data["hidden_losses"] = {exercise: [asdict(loss) for loss in self.feedback(exercise).hidden_losses]
+                                 for exercise in self.exercises}
         return data
 
     def to_json(self) -> str:
@@ -94,7 +180,8 @@ class SubmissionResult:
     @classmethod
     def from_dict(cls, data: dict) -> "SubmissionResult":
         fields = dict(data)
-        fields.pop("exercises", None)
+        for derived in ("exercises", "exercise_status", "hidden_losses"):
+            fields.pop(derived, None)
         fields["tests"] = tuple(TestOutcome.from_dict(test) for test in fields["tests"])
         fields["messages"] = tuple(fields.get("messages", ()))
         return cls(**fields)
@@ -106,7 +193,9 @@ class SubmissionResult:
     # -- Gradescope
 
     def to_gradescope(self) -> dict:
-        tests = [{"name": test.name, "score": test.score, "max_score": test.max_score, "status": test.status,
+        # Gradescope knows "passed" and "failed" only; extra_data.statuses keeps "did_not_import".
+        tests = [{"name": test.name, "score": test.score, "max_score": test.max_score,
+                  "status": "passed" if test.status == "passed" else "failed",
                   "output": test.output, "visibility": test.visibility, "tags": [test.exercise]}
                  for test in self.tests]
         data = {"score": self.score, "execution_time": round(self.execution_time, 3), "tests": tests,
@@ -115,18 +204,30 @@ class SubmissionResult:
                     "grader_version": self.grader_version, "suite_hash": self.suite_hash,
                     "submission_hash": self.submission_hash, "isolation": self.isolation,
                     "public_tests_only": self.public_tests_only, "messages": list(self.messages),
-                    "families": [test.family for test in self.tests]}}
-        if self.messages:
-            data["output"] = "\n".join(self.messages)
+                    "families": [test.family for test in self.tests],
+                    "statuses": [test.status for test in self.tests]}}
+        lines = list(self.messages) + self.accounting_lines()
+        if lines:
+            data["output"] = "\n".join(lines)
         return data
+
+    def accounting_lines(self) -> list[str]:
+        """Per exercise with lost hidden points: 'rope: hidden tests: 1 about values failed, 4 points.'"""
+        lines = []
+        for exercise in self.exercises:
+            summary = self.feedback(exercise).hidden_summary()
+            if summary:
+                lines.append(f"{exercise}: {summary}.")
+        return lines
 
     @classmethod
     def from_gradescope(cls, data: dict) -> "SubmissionResult":
         extra = data["extra_data"]
         families = extra.get("families") or [""] * len(data["tests"])
+        statuses = extra.get("statuses") or [test["status"] for test in data["tests"]]
         tests = tuple(TestOutcome(test["name"], test["tags"][0], float(test["score"]), float(test["max_score"]),
-                                  test["status"], test["output"], test["visibility"], family)
-                      for test, family in zip(data["tests"], families))
+                                  status, test["output"], test["visibility"], family)
+                      for test, family, status in zip(data["tests"], families, statuses))
         return cls(extra["submission_id"], extra["status"], tests, extra["isolation"], extra["public_tests_only"],
                    extra["submission_hash"], extra["suite_hash"], extra["grader_version"],
                    float(data["execution_time"]), tuple(extra.get("messages", ())))

@@ -22,7 +22,8 @@ from poslab.config import Settings
 ISOLATIONS = ("auto", "bwrap", "fallback")
 
 
-def _int(environ: Mapping[str, str], name: str, default: int) -> int:
+def positive_int(environ: Mapping[str, str], name: str, default: int) -> int:
+    """The whole number > 0 in ``environ[name]``, ``default`` when unset; a sentence otherwise."""
     raw = environ.get(name, "").strip()
     if not raw:
         return default
@@ -56,8 +57,8 @@ class GraderSettings:
         return cls(
             timeout=Settings.from_env(env).grader_timeout,
             isolation=isolation,
-            memory_bytes=_int(env, "POSLAB_GRADER_MEMORY_MB", 3072) << 20,
-            uid_base=_int(env, "POSLAB_GRADER_UID_BASE", 1_000_000),
+            memory_bytes=positive_int(env, "POSLAB_GRADER_MEMORY_MB", 3072) << 20,
+            uid_base=positive_int(env, "POSLAB_GRADER_UID_BASE", 1_000_000),
         )
 
     def with_changes(self, **changes) -> "GraderSettings":

@@ -6,7 +6,6 @@ Environment variables (all optional):
 ``POSLAB_DATA_DIR``             folder for the default SQLite file (default: ``~/.poslab``)
 ``POSLAB_INSTRUCTOR_PASSWORD``  password of the Instructor page (or the ``instructor_password`` secret)
 ``POSLAB_GRADER_TIMEOUT``       seconds of wall-clock time per exercise when grading (default 20)
-``POSLAB_MAX_GRADINGS``         gradings the app runs at once for all students (default 2)
 """
 
 from __future__ import annotations
@@ -37,7 +36,6 @@ class Settings:
     db_url: str
     instructor_password: str | None
     grader_timeout: float
-    max_gradings: int
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "Settings":
@@ -48,5 +46,4 @@ class Settings:
             db_url=db_url,
             instructor_password=env.get("POSLAB_INSTRUCTOR_PASSWORD") or None,
             grader_timeout=_float(env, "POSLAB_GRADER_TIMEOUT", 20.0),
-            max_gradings=int(_float(env, "POSLAB_MAX_GRADINGS", 2)),
         )

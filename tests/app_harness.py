@@ -6,11 +6,17 @@ would; every run goes through app.py, as on a real server.
 
 from __future__ import annotations
 
+import json
+import os
+
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import ROOT
 
 APP = str(ROOT / "app.py")
+# app.py starts the grading service (a Dask cluster) at its first run; in AppTest every test has its
+# own store and would start its own. Tests that grade start it when they submit (or stand one in).
+os.environ.setdefault("POSLAB_GRADER_START", "on_demand")
 TIMEOUT = 120  # long enough for a grading in a worker process on a busy 2-core machine
 
 
@@ -50,3 +56,19 @@ def texts(block) -> list[str]:
 
 def progress_texts(block) -> list[str]:
     return [item.proto.text for item in block.get("progress")]
+
+
+NUMBERS = "The numbers behind this chart"  # the expander under a lesson chart
+
+
+def chart_titles(at: AppTest) -> list[str]:
+    return [str(json.loads(chart.proto.spec).get("title")) for chart in at.get("vega_lite_chart")]
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {metric.label: metric.value for metric in at.metric}
+
+
+def numbers(at: AppTest, index: int):
+    """The table one click below chart ``index`` (in page order)."""
+    return [expander for expander in at.expander if expander.label == NUMBERS][index].dataframe[0].value

@@ -65,7 +65,7 @@ def test_visits_checks_and_done_are_stored_and_the_sidebar_percentage_moves(app_
     assert progress.lesson(FIRST).checks_right == (right.id,)
     assert wrong.id not in progress.lesson(FIRST).checks_right
     assert progress.lesson(FIRST).marked_done and not progress.lesson(SECOND).done
-    items = len(all_lessons()) + 5  # every lesson and the five exercises count equally
+    items = len(all_lessons()) + 6  # every lesson and the six exercises count equally
     assert progress_texts(at.sidebar) == [f"Course progress: {100 / items:.0f}%"]
 
 
@@ -84,7 +84,7 @@ def test_a_fresh_session_with_the_same_name_sees_the_lessons_on_the_progress_pag
     later = go(open_app(student="Bea"), "app_pages/progress.py")
     bars = progress_texts(later.main)
     first, second = get_lesson(FIRST), get_lesson(SECOND)
-    assert f"{first.title}: visited · 1/{len(first.checks)} quick checks right" in bars
+    assert f"{first.title}: visited · 1/{len(first.checks)} quick checks right · counts in Overall once done" in bars
     assert any(bar.startswith(f"{second.title}: visited") for bar in bars)
     assert any(bar.startswith(f"{all_lessons()[2].title}: not started") for bar in bars)
     assert later.metric[0].value == "0%"  # nothing done yet: visits and one check are not a lesson
@@ -104,3 +104,14 @@ def test_with_a_login_configured_the_account_is_the_identity_and_the_url_is_igno
     go(at, "app_pages/position_problem.py")
     assert "Signed in as ann@uni.edu" in texts(at.sidebar) and button(at.sidebar, "Log out")
     assert Store(app_env).students() == ("ann@uni.edu",)  # the visit went to the account, not to Mallory
+
+
+def test_an_answered_quick_check_shows_its_answer_and_feedback_after_a_reload(app_env):
+    at = go(sign_in(open_app(), "Quinn"), get_lesson(FIRST).page_path)
+    check = answer(at, FIRST, 0, correct=False)
+    wrong = (check.correct_index + 1) % len(check.options)
+    later = go(open_app(student="Quinn"), get_lesson(FIRST).page_path)  # a reload: a new session
+    assert later.radio(key=f"qc-choice-{FIRST}-{check.id}").value == wrong
+    assert any(box.value == "Not quite. " + check.options[wrong].feedback for box in later.error)
+    stranger = go(open_app(student="Rita"), get_lesson(FIRST).page_path)
+    assert stranger.radio(key=f"qc-choice-{FIRST}-{check.id}").value is None and not stranger.error

@@ -94,6 +94,8 @@ def test_stubs_raise_not_implemented(exercise):
         "apply_rope": lambda f: f(None),
         "alibi_slopes": lambda f: f(8),
         "alibi_bias": lambda f: f(8, 4),
+        "t5_relative_bucket": lambda f: f(None),
+        "t5_relative_bias": lambda f: f(None, 4, 4),
     }
     for name in exercise.names:
         with pytest.raises(NotImplementedError, match="not implemented yet"):
@@ -104,7 +106,10 @@ def test_stubs_raise_not_implemented(exercise):
 def test_spec_states_shapes_and_conventions(exercise):
     text = spec(exercise.id)
     assert all(name.split(".")[-1] in text for name in exercise.names)
-    assert "[B, H, T" in text or "[B, T" in text or "[n_heads, T, T]" in text or "[seq_len, d_model]" in text
+    assert any(shape in text for shape in ("[B, H, T", "[B, T", "[n_heads, T, T]", "[seq_len, d_model]",
+                                           "[n_heads, Tq, Tk]"))
+    if exercise.id == "t5":
+        assert "key position - query position" in text and "LongTensor" in text
     if exercise.id == "sinusoidal":
         assert "interleaved" in text and "concatenated" in text
     if exercise.id == "rope":

@@ -21,7 +21,7 @@ from grader.sandbox import JudgeEncoder, decode_reply
 from grader.sandbox.worker_process import BOOTSTRAP
 from grader.sandboxed import protocol
 from grader.sandboxed.exercise_calls import Decoder
-from grader.student import StudentError, TensorInfo, Transposed
+from grader.student import TABLE_IN_BUFFER, CannotCheck, NotATensor, StudentError, TensorInfo, Transposed
 
 GRADER_DIR = Path(__file__).resolve().parent.parent / "grader"
 
@@ -150,6 +150,39 @@ def test_a_well_formed_reply_is_decoded():
     ({"type": "result", "output": {"$t": 0}}, bytearray()),  # no tensor list
 ])
 def test_malformed_replies_are_protocol_errors(reply, blob):
+    with pytest.raises(protocol.ProtocolError):
+        decode_reply(reply, blob, "attention", 0, 0.1)
+
+
+RETURNED_NUMPY = {"$returned": "numpy.ndarray", "values": {"$t": 0}}
+
+
+def test_findings_are_worded_by_the_judge_never_as_the_students_exceptions():
+    with pytest.raises(CannotCheck, match="no parameter \\(and no buffer\\) of shape") as caught:
+        decode_reply({"type": "finding", "code": "no_table", "parameters": 0, "buffers": 0}, bytearray(), "f", 0, 0.0)
+    assert not isinstance(caught.value, StudentError)
+    reply = {**result_reply(RETURNED_NUMPY, [cpu_info([2])]), "type": "finding", "code": "not_a_tensor",
+             "returned": "numpy.ndarray"}
+    result = decode_reply(reply, bytearray(struct.pack("<2f", 1.0, 2.0)), "sinusoidal_encoding", 0, 0.0)
+    assert isinstance(result.output, NotATensor) and result.output.returned == "numpy.ndarray"
+    assert torch.equal(result.output.values, torch.tensor([1.0, 2.0]))
+    assert result.notes == ("sinusoidal_encoding returned a numpy.ndarray, not a torch.Tensor; this test "
+                            "converted it to a tensor to judge its values",)
+    noted = decode_reply({**result_reply({"$t": 0}, [cpu_info([2])]), "notes": ["table_in_buffer"]},
+                         bytearray(8), "LearnedPositionalEmbedding", 0, 0.0)
+    assert noted.notes == (TABLE_IN_BUFFER,)
+
+
+@pytest.mark.parametrize("reply", [
+    {"type": "finding", "code": "rm -rf"},  # unknown finding
+    {"type": "finding", "code": "no_table", "parameters": "many", "buffers": 0},  # malformed count
+    {**result_reply({"$t": 0}, [cpu_info([2])]), "type": "finding", "code": "not_a_tensor"},  # nothing non-tensor
+    result_reply(RETURNED_NUMPY, [cpu_info([2])]),  # a non-tensor part in a plain result
+    {**result_reply({"$t": 0}, [cpu_info([2])]), "notes": ["you passed"]},  # a note the judge does not know
+    {**result_reply({"$returned": 3, "values": None}, []), "type": "finding", "code": "not_a_tensor"},
+])
+def test_malformed_findings_are_protocol_errors(reply):
+    blob = bytearray(8) if reply.get("tensors") else bytearray()
     with pytest.raises(protocol.ProtocolError):
         decode_reply(reply, blob, "attention", 0, 0.1)
 

@@ -1,21 +1,18 @@
-"""Grading from the app: what a student may hand in (grader.submissions), the grading gate, results
-for the student and the store, and the call into grader.api (app_pages.ui; the grader is replaced
-by a stand-in here, the real one runs in test_app_exercise)."""
+"""Grading from the app, without a grader: what a student may hand in (grader.submissions), the
+feedback drawn from a result (app_pages.ui.feedback), and the page's helpers around the grading
+service (app_pages.ui.grading). The service itself: test_service_store and test_service_dask."""
 
 import io
-import threading
-import time
 import zipfile
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app_pages.ui.feedback import hidden_test_count, score_line, visible_failures, visible_tests
-from app_pages.ui.gate import AlreadyGrading, GraderBusy, GradingError, GradingGate
-from app_pages.ui.grading import attempt_details, exercises_zip, grade, save_attempts
+from app_pages.ui import grading
+from app_pages.ui.feedback import hidden_losses, score_line, summary, visible_failures, visible_passes
 from grader import api
 from grader.results import SubmissionResult, TestOutcome
 from grader.submissions import SubmissionRejected, load_submission, source_from_paste, source_from_upload
-from poslab.store import Store
 
 # --- uploads -----------------------------------------------------------------------------------
 
@@ -87,97 +84,32 @@ def test_an_upload_and_the_loader_word_a_shared_problem_alike(tmp_path):
     assert loaded == str(refused.value).replace("That file", "rope.py", 1)
 
 
-# --- the gate ----------------------------------------------------------------------------------
-
-
-def test_a_student_cannot_grade_twice_at_once_but_can_afterwards():
-    gate = GradingGate(max_at_once=2)
-    with gate.slot("ann"):
-        assert gate.running() == 1
-        with pytest.raises(AlreadyGrading, match="already have a grading running"):
-            with gate.slot("ann"):
-                pass
-        with gate.slot("bob"):  # someone else is not blocked
-            assert gate.running() == 2
-    assert gate.running() == 0
-    with gate.slot("ann"):
-        pass
-
-
-def test_a_failed_grading_frees_the_student_and_the_slot():
-    gate = GradingGate(max_at_once=1, wait_seconds=0.1)
-    with pytest.raises(RuntimeError):
-        with gate.slot("ann"):
-            raise RuntimeError("grader crashed")
-    with gate.slot("ann"):  # neither the student nor the slot leaked
-        assert gate.running() == 1
-
-
-def test_over_the_bound_a_student_is_told_to_wait_and_then_runs():
-    gate = GradingGate(max_at_once=1, wait_seconds=5)
-    first_started, release_first = threading.Event(), threading.Event()
-
-    def first():
-        with gate.slot("ann"):
-            first_started.set()
-            release_first.wait(5)
-
-    worker = threading.Thread(target=first)
-    worker.start()
-    first_started.wait(5)
-    messages: list[str] = []
-    threading.Timer(0.2, release_first.set).start()
-    started = time.monotonic()
-    with gate.slot("bob", on_wait=messages.append):
-        waited = time.monotonic() - started
-    worker.join(5)
-    assert len(messages) == 1 and "busy" in messages[0] and "1 gradings are running" in messages[0]
-    assert 0.15 < waited < 4
-
-
-def test_a_student_who_waits_too_long_gets_a_clear_error_not_a_stall():
-    gate = GradingGate(max_at_once=1, wait_seconds=0.2)
-    with gate.slot("ann"):
-        started = time.monotonic()
-        with pytest.raises(GraderBusy, match="submit again"):
-            with gate.slot("bob"):
-                pass
-        assert time.monotonic() - started < 2
-    assert gate.running() == 0
-
-
-def test_the_bound_must_be_positive():
-    with pytest.raises(ValueError, match="at least 1"):
-        GradingGate(max_at_once=0)
-
-
-# --- results, the store and the grader call (no sandbox) ------------------------------------------
+# --- the feedback drawn from a result -----------------------------------------------------------------
 
 RESULT = SubmissionResult(
     submission_id="s", status="graded", isolation="bwrap", public_tests_only=False,
     submission_hash="h", suite_hash="x", grader_version="0", execution_time=1.0,
     tests=(
-        TestOutcome("rope: shapes", "rope", 2.0, 2.0, "passed", "Passed: shapes.", "visible"),
-        TestOutcome("rope: secret property", "rope", 0.0, 3.0, "failed", "hidden detail", "hidden"),
+        TestOutcome("rope: shapes", "rope", 2.0, 2.0, "passed", "Passed: shapes.", "visible", "shape"),
+        TestOutcome("rope: secret property", "rope", 0.0, 3.0, "failed", "hidden detail", "hidden", "norm"),
         TestOutcome("rope: later", "rope", 0.0, 1.0, "failed", "after due", "after_due_date"),
-        TestOutcome("alibi: slopes", "alibi", 0.0, 4.0, "failed", "Slopes are wrong.", "visible"),
+        TestOutcome("alibi: slopes", "alibi", 0.0, 4.0, "failed", "Slopes are wrong.", "visible", "slopes"),
     ),
 )
 
 
-def test_only_visible_tests_of_the_chosen_exercises_are_shown():
-    table = visible_tests(RESULT, ["rope"])
-    assert list(table["test"]) == ["rope: shapes"]
-    assert list(table["points"]) == ["2 / 2"] and list(table["message"]) == ["Passed: shapes."]
-    assert "hidden detail" not in table.to_string() and "secret" not in table.to_string()
-    assert hidden_test_count(RESULT, ["rope"]) == 2  # "hidden" and "after_due_date" alike
-    assert hidden_test_count(RESULT, ["rope", "alibi"]) == 2
-    assert list(visible_tests(RESULT, ["rope", "alibi"])["exercise"]) == ["rope", "alibi"]
-
-
-def test_only_failed_visible_tests_are_listed_with_their_messages():
+def test_only_visible_tests_of_the_chosen_exercises_are_named():
+    assert [test.name for test in visible_passes(RESULT, ["rope"])] == ["rope: shapes"]
     assert visible_failures(RESULT, ["rope"]) == []  # the failed ones in rope are not visible
-    assert visible_failures(RESULT, ["rope", "alibi"]) == [("alibi: slopes", "Slopes are wrong.")]
+    assert [(test.name, test.output) for test in visible_failures(RESULT, ["rope", "alibi"])] == [
+        ("alibi: slopes", "Slopes are wrong.")]
+
+
+def test_hidden_tests_count_as_points_lost_per_family_without_their_names():
+    losses = {loss.family: (loss.lost, loss.max_score, loss.tests) for loss in hidden_losses(RESULT, ["rope"])}
+    assert losses == {"norm": (3.0, 3.0, 1), "other properties": (1.0, 1.0, 1)}  # "after_due_date" is hidden too
+    assert summary(RESULT, "rope") == "hidden tests lost points in norm, other properties"
+    assert summary(RESULT, "alibi") == "1 visible test failed, first alibi: slopes"
 
 
 def test_score_lines_add_up_each_exercise():
@@ -185,42 +117,61 @@ def test_score_lines_add_up_each_exercise():
     assert score_line(RESULT, "attention") == "no tests ran for this exercise"
 
 
-def test_attempts_are_saved_per_exercise_with_their_own_tests_and_code(tmp_path):
-    store = Store(f"sqlite:///{tmp_path / 'p.db'}")
-    saved = save_attempts(store, "ann", RESULT, {"rope": "code r", "alibi": None, "attention": "code a"})
-    assert saved == ["rope", "alibi"]  # attention had no tests: nothing to record
-    rope, = store.attempt_details("ann", "rope")
-    assert (rope.score, rope.max_score, rope.code) == (2.0, 6.0, "code r")
-    assert [test["name"] for test in rope.details["tests"]] == ["rope: shapes", "rope: secret property", "rope: later"]
-    assert attempt_details(RESULT, "alibi")["tests"][0]["name"] == "alibi: slopes"
-    assert store.progress("ann").exercise("alibi").best_score == 0.0
-
+# --- the page's helpers around the service --------------------------------------------------------------
 
 def test_the_zip_holds_the_folders_python_files_under_exercises(tmp_path):
     (tmp_path / "rope.py").write_text("def apply_rope(): ...\n")
     (tmp_path / "test_rope.py").write_text("def test_x(): pass\n")
     (tmp_path / "notes.txt").write_text("not python")
-    with zipfile.ZipFile(io.BytesIO(exercises_zip(tmp_path))) as archive:
+    with zipfile.ZipFile(io.BytesIO(grading.exercises_zip(tmp_path))) as archive:
         assert sorted(archive.namelist()) == ["exercises/rope.py", "exercises/test_rope.py"]
         assert archive.read("exercises/rope.py") == b"def apply_rope(): ...\n"
 
 
-def test_a_grader_fault_becomes_a_sentence_and_frees_the_slot(monkeypatch):
-    def broken(submission, mode):
-        raise api.GraderFault("the worker did not start")
-
-    monkeypatch.setattr(api, "grade_submission", broken)
-    gate = GradingGate(max_at_once=1)
-    with pytest.raises(GradingError, match="not your code's fault"):
-        grade(gate, "ann", {"rope.py": "x = 1\n"})
-    assert gate.running() == 0
-
-
 def test_grading_uses_public_mode_in_a_bundle_and_hidden_mode_otherwise(monkeypatch):
-    modes = []
-    monkeypatch.setattr(api, "grade_submission", lambda submission, mode: modes.append(mode) or RESULT)
     monkeypatch.setattr(api, "running_in_bundle", lambda: True)
-    assert grade(GradingGate(1), "ann", {"rope.py": ""}) is RESULT
+    assert grading.grading_mode() == "public"
     monkeypatch.setattr(api, "running_in_bundle", lambda: False)
-    grade(GradingGate(1), "ann", {"rope.py": ""})
-    assert modes == ["public", "hidden"]
+    assert grading.grading_mode() == "hidden"
+
+
+@pytest.mark.parametrize(("waited", "every"), [(0.0, 0.2), (2.5, 0.2), (5.0, 0.5), (60.0, 1.0)])
+def test_a_pending_job_is_polled_fast_at_first_then_less_often(waited, every):
+    assert grading.poll_seconds(datetime.now(UTC) - timedelta(seconds=waited)) == every
+
+
+# --- the service's practice runs and a module reload (no cluster behind it) ----------------------------
+
+@pytest.fixture
+def unreachable_service(tmp_path):
+    from grader.service import GradingService
+    from poslab.store import Store
+
+    store = Store(f"sqlite:///{tmp_path / 'jobs.db'}")
+    service = GradingService(scheduler="tcp://127.0.0.1:9", store=store)
+    yield service, store
+    service.close()
+
+
+def test_a_practice_run_refuses_bad_input_and_records_nothing(unreachable_service):
+    service, store = unreachable_service
+    with pytest.raises(SubmissionRejected, match="not a name Python can import"):
+        service.run_public({"my-rope.py": "x = 1\n"}, ["rope"], student="ann")
+    job = service.run_public({"rope.py": "x = 1\n"}, ["rope"], student="ann")
+    assert (job.mode, job.exercises, job.recorded) == ("public", ("rope",), False)
+    assert store.pending_grading_job("ann") is None and store.grading_jobs() == ()
+    service.submit("ann", {"rope.py": "x = 1\n"}, ["rope"])  # a practice run is not the pending submission
+
+
+def test_the_task_function_is_the_one_imported_now_after_a_module_reload(monkeypatch):
+    import sys
+
+    import grader.cluster
+    from grader.service import task_function
+
+    before = grader.cluster.grade_on_judge
+    assert task_function() is before
+    monkeypatch.delitem(sys.modules, "grader.cluster")  # as Streamlit's file watcher evicts it
+    monkeypatch.setattr(grader, "cluster", grader.cluster)  # the package's attribute, put back afterwards too
+    reloaded = task_function()
+    assert reloaded is sys.modules["grader.cluster"].grade_on_judge and reloaded is not before

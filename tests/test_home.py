@@ -37,4 +37,14 @@ def test_home_links_every_lesson_and_keeps_a_progress_spot(app_env):
     for _, stops in home.course_map():
         for stop in stops:
             assert stop.label in labels
-    assert any(caption.value.strip() == home.home_text("progress").strip() for caption in page.caption)
+    assert any(block.value.strip() == home.home_text("progress").strip() for block in page.markdown)
+    assert "will appear" not in home.home_text("progress")  # a label for what is shown, not a promise
+    assert any(link.label.startswith("Start with") for link in page.get("page_link"))
+
+
+def test_a_students_next_step_replaces_the_start_link_instead_of_repeating_it(app_env):
+    page = open_app(student="Ada")
+    labels = [link.label for link in page.get("page_link")]
+    first = home.course_map()[0][1][0].title
+    assert any(label.startswith("Next: ") and first in label for label in labels), labels
+    assert not any(label.startswith("Start with") for label in labels), labels

@@ -1,12 +1,13 @@
 """ALiBi lesson: slopes incl. non-powers of two, windows by hand, the bias heatmap, the page."""
 
-import json
 import math
 
 import pytest
 
 from poslab.viz import alibi as lesson
 from poslab.viz.common import MAX_HEATMAP_CELLS, convention_problems
+
+from tests.app_harness import chart_titles
 
 TWELVE_HEADS = [2 ** -e for e in (1, 2, 3, 4, 5, 6, 7, 8, 0.5, 1.5, 2.5, 3.5)]  # the paper's rule, by hand
 
@@ -82,10 +83,6 @@ def test_moving_the_whole_sequence_changes_nothing_with_alibi_but_changes_an_add
 # ---------------------------------------------------------------- the page
 
 
-def chart_titles(at) -> list[str]:
-    return [str(json.loads(chart.proto.spec).get("title")) for chart in at.get("vega_lite_chart")]
-
-
 def test_page_head_count_changes_the_slopes_table(lesson_page):
     at = lesson_page("alibi")
     table = at.dataframe[0].value
@@ -107,3 +104,17 @@ def test_page_ratio_head_and_offset_widgets_change_what_is_shown(lesson_page):
     sinusoidal = at.metric[1].value
     at.slider(key="alibi-offset").set_value(7).run()
     assert not at.exception and at.metric[1].value != sinusoidal and at.metric[0].value == "0.0e+00"
+
+
+def test_one_head_gets_one_slope_in_words_not_a_sequence_from_2_to_itself():
+    rule = lesson.slope_rule(1)
+    assert "2^(-8)" in rule and "sequence from" not in rule
+    assert "from 2^(-1) down to 2^(-8)" in lesson.slope_rule(8)  # brackets on both ends
+
+
+def test_recency_line_labels_name_every_line_reaching_the_edge_and_never_crowd_the_floor():
+    labels = lesson.line_end_labels(lesson.recency_frame(12, 200), 200)
+    at_edge = labels[labels["distance"] == 200]
+    on_floor = labels[labels["distance"] < 200].sort_values("distance")
+    assert len(at_edge) >= 1 and set(at_edge["name"]) == {f"head {h}" for h in at_edge["head"]}
+    assert (on_floor["distance"].diff().dropna() >= 20).all()

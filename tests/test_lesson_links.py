@@ -3,7 +3,7 @@
 import re
 
 from poslab import references
-from poslab.lessons import get_lesson
+from poslab.lessons import all_lessons, get_lesson
 
 # The arXiv ids the course specification names for these papers (typed here, not read from the TOML).
 EXPECTED_ARXIV = {"1706.03762", "1810.04805", "2104.09864", "2108.12409", "2306.15595", "2309.00071", "2305.19466"}
@@ -73,7 +73,14 @@ def test_page_lists_every_source_then_filters(lesson_page):
     page.segmented_control(key="links-kind").set_value("paper").run()
     papers = len(references.select_readings(kind="paper"))
     assert _shown(page) == f"Showing {papers} of {total} sources."
-    assert not any(sub.value == "Explanations" for sub in page.subheader)
+    assert not any(heading.value == "Explanations" for heading in page.header)
     page.pills(key="links-topic").set_value("alibi").run()
     assert _shown(page) == f"Showing {len(references.select_readings('paper', 'alibi'))} of {total} sources."
     assert any("2108.12409" in block.value for block in page.markdown)
+
+
+def test_the_last_lesson_leads_on_to_the_exercises(lesson_page):
+    last = all_lessons()[-1]
+    page = lesson_page(last.id)
+    targets = {link.proto.label: link.proto.page for link in page.get("page_link")}
+    assert targets.get("Next: the exercises") == "exercise", targets  # the page's url_path in app.py

@@ -229,3 +229,31 @@ def test_page_shuffle_and_random_tokens_run(lesson_page):
     assert not page.exception and before != after
     page.selectbox(key="pp-sentence").set_value(lab.RANDOM_TOKENS).run()
     assert not page.exception and any("tok0" in m.value for m in page.markdown)
+
+
+# ---------------------------------------------------------------- comments under the lesson
+
+
+def _post(at, text: str):
+    at.text_area(key="comment-text-position-problem").input(text)
+    next(b for b in at.button if b.label == "Post").click().run()
+    return at
+
+
+def test_a_student_deletes_her_own_comment_but_not_anothers(lesson_page, app_env):
+    from poslab.store import Store
+
+    Store(app_env).add_comment("Bob", "position-problem", "Bob's note")
+    at = _post(lesson_page("position-problem", student="Ann"), "my own note")
+    deletes = [b for b in at.button if b.label == "Delete"]
+    assert len(deletes) == 1 and "Ann" in deletes[0].help  # hers only, not Bob's
+    deletes[0].click().run()
+    assert [comment.text for comment in Store(app_env).comments("position-problem")] == ["Bob's note"]
+
+
+def test_an_empty_comment_says_why_nothing_was_posted_under_the_box(lesson_page, app_env):
+    from poslab.store import Store
+
+    at = _post(lesson_page("position-problem", student="Ann"), "   ")
+    assert any("Nothing was posted: the comment is empty" in box.value for box in at.warning)
+    assert Store(app_env).comments("position-problem") == ()

@@ -2,6 +2,8 @@
 
 import math
 
+import numpy as np
+
 import pytest
 import torch
 
@@ -113,8 +115,19 @@ def _metrics(at):
     return [metric.value for metric in at.metric]
 
 
-def test_page_renders_and_k_changes_the_numbers(lesson_page):
+def _skip_prediction(at):
+    at.button(key="qc-skip-sinusoidal-sign-of-offset").click().run()
+    return at
+
+
+def test_the_offset_dot_products_wait_for_the_prediction(lesson_page):
     at = lesson_page("sinusoidal")
+    assert len(_metrics(at)) == 1  # only the rotation error, until the student predicts or skips
+    assert len(_metrics(_skip_prediction(at))) == 3
+
+
+def test_page_renders_and_k_changes_the_numbers(lesson_page):
+    at = _skip_prediction(lesson_page("sinusoidal"))
     before = _metrics(at)
     assert len(before) == 3 and float(before[0]) < 1e-6
     at.slider(key="sin-k").set_value(9).run()
@@ -124,10 +137,31 @@ def test_page_renders_and_k_changes_the_numbers(lesson_page):
 
 
 def test_page_dimension_and_base_change_what_is_shown(lesson_page):
-    at = lesson_page("sinusoidal")
+    at = _skip_prediction(lesson_page("sinusoidal"))
     captions = [caption.value for caption in at.caption]
     at.select_slider(key="sin-base").set_value(100).run()
     assert not at.exception and [caption.value for caption in at.caption] != captions
     dots = _metrics(at)[1]
     at.select_slider(key="sin-d").set_value(128).run()
     assert not at.exception and _metrics(at)[1] != dots
+
+
+def test_big_table_is_sampled_not_averaged_so_sin_and_cos_stay_apart():
+    view = lesson.table_view(512, 256, BASE)
+    cells = view.chart.data
+    table = sinusoidal_encoding(512, 256, BASE).double().numpy()
+    assert len(cells) <= MAX_HEATMAP_CELLS
+    # every drawn cell is the table's own entry at the row and column it names
+    assert np.allclose(cells["value"], table[cells["row"], cells["col"]])
+    # sin (even) and cos (odd) columns both survive, in pairs: column 2i is drawn with 2i + 1
+    kept = set(cells["col"])
+    assert {0, 1} <= kept and all((c + 1 if c % 2 == 0 else c - 1) in kept for c in kept)
+    # at p = 0 a sin column is 0 and a cos column 1: no 0.5 from averaging the two
+    first = cells[cells["row"] == 0]
+    assert set(np.round(first["value"], 9)) == {0.0, 1.0}
+
+
+def test_waves_legend_lists_columns_in_numeric_order():
+    spec = lesson.waves_chart(64, 256, BASE, (128, 0, 64)).to_dict()
+    assert spec["encoding"]["color"]["sort"] == ["0 (sin)", "64 (sin)", "128 (sin)"]
+    assert spec["encoding"]["strokeDash"]["field"] == "column"

@@ -85,10 +85,13 @@ def test_comparison_table_has_a_column_per_method_and_computed_rows():
 def test_budget_chart_follows_the_conventions_and_shows_zero_on_symlog():
     chart = families.budget_chart(768, 1024, 12)
     assert convention_problems(chart) == []
-    spec = chart.to_dict()
-    assert spec["encoding"]["x"]["scale"]["type"] == "symlog"
-    learned = chart.data[(chart.data["method"] == "Learned table") & (chart.data["kind"] == "trainable parameters")]
+    bars = chart.layer[0]
+    assert bars.to_dict()["encoding"]["x"]["scale"]["type"] == "symlog"
+    data = chart.data  # the layers share one data frame
+    learned = data[(data["method"] == "Learned table") & (data["kind"] == "trainable parameters")]
     assert learned["numbers"].item() == 786_432
+    # the bar says what it counts in words, not by its colour alone
+    assert learned["label"].item() == "786,432 trainable"
 
 
 def test_lesson_has_three_quick_checks():
@@ -98,11 +101,19 @@ def test_lesson_has_three_quick_checks():
 # ---------------------------------------------------------------- the page
 
 
+def test_the_table_waits_for_the_prediction_it_answers(lesson_page):
+    page = lesson_page("three-families")
+    assert not page.table
+    page.button(key="qc-skip-three-families-learned-size").click().run()
+    assert page.table[0].value.loc["trainable parameters", "Learned table"] == "786,432"
+
+
 def test_page_preset_changes_the_numbers(lesson_page):
     page = lesson_page("three-families")
-    assert page.dataframe[0].value.loc["trainable parameters", "Learned table"] == "786,432"
+    page.button(key="qc-skip-three-families-learned-size").click().run()
+    assert page.table[0].value.loc["trainable parameters", "Learned table"] == "786,432"
     page.pills(key="tf-preset").set_value("LLaMA-2 7B").run()
-    assert page.dataframe[0].value.loc["trainable parameters", "Learned table"] == f"{4096 * 4096:,}"
+    assert page.table[0].value.loc["trainable parameters", "Learned table"] == f"{4096 * 4096:,}"
 
 
 def test_page_explains_an_impossible_head_count(lesson_page):
@@ -122,6 +133,6 @@ def test_page_chooser_jumps_to_the_lesson(lesson_page):
 
 
 def test_budget_axis_ticks_are_decades_covering_the_largest_bar():
-    spec = families.budget_chart(768, 1024, 12).to_dict()
+    spec = families.budget_chart(768, 1024, 12).layer[0].to_dict()
     # the largest bar is the learned table, 786,432 -> ticks up to 10^6
     assert spec["encoding"]["x"]["axis"]["values"] == [0, 1, 10, 100, 1_000, 10_000, 100_000, 1_000_000]

@@ -50,6 +50,24 @@ def test_finishing_records_the_attempts_once(store):
     assert store.grading_job("j1").status == "done" and store.grading_job("j1").result == {"score": 15}
 
 
+def test_a_graded_job_counts_in_the_per_test_pass_rates_and_a_failed_import_does_not(store):
+    def outcome(name, exercise, status):
+        return TestOutcome(name, exercise, 2.0 if status == "passed" else 0.0, 2.0, status, "", "hidden", "values")
+
+    graded = SubmissionResult("ann", "graded", (outcome("rope: norm", "rope", "passed"),
+                                                outcome("rope: values", "rope", "failed")),
+                              "bwrap", False, "s", "h", "1", 0.1)
+    add(store, "j1")
+    store.finish_grading_job("j1", graded.to_dict(), attempts_of(graded, FILES, ["rope"]))
+    unimportable = SubmissionResult("bob", "import_failed", (outcome("rope: norm", "rope", "did_not_import"),),
+                                    "bwrap", False, "s", "h", "1", 0.1, ("rope.py could not be imported.",))
+    add(store, "j2", student="bob")
+    store.finish_grading_job("j2", unimportable.to_dict(), attempts_of(unimportable, FILES, ["rope"]))
+    rates = store.per_test_pass_rates("rope").set_index("test")
+    assert rates.loc["rope: norm", "pass_rate"] == 1.0 and rates.loc["rope: norm", "n"] == 1  # bob's run not counted
+    assert rates.loc["rope: values", "pass_rate"] == 0.0
+
+
 def test_only_jobs_whose_lease_ran_out_are_claimed_by_another_replica(store):
     add(store, "alive", student="ann", holder="replica-a", lease_seconds=60)
     add(store, "abandoned", student="bob", holder="replica-b", lease_seconds=0.01)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from collections import defaultdict
 
 import pytest
@@ -12,7 +13,8 @@ import grader.suite as suite
 from grader.results import TestOutcome
 from grader.suite import VISIBILITIES, TestCase, collect, graded, run_case, suite_hash
 from grader.suite.expect import Fail
-from grader.student import NotImplementedBySubmission, Student, StudentError, SubmissionCrashed
+from grader.student import (CallResult, CannotCheck, NotImplementedBySubmission, Student, StudentError,
+                            SubmissionCrashed)
 from poslab.exercises import EXERCISE_IDS
 
 
@@ -79,12 +81,58 @@ def case_raising(error: BaseException | None) -> TestCase:
     (SubmissionCrashed("ran past the 20 s time limit for this exercise"), "ran past the 20 s time limit"),
     (StudentError("ValueError", "D must be even"), "your code raised ValueError: D must be even"),
     (IndexError("index 37 is out of bounds for dimension 0 with size 12"), "could not be checked"),
+    (CannotCheck("the module has no parameter (and no buffer) of shape [max_len, d_model]"),
+     "The grader could not check that the property under test holds: the module has no parameter"),
 ])
 def test_run_case_turns_every_ending_into_an_outcome(error, expected):
     outcome = run_case(case_raising(error), NoStudent())
     assert expected in outcome.output
     assert (outcome.status, outcome.score) == (("passed", 2.0) if error is None else ("failed", 0.0))
     assert (outcome.max_score, outcome.visibility, outcome.family, outcome.exercise) == (2.0, "visible", "values", "rope")
+
+
+def test_a_failed_case_adds_the_graders_notes_once_and_a_passed_one_none():
+    class NotingStudent(NoStudent):
+        def call(self, op, *args, **kwargs):
+            return self.noted(CallResult(None, notes=("this test converted it to a tensor",) * 2))
+
+    def calls_then(error):
+        def test_something(student):
+            """The property under test holds."""
+            student.call("apply_rope")
+            if error is not None:
+                raise error
+        return TestCase("rope: something", "rope", 2.0, "visible", "values", test_something)
+
+    failed = run_case(calls_then(Fail("Rotate counter-clockwise.")), NotingStudent())
+    assert failed.output == "Rotate counter-clockwise. (Note: this test converted it to a tensor.)"
+    assert run_case(calls_then(None), NotingStudent()).output == "Passed: The property under test holds."
+    # Notes of one case never reach the next.
+    student = NotingStudent()
+    run_case(calls_then(None), student)
+    assert run_case(case_raising(Fail("No call.")), student).output == "No call."
+
+
+def test_a_pass_that_an_inflated_reference_time_allows_is_checked_again(monkeypatch):
+    """A reference timed during a spike of load gives a generous budget; a slow submission must not
+    pass on it (``validate`` once passed a Python loop this way under load)."""
+    import grader.suite.timing as timing
+
+    spikes = iter([0.05] * 5)  # the first full measurement: 50 ms each time; later ones 1 ms
+
+    def reference():
+        time.sleep(next(spikes, 0.001))
+
+    class SlowStudent(NoStudent):
+        def call_overhead_seconds(self):
+            return 0.0
+
+        def call(self, op, *args, **kwargs):
+            return CallResult(None, wall_seconds=0.6)  # a loop: over the floor, under 0.25 + 20 * 0.05
+
+    monkeypatch.setattr(timing, "_reference_best", {})
+    with pytest.raises(Fail, match="took 0.60 s"):
+        timing.expect_fast(SlowStudent(), "apply_rope", reference)
 
 
 def test_unexpected_errors_do_not_leak_their_text():

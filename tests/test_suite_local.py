@@ -7,7 +7,8 @@ import torch
 
 from grader.mutants import reference_source
 from grader.suite.local import LocalStudent
-from grader.student import NotImplementedBySubmission, StudentError, TensorInfo, Transposed
+from grader.student import (TABLE_IN_BUFFER, CannotCheck, NotATensor, NotImplementedBySubmission, StudentError,
+                            TensorInfo, Transposed)
 
 SUBMISSION = '''
 import torch
@@ -69,12 +70,16 @@ def test_transposed_arguments_arrive_as_non_contiguous_views_with_the_same_value
     assert flags.attention(torch.zeros(2, 2), Transposed(k, 0, 1), torch.zeros(2, 2)).item() == 0.0
 
 
-def test_non_tensor_results_are_a_type_error(student):
-    with pytest.raises(StudentError) as raised:
-        student.sinusoidal_encoding(2, 4)
-    assert raised.value.kind == "TypeError" and "where a tensor was expected" in raised.value.message
-    with pytest.raises(StudentError, match="TypeError"):
-        student.attention(torch.zeros(2, 2), torch.zeros(2, 2), torch.zeros(2, 2))  # a pair of bools
+def test_non_tensor_results_come_back_as_not_a_tensor_with_their_values(student):
+    result = student.call("sinusoidal_encoding", 2, 4)  # a list of lists of floats
+    assert isinstance(result.output, NotATensor) and result.output.returned == "list"
+    assert torch.equal(result.output.values, torch.zeros(2, 4))
+    assert result.notes == ("sinusoidal_encoding returned a list, not a torch.Tensor; this test converted it to "
+                            "a tensor to judge its values",)
+    pair = student.attention(torch.zeros(2, 2), torch.zeros(2, 2), torch.zeros(2, 2))  # a pair of bools
+    assert isinstance(pair, NotATensor) and pair.returned == "tuple"
+    nothing = LocalStudent({"alibi_slopes": lambda n_heads: None}).alibi_slopes(4)
+    assert nothing == NotATensor("None", None)
 
 
 def test_errors_and_missing_names(student):
@@ -102,10 +107,18 @@ def test_learned_operations(student):
     assert info == TensorInfo((2, 4, 3), "float32", "meta", True)
 
 
-def test_learned_forward_needs_one_table_parameter():
+def test_learned_forward_needs_one_table_and_finds_it_among_buffers_too():
     two = LocalStudent({"LearnedPositionalEmbedding": lambda max_len, d_model: torch.nn.Bilinear(1, 1, 1)})
-    with pytest.raises(StudentError, match="exactly one"):
+    with pytest.raises(CannotCheck, match="no parameter"):
         two.learned_forward(5, 3, torch.ones(1, 2, 3), table=torch.zeros(5, 3))
+    buffered = LocalStudent.from_source(reference_source().replace(
+        "self.table = nn.Parameter(torch.randn(max_len, d_model) * 0.02)",
+        'self.register_buffer("table", torch.randn(max_len, d_model))'))
+    result = buffered.call("learned.forward", max_len=5, d_model=3, x=torch.ones(1, 2, 3), table=torch.ones(5, 3))
+    assert torch.equal(result.output, torch.full((1, 2, 3), 2.0))
+    assert result.notes == (TABLE_IN_BUFFER,)
+    assert buffered.learned_parameters(5, 3) == ()
+    assert buffered.learned_buffers(5, 3) == (TensorInfo((5, 3), "float32", "cpu", False),)
 
 
 def test_meta_calls_report_tensor_info():

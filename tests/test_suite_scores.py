@@ -130,6 +130,28 @@ def alibi_bias(n_heads, seq_len):
     distance = (i - j).float()
     bias = -alibi_slopes(n_heads).view(-1, 1, 1) * distance
     return bias.masked_fill(j > i, float("-inf"))
+
+
+def t5_relative_bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
+    # Log base change with log2, minimum instead of clamp, the sign split by multiplication.
+    n_side = num_buckets // 2 if bidirectional else num_buckets
+    if bidirectional:
+        upper = (relative_position > 0).to(torch.long) * n_side
+        n = torch.abs(relative_position)
+    else:
+        upper = torch.zeros_like(relative_position)
+        n = -torch.minimum(relative_position, torch.zeros_like(relative_position))
+    exact = n_side // 2
+    scaled = torch.log2(n.to(torch.float64).clamp(min=1) / exact) / math.log2(max_distance / exact)
+    far = torch.minimum(exact + (scaled * (n_side - exact)).to(torch.long), torch.full_like(n, n_side - 1))
+    return upper + torch.where(n < exact, n, far)
+
+
+def t5_relative_bias(table, query_len, key_len, bidirectional=True, max_distance=128):
+    q = torch.arange(query_len).view(-1, 1)
+    k = torch.arange(key_len).view(1, -1)
+    buckets = t5_relative_bucket(k - q, bidirectional, table.shape[0], max_distance)
+    return table[buckets.flatten()].T.reshape(table.shape[1], query_len, key_len)
 '''
 
 COMPLEX_STYLE = '''
@@ -217,11 +239,22 @@ class LearnedPositionalEmbedding(nn.Module):
 ''',
     "alibi": '''
 def alibi_bias(n_heads, seq_len):
-    # The mask is added as a 0/1 matrix times a big number: -1e4, not -inf, and finite everywhere.
+    # The mask is a 0/1 matrix times -100: a penalty, not a mask (exp(-100) is not 0 in float32;
+    # the spec accepts -inf or a finite mask of at most -1e4).
     i = torch.arange(seq_len)
     distance = (i[:, None] - i[None, :]).float()
     future = (distance < 0).float()
-    return -alibi_slopes(n_heads)[:, None, None] * distance.clamp(min=0) - 1e4 * future
+    return -alibi_slopes(n_heads)[:, None, None] * distance.clamp(min=0) - 100.0 * future
+''',
+    "t5": '''
+def t5_relative_bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
+    # The log scale divides by ln(max_distance), not ln(max_distance / exact): far buckets come too soon.
+    n_side = num_buckets // 2 if bidirectional else num_buckets
+    upper = (relative_position > 0).long() * n_side if bidirectional else torch.zeros_like(relative_position)
+    n = relative_position.abs() if bidirectional else (-relative_position).clamp(min=0)
+    exact = n_side // 2
+    far = exact + (torch.log(n.float().clamp(min=1) / exact) / math.log(max_distance) * (n_side - exact)).long()
+    return upper + torch.where(n < exact, n, far.clamp(max=n_side - 1))
 ''',
 }
 

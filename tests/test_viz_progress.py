@@ -54,8 +54,9 @@ def test_lesson_rows_follow_course_order_with_fraction_and_status():
     rows = lesson_rows(SOME, LESSONS)
     assert list(rows["lesson"]) == ["intro", "rope-x", "last"]
     assert list(rows["fraction"]) == pytest.approx([1.0, 0.5, 0.0])
-    assert rows.loc[1, "status"] == "visited · 1/2 quick checks right"
-    assert rows.loc[2, "status"] == "not started"
+    assert rows.loc[1, "status"] == "visited · 1/2 quick checks right · counts in Overall once done"
+    assert rows.loc[2, "status"] == "not started · counts in Overall once done"
+    assert rows.loc[0, "status"] == "done · counted in Overall"
     assert rows.loc[0, "page"] == "app_pages/intro.py"
 
 
@@ -133,7 +134,19 @@ def test_pass_rate_chart_puts_the_most_failed_test_first_and_caps_rows():
                           "pass_rate": [0.9, 0.2, 0.5], "n": [10, 10, 4]})
     chart = pass_rate_chart(rates)
     assert convention_problems(chart) == []
-    assert list(chart.data["label"]) == ["rope · relative", "alibi · slopes", "rope · norm"]
+    assert list(chart.data["label"]) == ["rope: relative", "alibi: slopes", "rope: norm"]
     assert list(chart.data["percent"]) == pytest.approx([20.0, 50.0, 90.0])
+    assert list(chart.data["rate_text"]) == ["20% of 10", "50% of 4", "90% of 10"]
     capped = pass_rate_chart(rates, limit=2)
     assert len(capped.data) == 2 and "2 hardest of 3" in capped.to_dict()["title"]
+
+
+def test_pass_rate_chart_names_each_test_once_and_gives_every_row_its_own_height():
+    rates = pd.DataFrame({"exercise": ["rope"] * 10, "test": [f"rope: value check {i}" for i in range(10)],
+                          "pass_rate": [i / 10 for i in range(10)], "n": [5] * 10})
+    chart = pass_rate_chart(rates)
+    labels = list(chart.data["label"])
+    assert labels[0] == "rope: value check 0" and len(set(labels)) == 10  # not "rope · rope: value..."
+    spec = chart.to_dict()
+    assert spec["height"] == {"step": 26}
+    assert spec["layer"][0]["encoding"]["y"]["axis"]["labelLimit"] >= 300

@@ -1,4 +1,4 @@
-"""The comments under every lesson: plain text, newest first; an unlocked instructor may delete."""
+"""The comments under every lesson: plain text, newest first; their author or an unlocked instructor may delete."""
 
 from __future__ import annotations
 
@@ -15,9 +15,19 @@ def _comment_key(lesson_id: str) -> str:
     return f"comment-text-{lesson_id}"
 
 
+def _problem_key(lesson_id: str) -> str:
+    return f"comment-problem-{lesson_id}"
+
+
 def _post_comment(lesson_id: str, student: str) -> None:
     """Form callback: save, and clear the box only when saved, so a failed post loses nothing."""
     key = _comment_key(lesson_id)
+    if not st.session_state.get(key, "").strip():
+        # Said under the box on this run: a callback's own message would appear at the top of the page.
+        st.session_state[_problem_key(lesson_id)] = (
+            f"Nothing was posted: the comment is empty. Type it in the box, then press Post "
+            f"(a comment must be 1 to {MAX_COMMENT_CHARS:,} characters after trimming spaces).")
+        return
     saved = store_call("post your comment",
                        lambda opened: opened.add_comment(student, lesson_id, st.session_state.get(key, "")), None)
     if saved is not None:
@@ -39,13 +49,14 @@ def show_comment(comment: Comment, can_delete: bool) -> None:
         st.text(comment.text)
         if can_delete:
             st.button("Delete", key=f"delete-comment-{comment.id}", icon=":material/delete:",
+                      help=f"Delete this comment by {comment.student}",
                       on_click=_delete_comment, args=(comment.id,))
 
 
 def comments_section(lesson_id: str) -> None:
     st.divider()
     comments = store_call("load the comments", lambda opened: opened.comments(lesson_id), ())
-    st.subheader(f"Comments ({len(comments)})")
+    st.header(f"Comments ({len(comments)})")
     student = current_student()
     if student is None:
         st.caption("Type your name in the sidebar to comment.")
@@ -53,5 +64,10 @@ def comments_section(lesson_id: str) -> None:
         with st.form(f"comment-form-{lesson_id}", border=False):
             st.text_area("Add a comment (plain text)", key=_comment_key(lesson_id), max_chars=MAX_COMMENT_CHARS)
             st.form_submit_button("Post", on_click=_post_comment, args=(lesson_id, student))
+        problem = st.session_state.pop(_problem_key(lesson_id), None)
+        if problem:
+            st.warning(problem, icon=":material/edit_note:")
+    instructor = instructor_unlocked()
     for comment in comments:
-        show_comment(comment, can_delete=instructor_unlocked())
+        # A student may take back their own comment; the instructor may remove any.
+        show_comment(comment, can_delete=instructor or (student is not None and comment.student == student))

@@ -3,7 +3,8 @@
 ``lesson_header`` stores the visit; the footer's quick checks store their answers as they are
 revealed, then come "mark lesson done", links to the previous and the next lesson, and the comments.
 ``predict`` shows one quick check in place, before the section whose result it asks about; the
-footer then leaves it out. ``chart(..., numbers=True)`` puts the chart's numbers in a table one
+footer then leaves it out; with ``reveal_after`` the page shows that section once the check is
+answered or skipped. Answers are kept in the store: after a reload a check shows its answer. ``chart(..., numbers=True)`` puts the chart's numbers in a table one
 click below it.
 """
 
@@ -17,9 +18,12 @@ from app_pages.ui.comments import comments_section
 from app_pages.ui.identity import current_student
 from app_pages.ui.store_calls import store_call, student_progress
 from poslab.lessons import Lesson, QuickCheck, get_lesson, lesson_text, neighbours
+from poslab.viz.progress import EXERCISE_PAGE as EXERCISE_PAGE_PATH
 
 CHECKS_KEY = "quick_checks"  # session_state[CHECKS_KEY][lesson_id][check_id] = {"choice": i, "correct": b}
 VISITS_KEY = "visits_recorded"  # (student, lesson id) pairs whose visit this session already stored
+CHOICES_LOADED_KEY = "check_choices_loaded"  # (student, lesson id) pairs whose stored answers were read
+SKIPPED_KEY = "checks_skipped"  # (lesson id, check id) predictions the student skipped this session
 INLINE_KEY = "quick_checks_inline"  # (lesson id, check id) shown in place on this run: the footer skips them
 
 
@@ -52,13 +56,22 @@ def lesson_header(lesson_id: str) -> Lesson:
     return lesson
 
 
-def predict(lesson_id: str, check_id: str) -> None:
-    """One quick check in place, before what it predicts; the footer leaves it out."""
+def predict(lesson_id: str, check_id: str, reveal_after: bool = False) -> bool:
+    """One quick check in place, before what it predicts; the footer leaves it out.
+
+    Returns whether it is answered (now or before: the store keeps answers). With
+    ``reveal_after``, a "Skip" button is offered too, and the page shows what the check predicts
+    only once this returns True::
+
+        if frame.predict(LESSON, "learned-table-params", reveal_after=True):
+            st.dataframe(...)   # the table the check asked about
+    """
     check = next((c for c in get_lesson(lesson_id).checks if c.id == check_id), None)
     if check is None:
         raise KeyError(f"lesson {lesson_id} has no quick check {check_id!r}")
-    quick_check(lesson_id, check)
+    shown = quick_check(lesson_id, check, skip_label="Skip: show me" if reveal_after else None)
     st.session_state.setdefault(INLINE_KEY, set()).add((lesson_id, check_id))
+    return shown
 
 
 def lesson_footer(lesson_id: str) -> None:
@@ -68,7 +81,7 @@ def lesson_footer(lesson_id: str) -> None:
     remaining = [check for check in lesson.checks if (lesson.id, check.id) not in shown]
     if remaining:
         st.divider()
-        st.subheader("Check your understanding")
+        st.header("Check your understanding")
         st.caption("Predict first, then reveal. A wrong answer explains the misconception behind it.")
         for check in remaining:
             quick_check(lesson.id, check)
@@ -87,35 +100,70 @@ def record_visit(lesson_id: str) -> None:
     recorded.add((student, lesson_id))
 
 
-def record_check(lesson_id: str, check_id: str, correct: bool) -> None:
+def record_check(lesson_id: str, check_id: str, choice: int, correct: bool) -> None:
     student = current_student()
     if student is not None:
-        store_call("save your answer", lambda opened: opened.record_check(student, lesson_id, check_id, correct), None)
+        store_call("save your answer", lambda opened: (opened.record_check(student, lesson_id, check_id, correct),
+                                                       opened.record_check_choice(student, lesson_id, check_id, choice)),
+                   None)
 
 
 def check_answers() -> dict[str, dict[str, dict]]:
     return st.session_state.setdefault(CHECKS_KEY, {})
 
 
-def quick_check(lesson_id: str, check: QuickCheck) -> None:
+def _lesson_answers(lesson_id: str, checks: tuple[QuickCheck, ...]) -> dict[str, dict]:
+    """This session's answers, completed (once per session and lesson) with the ones in the store."""
     answers = check_answers().setdefault(lesson_id, {})
+    student = current_student()
+    loaded = st.session_state.setdefault(CHOICES_LOADED_KEY, set())
+    if student is None or (student, lesson_id) in loaded:
+        return answers
+    stored = store_call("load your answers", lambda opened: opened.check_choices(student, lesson_id), {})
+    by_id = {check.id: check for check in checks}
+    for check_id, choice in stored.items():
+        check = by_id.get(check_id)
+        if check is not None and check_id not in answers and 0 <= choice < len(check.options):
+            answers[check_id] = {"choice": choice, "correct": check.options[choice].correct}
+    loaded.add((student, lesson_id))
+    return answers
+
+
+def _reveal(lesson_id: str, check: QuickCheck, answers: dict[str, dict]) -> None:
+    choice = st.session_state.get(f"qc-choice-{lesson_id}-{check.id}")
+    if choice is None:
+        return
+    answers[check.id] = {"choice": choice, "correct": check.options[choice].correct}
+    record_check(lesson_id, check.id, choice, check.options[choice].correct)
+
+
+def quick_check(lesson_id: str, check: QuickCheck, skip_label: str | None = None) -> bool:
+    """One check: the student picks, then reveals the feedback; an answer kept in the store shows again.
+
+    Returns whether it is answered (or, with ``skip_label``, skipped): a prediction's content may show.
+    """
+    answers = _lesson_answers(lesson_id, get_lesson(lesson_id).checks)
+    key = f"qc-choice-{lesson_id}-{check.id}"
+    answer = answers.get(check.id)
+    if answer is not None and key not in st.session_state:
+        st.session_state[key] = answer["choice"]  # the stored answer, selected again after a reload
+    skipped = st.session_state.setdefault(SKIPPED_KEY, set())
     with st.container(border=True):
         st.markdown(f"**{check.question}**")
-        choice = st.radio(
-            "Your prediction",
-            options=list(range(len(check.options))),
-            format_func=lambda i: check.options[i].text,
-            index=None,
-            key=f"qc-choice-{lesson_id}-{check.id}",
-        )
-        if st.button("Reveal", key=f"qc-reveal-{lesson_id}-{check.id}", disabled=choice is None):
-            answers[check.id] = {"choice": choice, "correct": check.options[choice].correct}
-            record_check(lesson_id, check.id, check.options[choice].correct)
+        choice = st.radio("Your prediction", options=list(range(len(check.options))),
+                          format_func=lambda i: check.options[i].text, index=None, key=key)
+        reveal, skip = st.columns([1, 4]) if skip_label and answer is None else (st.container(), None)
+        reveal.button("Reveal", key=f"qc-reveal-{lesson_id}-{check.id}", disabled=choice is None,
+                      on_click=_reveal, args=(lesson_id, check, answers))
+        if skip is not None and (lesson_id, check.id) not in skipped:
+            if skip.button(skip_label, key=f"qc-skip-{lesson_id}-{check.id}"):
+                skipped.add((lesson_id, check.id))
         answer = answers.get(check.id)
         if answer is not None:
             option = check.options[answer["choice"]]
             (st.success if option.correct else st.error)(
                 ("Right. " if option.correct else "Not quite. ") + option.feedback)
+    return answer is not None or (lesson_id, check.id) in skipped
 
 
 def mark_done(lesson_id: str) -> None:
@@ -139,3 +187,5 @@ def prev_next(lesson_id: str) -> None:
         left.page_link(previous.page_path, label=f"Previous: {previous.title}", icon=":material/arrow_back:")
     if following is not None:
         right.page_link(following.page_path, label=f"Next: {following.title}", icon=":material/arrow_forward:")
+    else:  # the last lesson leads on to the practice
+        right.page_link(EXERCISE_PAGE_PATH, label="Next: the exercises", icon=":material/arrow_forward:")

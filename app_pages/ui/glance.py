@@ -11,20 +11,24 @@ from poslab.lessons import all_lessons
 from poslab.viz.progress import next_steps
 
 
-def progress_at_a_glance() -> None:
-    """Overall progress, lessons done, and the one next step (or how to start saving)."""
+def progress_at_a_glance() -> bool:
+    """Overall progress, lessons done, and the one next step (or how to start saving).
+
+    Returns whether a next step was linked, so Home does not repeat it with its own start link.
+    """
     student = current_student()
     if student is None:
         st.caption("Enter your name in the sidebar to save your progress and see it here.")
-        return
+        return False
     progress = student_progress(student)
     if progress is None:
-        return  # store_call has already said why
+        return False  # store_call has already said why
     st.progress(min(progress.percent, 100.0) / 100.0,
                 text=f"{student}: {progress.percent:.0f}% of the course, "
                      f"{progress.lessons_done} of {len(progress.lessons)} lessons done")
     steps = next_steps(progress, all_lessons(), EXERCISES, limit=1)
     if steps:
         st.page_link(steps[0].page, label=f"Next: {steps[0].text}", icon=":material/arrow_forward:")
-    else:
-        st.success("You have finished every lesson and every exercise.")
+        return True
+    st.success("You have finished every lesson and every exercise.")
+    return False

@@ -186,6 +186,8 @@ def summary(result: SubmissionResult, isolation_note: str) -> str:
     text = f"Score {result.score:g}/{result.max_score:g} on the hidden suite ({parts})."
     if result.messages:
         text += " " + " ".join(message.rstrip(".") + "." for message in result.messages)
+    if result.accounting_lines():  # where the hidden points went, per property family
+        text += " " + " ".join(result.accounting_lines())
     return f"{text} {isolation_note}"
 
 

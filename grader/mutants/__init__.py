@@ -18,7 +18,7 @@ from poslab.config import PROJECT_ROOT
 
 ENCODINGS_DIR = PROJECT_ROOT / "poslab" / "encodings"
 # Order matters: each module only uses names defined above it.
-REFERENCE_MODULES = ("_checks.py", "attention.py", "sinusoidal.py", "learned.py", "rope.py", "alibi.py")
+REFERENCE_MODULES = ("_checks.py", "attention.py", "sinusoidal.py", "learned.py", "rope.py", "alibi.py", "t5.py")
 ALLOWED_IMPORTS = ("torch", "math", "typing", "__future__")
 
 
@@ -48,7 +48,7 @@ def _without_package_imports(source: str, filename: str) -> str:
 
 @cache
 def reference_source() -> str:
-    """A correct submission defining the six exercise names, importing only torch, math and typing."""
+    """A correct submission defining every exercise's names, importing only torch, math and typing."""
     parts = ['"""The reference implementations of poslab.encodings as one submission file."""',
              "", "from __future__ import annotations"]
     for filename in REFERENCE_MODULES:

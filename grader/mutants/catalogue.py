@@ -40,6 +40,15 @@ ALIBI_EXTRA = "slopes += _power_of_two_slopes(2 * below)[0::2][: n_heads - below
 ALIBI_SLOPES_RETURN = "return torch.tensor(slopes, dtype=torch.float32)"
 ALIBI_BIAS = "bias = slopes[:, None, None] * offset"
 ALIBI_MASK = 'return bias.masked_fill(offset > 0, float("-inf"))'
+T5_PER_DIRECTION = "per_direction = num_buckets // 2 if bidirectional else num_buckets"
+T5_MAX_EXACT = "max_exact = per_direction // 2"
+T5_IF_BIDIRECTIONAL = "if bidirectional:"
+T5_LATER_OFFSET = "offset = (relative_position > 0).long() * per_direction"
+T5_CAUSAL_DISTANCE = "distance = (-relative_position).clamp(min=0)"
+T5_LOG_SPACED = ("log_spaced = (max_exact + (log_ratio * (per_direction - max_exact)).long())"
+                 ".clamp(max=per_direction - 1)")
+T5_BIAS_RELATIVE = "relative_position = keys[None, :] - queries[:, None]"
+T5_BIAS_GATHER = "return table[buckets].permute(2, 0, 1)"
 
 
 @dataclass(frozen=True)
@@ -102,6 +111,8 @@ MUTANT_SPECS: tuple[MutantSpec, ...] = (
     MutantSpec("sinusoidal_concatenated_cos_first", "sinusoidal", "concatenated layout with cos first: [cos | sin]",
                ((SIN_STACK + "  # (T, d/2, 2)\n    return table.flatten(-2).float()",
                  "return torch.cat([angles.cos(), angles.sin()], dim=-1).float()"),)),
+    MutantSpec("sinusoidal_returns_numpy", "sinusoidal", "the table returned as a numpy array (.numpy())",
+               (("return table.flatten(-2).float()", "return table.flatten(-2).float().numpy()"),)),
     MutantSpec("sinusoidal_python_loop", "sinusoidal", "a Python loop over positions (far too slow)",
                ((SIN_ANGLES, "frequencies = inverse_frequencies(d_model, base)\n"
                              "    angles = torch.zeros(seq_len, d_model // 2, dtype=torch.float64)\n"
@@ -118,6 +129,16 @@ MUTANT_SPECS: tuple[MutantSpec, ...] = (
     MutantSpec("learned_no_length_check", "learned", "no check: an IndexError from the lookup, not ValueError",
                ((LEARNED_LENGTH_CHECK, ""),
                 (LEARNED_ADD, "return x + self.table[torch.arange(seq_len, device=x.device)]"))),
+    MutantSpec("learned_unchecked_embedding_lookup", "learned",
+               "no check: F.embedding's IndexError on the CPU only (a device-side assert on a GPU, nothing on meta)",
+               ((LEARNED_LENGTH_CHECK, ""),
+                (LEARNED_ADD, "return x + nn.functional.embedding(torch.arange(seq_len, device=x.device), self.table)"))),
+    MutantSpec("learned_index_error_without_numbers", "learned",
+               "an explicit IndexError whose message names neither T nor max_len",
+               ((LEARNED_LENGTH_CHECK, '        if seq_len > self.max_len:\n'
+                                       '            raise IndexError("the sequence is too long")\n'),)),
+    MutantSpec("learned_assert_length", "learned", "nanoGPT's assert: AssertionError, and gone under python -O",
+               ((LEARNED_LENGTH_CHECK, '        assert seq_len <= self.max_len, f"{seq_len} > {self.max_len}"\n'),)),
     MutantSpec("learned_two_parameters", "learned", "an extra trainable scale next to the table",
                ((LEARNED_TABLE, LEARNED_TABLE + "\n        self.scale = nn.Parameter(torch.ones(()))"),
                 (LEARNED_ADD, "return x + self.scale * self.table[:seq_len]"))),
@@ -168,13 +189,42 @@ MUTANT_SPECS: tuple[MutantSpec, ...] = (
                ((ALIBI_BIAS, "bias = -slopes[:, None, None] * offset.abs()"), (ALIBI_MASK, "return bias"))),
     MutantSpec("alibi_mask_wrong_triangle", "alibi", "-inf below the diagonal instead of above",
                ((ALIBI_MASK, 'return bias.masked_fill(offset < 0, float("-inf"))'),)),
-    MutantSpec("alibi_mask_large_negative", "alibi", "-1e9 instead of -inf above the diagonal",
-               ((ALIBI_MASK, "return bias.masked_fill(offset > 0, -1e9)"),)),
+    MutantSpec("alibi_mask_not_low_enough", "alibi",
+               "a finite future mask of -1e3: not -inf, and above the -1e4 that the spec accepts",
+               ((ALIBI_MASK, "return bias.masked_fill(offset > 0, -1e3)"),)),
+    MutantSpec("alibi_future_zero", "alibi", "the future gets bias 0 (masked_fill with 0): open, not masked",
+               ((ALIBI_MASK, "return bias.masked_fill(offset > 0, 0.0)"),)),
+    MutantSpec("alibi_no_mask", "alibi", "no mask: -m (i - j) continued past the diagonal (a reward for the future)",
+               ((ALIBI_MASK, "return bias"),)),
     MutantSpec("alibi_python_loop", "alibi", "a double Python loop over query and key positions",
                ((ALIBI_BIAS, "bias = torch.full((slopes.shape[0], seq_len, seq_len), float('-inf'))\n"
                              "    for i in range(seq_len):\n"
                              "        for j in range(i + 1):\n"
                              "            bias[:, i, j] = -slopes * (i - j)"),
                 (ALIBI_MASK, "return bias")),
+               slow=True),
+    # ---- t5
+    MutantSpec("t5_exact_off_by_one", "t5", "N/2 + 1 exact buckets (0 .. N/2 counted as the half): log range starts late",
+               ((T5_MAX_EXACT, "max_exact = per_direction // 2 + 1"),)),
+    MutantSpec("t5_sign_reversed", "t5", "r read as query - key: earlier keys take the upper half, a decoder the future",
+               ((T5_LATER_OFFSET, "offset = (relative_position < 0).long() * per_direction"),
+                (T5_CAUSAL_DISTANCE, "distance = relative_position.clamp(min=0)"))),
+    MutantSpec("t5_no_clamp", "t5", "log-spaced bucket not clamped: distances past max_distance overflow the last bucket",
+               ((T5_LOG_SPACED, "log_spaced = max_exact + (log_ratio * (per_direction - max_exact)).long()"),)),
+    MutantSpec("t5_float_buckets", "t5", "torch.floor keeps float32: buckets come back float, unusable as indices",
+               ((T5_LOG_SPACED, "log_spaced = (max_exact + torch.floor(log_ratio * (per_direction - max_exact)))"
+                                ".clamp(max=per_direction - 1)"),)),
+    MutantSpec("t5_direction_flag_ignored", "t5", "bidirectional ignored: a decoder gets an encoder's sign split",
+               ((T5_PER_DIRECTION, "per_direction = num_buckets // 2"), (T5_IF_BIDIRECTIONAL, "if True:"))),
+    MutantSpec("t5_bias_query_minus_key", "t5", "the bias indexes buckets by i - j (query - key) instead of j - i",
+               ((T5_BIAS_RELATIVE, "relative_position = queries[:, None] - keys[None, :]"),)),
+    MutantSpec("t5_bias_python_loop", "t5", "the bias filled by a double Python loop, one bucket call per (i, j)",
+               ((T5_BIAS_GATHER, "bias = table.new_empty(table.shape[1], query_len, key_len)\n"
+                                 "    for i in range(query_len):\n"
+                                 "        for j in range(key_len):\n"
+                                 "            bucket = t5_relative_bucket(torch.tensor(j - i), bidirectional, "
+                                 "table.shape[0], max_distance)\n"
+                                 "            bias[:, i, j] = table[bucket]\n"
+                                 "    return bias"),),
                slow=True),
 )

@@ -14,7 +14,18 @@ from typing import Any
 import torch
 
 from grader.sandboxed import protocol
-from grader.student import CallResult, NotImplementedBySubmission, StudentError, TensorInfo, Transposed
+from grader.student import (TABLE_IN_BUFFER, CallResult, CannotCheck, NotATensor, NotImplementedBySubmission,
+                            StudentError, TensorInfo, Transposed, converted_note, no_table_reason)
+
+# The judge's words for the child's note codes (protocol.NOTE_CODES).
+NOTE_SENTENCES = {"table_in_buffer": TABLE_IN_BUFFER}
+
+
+def _count(reply: dict, key: str) -> int:
+    value = reply.get(key)
+    if type(value) is not int or not 0 <= value < 1 << 20:
+        raise protocol.ProtocolError(f"a finding has a malformed {key!r}")
+    return value
 
 
 def decode_reply(reply: dict, blob: bytearray, name: str, n_inputs: int, wall: float) -> CallResult:
@@ -23,8 +34,15 @@ def decode_reply(reply: dict, blob: bytearray, name: str, n_inputs: int, wall: f
         raise NotImplementedBySubmission(name)
     if kind == "error":
         raise StudentError(protocol.clip(reply.get("kind"), 100), protocol.clip(reply.get("message")))
-    if kind != "result":
+    if kind == "finding" and reply.get("code") == "no_table":
+        raise CannotCheck(no_table_reason(_count(reply, "buffers"), _count(reply, "parameters")))
+    if kind == "finding" and reply.get("code") != "not_a_tensor":
+        raise protocol.ProtocolError(f"unknown finding {protocol.clip(reply.get('code'), 40)!r}")
+    if kind not in ("result", "finding"):
         raise protocol.ProtocolError(f"unexpected reply {protocol.clip(kind, 40)!r}")
+    notes = reply.get("notes", [])
+    if not isinstance(notes, list) or len(notes) > 8 or not all(note in NOTE_SENTENCES for note in notes):
+        raise protocol.ProtocolError("the reply's notes are malformed")
     infos = reply.get("tensors")
     if not isinstance(infos, list):
         raise protocol.ProtocolError("the reply has no tensor list")
@@ -36,7 +54,13 @@ def decode_reply(reply: dict, blob: bytearray, name: str, n_inputs: int, wall: f
     if not isinstance(after, list) or len(after) != n_inputs:
         raise protocol.ProtocolError("the reply does not report each input tensor once")
     inputs_after = tuple(None if item is None else tensor_ref(item, tensors) for item in after)
-    return CallResult(output=output, inputs_after=inputs_after, wall_seconds=wall)
+    sentences = [NOTE_SENTENCES[note] for note in notes]
+    parts = output if isinstance(output, tuple) else (output,)
+    not_tensors = [part for part in parts if isinstance(part, NotATensor)]
+    if (kind == "finding") != bool(not_tensors):
+        raise protocol.ProtocolError("a not_a_tensor finding does not match its output")
+    sentences += [converted_note(name, part) for part in not_tensors if part.values is not None]
+    return CallResult(output=output, inputs_after=inputs_after, wall_seconds=wall, notes=tuple(sentences))
 
 
 class JudgeEncoder(protocol.Encoder):
@@ -78,13 +102,18 @@ def decode_info(item: Any) -> TensorInfo:
 
 
 def decode_output(item: Any, tensors: list) -> Any:
-    def one(entry: Any) -> Any:
+    def one(entry: Any, values_of: bool = False) -> Any:
         if isinstance(entry, dict) and "$info" in entry and len(entry) == 1:
             return decode_info(entry["$info"])
+        if not values_of and isinstance(entry, dict) and set(entry) == {"$returned", "values"}:
+            if not isinstance(entry["$returned"], str):
+                raise protocol.ProtocolError("a returned type is not a name")
+            values = None if entry["values"] is None else one(entry["values"], values_of=True)
+            return NotATensor(protocol.clip(entry["$returned"], 80), values)
         return tensor_ref(entry, tensors)
 
     if isinstance(item, dict) and set(item) == {"$tuple"} and isinstance(item["$tuple"], list):
-        if len(item["$tuple"]) > 64:
+        if len(item["$tuple"]) > protocol.MAX_PARTS:
             raise protocol.ProtocolError("the output has too many parts")
         return tuple(one(entry) for entry in item["$tuple"])
     return one(item)

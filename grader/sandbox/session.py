@@ -190,7 +190,7 @@ class SandboxStudent(Student):
         reply, blob = self.session.receive(f"a call to {name}")
         wall = time.monotonic() - started
         try:
-            return decode_reply(reply, blob, name, n_inputs, wall)
+            return self.noted(decode_reply(reply, blob, name, n_inputs, wall))
         except protocol.ProtocolError as error:
             self.session.fail(f"your code broke the grader's protocol in a call to {name}: {error}")
 

@@ -21,7 +21,7 @@ import torch
 
 from . import protocol
 from .confinement import PACKAGE, SOCKET_FD, confine
-from .exercise_calls import DESCRIBED_OPS, Decoder, encode_output, run_op
+from .exercise_calls import DESCRIBED_OPS, Decoder, Finding, encode_output, run_op
 from .protocol import safe_str
 from .pytest_plugin import run_pytest
 
@@ -122,26 +122,29 @@ class Child:
         if target is None:
             self.send({"type": "not_implemented", "name": name})
             return
+        notes: list[str] = []
         try:
-            output = run_op(op, target, args, kwargs)
+            output = run_op(op, target, args, kwargs, notes)
+        except Finding as finding:  # the grader's own check, not the student's exception
+            self.send({"type": "finding", "code": finding.code, **finding.details})
+            return
         except NotImplementedError:
             self.send({"type": "not_implemented", "name": name})
             return
         except BaseException as error:  # noqa: BLE001 - report, do not die, on SystemExit too
             self.send({"type": "error", "kind": type(error).__name__, "message": safe_str(error)})
             return
-        self.send_output(output, inputs, as_info)
+        self.send_output(output, inputs, as_info, notes)
 
-    def send_output(self, output: Any, inputs: list, as_info: bool) -> None:
+    def send_output(self, output: Any, inputs: list, as_info: bool, notes: list[str]) -> None:
         encoder = protocol.Encoder()
-        try:
-            encoded = encode_output(output, encoder, as_info)
-        except TypeError as error:
-            self.send({"type": "error", "kind": "TypeError", "message": str(error)})
-            return
+        encoded, returned = encode_output(output, encoder, as_info)
         after = [None if tensor.device.type == "meta" else encoder.tensor(tensor) for tensor in inputs]
-        self.send({"type": "result", "output": encoded, "inputs_after": after, "tensors": encoder.tensors},
-                  encoder.blob())
+        header = {"type": "result", "output": encoded, "inputs_after": after, "tensors": encoder.tensors,
+                  "notes": notes}
+        if returned is not None:  # a finding of the grader's: it travels as one, with the values
+            header.update(type="finding", code="not_a_tensor", returned=returned)
+        self.send(header, encoder.blob())
 
     # -- public tests
 

@@ -2,7 +2,9 @@
 
 The ops and their meaning are documented in ``grader.student`` (the judge's side of the contract).
 Which submitted name an op calls comes from the judge, in the ``load`` message; this module knows
-only the two ops that do more than call a function: ``learned.parameters`` and ``learned.forward``.
+only the ops that do more than call a function (``learned.parameters``, ``learned.buffers`` and
+``learned.forward``). What the grader finds while making a call is a ``Finding`` (sent as a
+``finding`` frame) or a note code, never an exception of the submission's (see ``protocol``).
 """
 
 from __future__ import annotations
@@ -14,24 +16,43 @@ import torch
 from . import protocol
 
 # Ops whose output is described (shape, dtype, device), never sent as values.
-DESCRIBED_OPS = ("learned.parameters",)
+DESCRIBED_OPS = ("learned.parameters", "learned.buffers")
 
 
-def run_op(op: str, target: Any, args: list | tuple, kwargs: dict) -> Any:
+class Finding(Exception):
+    """The grader's own finding while making a call (never an exception of the submission's code):
+    ``code`` and plain details travel to the judge in a ``finding`` frame, which words them."""
+
+    def __init__(self, code: str, **details: Any) -> None:
+        super().__init__(code)
+        self.code = code
+        self.details = details
+
+
+def run_op(op: str, target: Any, args: list | tuple, kwargs: dict, notes: list | None = None) -> Any:
+    """Run the op; ``notes`` collects the codes of what the grader worked around (``table_in_buffer``)."""
     if op == "learned.parameters":
         return tuple(target(max_len=kwargs["max_len"], d_model=kwargs["d_model"]).parameters())
+    if op == "learned.buffers":
+        return tuple(target(max_len=kwargs["max_len"], d_model=kwargs["d_model"]).buffers())
     if op == "learned.forward":
-        return learned_forward(target, **kwargs)
+        return learned_forward(target, notes if notes is not None else [], **kwargs)
     return target(*args, **kwargs)
 
 
-def learned_forward(cls, max_len, d_model, x, table=None, dtype=None, device=None):
+def learned_forward(cls, notes: list, max_len, d_model, x, table=None, dtype=None, device=None):
     module = cls(max_len=max_len, d_model=d_model)
     if table is not None:
-        tables = [p for p in module.parameters() if tuple(p.shape) == (max_len, d_model)]
+        shape = (max_len, d_model)
+        parameters = [p for p in module.parameters() if tuple(p.shape) == shape]
+        buffers = [b for b in module.buffers() if tuple(b.shape) == shape]
+        # A table kept as a buffer is a mistake of its own ("one trainable table"); the forward
+        # tests still judge the forward, with the test's table put into that buffer.
+        tables = parameters if parameters else buffers
         if len(tables) != 1:
-            raise ValueError(f"the module has {len(tables)} parameters of shape [max_len, d_model]; "
-                             f"exactly one was expected")
+            raise Finding("no_table", parameters=len(parameters), buffers=len(buffers))
+        if not parameters:
+            notes.append("table_in_buffer")
         with torch.no_grad():
             tables[0].copy_(table)
     if dtype is not None:
@@ -41,19 +62,63 @@ def learned_forward(cls, max_len, d_model, x, table=None, dtype=None, device=Non
     return module(x)
 
 
-def encode_output(output: Any, encoder: protocol.Encoder, as_info: bool) -> Any:
-    def one(tensor: torch.Tensor) -> Any:
-        if as_info or tensor.device.type == "meta":
-            return {"$info": {"shape": list(tensor.shape), "dtype": protocol.dtype_name(tensor.dtype),
-                              "device": tensor.device.type, "requires_grad": bool(tensor.requires_grad)}}
-        return encoder.tensor(tensor)
+def type_name(value: Any) -> str:
+    """``numpy.ndarray``, ``list``, ``None``: how a message names the type of a returned value."""
+    if value is None:
+        return "None"
+    kind = type(value)
+    module = kind.__module__.split(".")[0]
+    return kind.__name__ if module == "builtins" else f"{module}.{kind.__name__}"
+
+
+def _plain_numbers(value: Any, depth: int = 0) -> bool:
+    """Nested lists/tuples of Python numbers (no student-defined types: converting runs no student code)."""
+    if type(value) in (int, float, bool):
+        return True
+    return (type(value) in (list, tuple) and depth < protocol.MAX_DIMS
+            and all(_plain_numbers(item, depth + 1) for item in value))
+
+
+def converted(value: Any) -> torch.Tensor | None:
+    """A non-tensor output's values as a tensor, when it is a numpy array of numbers or a
+    list of numbers; None otherwise."""
+    try:
+        if type(value).__module__ == "numpy" and type(value).__name__ == "ndarray" and value.dtype.kind in "biuf":
+            return torch.from_numpy(value.copy())
+        if type(value) in (list, tuple) and _plain_numbers(value):
+            return torch.tensor(value)
+    except Exception:  # noqa: BLE001 - ragged lists and the like simply do not convert
+        return None
+    return None
+
+
+def encode_output(output: Any, encoder: protocol.Encoder, as_info: bool) -> tuple[Any, str | None]:
+    """The output as JSON plus tensors, and the type name of what was not a tensor (None if all were).
+
+    A non-tensor leaf travels as ``{"$returned": type name, "values": tensor ref or null}``.
+    """
+    returned: list[str] = []
+
+    def one(item: Any) -> Any:
+        if isinstance(item, torch.Tensor):
+            if as_info or item.device.type == "meta":
+                return {"$info": {"shape": list(item.shape), "dtype": protocol.dtype_name(item.dtype),
+                                  "device": item.device.type, "requires_grad": bool(item.requires_grad)}}
+            return encoder.tensor(item)
+        returned.append(type_name(item))
+        values = converted(item)
+        return {"$returned": type_name(item), "values": None if values is None else one(values)}
 
     if isinstance(output, torch.Tensor):
-        return one(output)
-    if isinstance(output, (tuple, list)) and output and all(isinstance(item, torch.Tensor) for item in output):
-        return {"$tuple": [one(item) for item in output]}
-    # The contract's wording (grader.student), the same as LocalStudent's.
-    raise TypeError(f"returned {type(output).__name__} where a tensor was expected")
+        encoded = one(output)
+    elif type(output) in (tuple, list) and 0 < len(output) <= protocol.MAX_PARTS and any(
+            isinstance(item, torch.Tensor) for item in output):
+        encoded = {"$tuple": [one(item) for item in output]}
+    elif type(output) is tuple and (as_info or not output):  # parameters()/buffers(): maybe none
+        encoded = {"$tuple": [one(item) for item in output[: protocol.MAX_PARTS]]}
+    else:
+        encoded = one(output)
+    return encoded, (returned[0] if returned else None)
 
 
 class Decoder:

@@ -42,7 +42,23 @@ DTYPES: dict[str, torch.dtype] = {
     "bool": torch.bool,
 }
 MAX_DIMS = 8
+MAX_PARTS = 64  # tensors in one output tuple
 MAX_ERROR_CHARS = 2000
+
+# The grader's own findings, which a child sends in a frame of their own kind, never as an "error"
+# (an "error" frame is an exception raised by the submission's code, and only that):
+#   {"type": "finding", "code": "no_table", "parameters": n, "buffers": m}
+#       learned.forward was given a table but the module has no single parameter, nor a single
+#       buffer, of shape [max_len, d_model] to copy it into; the call did not run.
+#   {"type": "finding", "code": "not_a_tensor", "returned": "<type name>", "notes": [...],
+#    "output": ..., "inputs_after": ..., "tensors": ...}
+#       the call ran and returned something that is not a tensor (an ndarray, a list, None); the
+#       output is sent as for a "result", with each non-tensor part as
+#       {"$returned": "<type name>", "values": <tensor ref or null>} (its values converted, when they do).
+# A "result" frame may carry "notes": codes of what the grader worked around during the call:
+#   "table_in_buffer"  learned.forward put the test's table into a buffer (there was no such parameter).
+FINDING_CODES = ("no_table", "not_a_tensor")
+NOTE_CODES = ("table_in_buffer",)
 
 
 class ProtocolError(Exception):

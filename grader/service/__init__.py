@@ -28,12 +28,22 @@ that cannot start) is retried once (``retries=1``) and then fails the job with a
 **One pending submission per student** (with a store): a second one while the first is still
 queued is refused with ``AlreadyPending``, whose message says so; it names the pending job.
 
+**Practice runs.** ``run_public(files, exercises)`` grades a draft against the public tests on
+the same warm judges and returns its job at once; it records nothing (no job, no attempt): the
+caller keeps the result where it wants it (the app: a practice run).
+
+**Module reloads.** A process that reloads this package's modules (Streamlit's file watcher)
+keeps a service made before: the task function is looked up by name at each dispatch, so Dask
+sends it by reference (the function object made before a reload would be pickled by value, and
+fails), and the store's exceptions are those of the store the service was given.
+
 Environment: ``POSLAB_GRADER_WORKERS`` (judges of the embedded cluster, default one per core),
 ``POSLAB_GRADER_SCHEDULER`` (a Dask scheduler's address; unset: embedded).
 """
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 import queue
@@ -47,9 +57,10 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from grader.api import GraderFault, Submission, SubmissionRejected, load_submission
 from grader.api import MODES, selected_exercises
-from grader.cluster import grade_on_judge, task_for
+from grader.cluster import task_for
+from grader.gradebook import per_test_rows
 from grader.results import SubmissionResult
-from grader.settings import GraderSettings
+from grader.settings import GraderSettings, positive_int
 from poslab.exercises import EXERCISES
 
 logger = logging.getLogger(__name__)
@@ -59,21 +70,18 @@ __all__ = ["AlreadyPending", "GradingJob", "GradingService", "JobStatus", "Servi
 
 STOPPED_GRADER_STATUS = "stopped_grader"
 CONNECT_SECONDS = 60.0
+TASK_MODULE, TASK_FUNCTION = "grader.cluster", "grade_on_judge"  # each Dask task: one submission's grading
+
+
+def task_function() -> Callable[[dict], dict]:
+    """The Dask task function as imported now (so Dask sends it by reference, also after a reload)."""
+    return getattr(importlib.import_module(TASK_MODULE), TASK_FUNCTION)
 
 
 def stopped_grader_message(times: int) -> str:
     count = {2: "twice", 3: "three times"}.get(times, f"{times} times")
     return (f"Your code stopped the grader {count}; nothing was graded. Look for something that could "
             "bring the whole machine down (huge memory, endless processes) and submit again.")
-
-
-def _positive_int(environ: Mapping[str, str], name: str, default: int) -> int:
-    raw = environ.get(name, "").strip()
-    if not raw:
-        return default
-    if not raw.isdigit() or int(raw) <= 0:
-        raise ValueError(f"{name} must be a positive whole number, got {raw!r}")
-    return int(raw)
 
 
 @dataclass(frozen=True)
@@ -89,7 +97,7 @@ class ServiceSettings:
         scheduler = env.get("POSLAB_GRADER_SCHEDULER", "").strip() or None
         if scheduler is not None and "://" not in scheduler:
             raise ValueError(f"POSLAB_GRADER_SCHEDULER must be an address like tcp://host:8786, got {scheduler!r}")
-        return cls(scheduler=scheduler, workers=_positive_int(env, "POSLAB_GRADER_WORKERS", cls.workers))
+        return cls(scheduler=scheduler, workers=positive_int(env, "POSLAB_GRADER_WORKERS", cls.workers))
 
 
 class AlreadyPending(SubmissionRejected):
@@ -123,8 +131,9 @@ class GradingJob:
     """One submission handed to the service; ``result()`` waits for its ``SubmissionResult``."""
 
     def __init__(self, job_id: str, student: str, submission: Submission, exercises: tuple[str, ...],
-                 mode: str) -> None:
+                 mode: str, recorded: bool = True) -> None:
         self.id, self.student, self.submission, self.exercises, self.mode = job_id, student, submission, exercises, mode
+        self.recorded = recorded  # False for a practice run: nothing of it goes to the store
         self.submitted = time.monotonic()
         self._done = threading.Event()
         self._result: SubmissionResult | None = None
@@ -178,9 +187,11 @@ def code_of(files: Mapping[str, str], exercise: str) -> str:
     return "\n\n".join(f"# ---- {name}\n{source}" for name, source in sorted(files.items()))
 
 
-def attempts_of(result: SubmissionResult, files: Mapping[str, str], exercises: Sequence[str]) -> list:
+def attempts_of(result: SubmissionResult, files: Mapping[str, str], exercises: Sequence[str],
+                attempt_type: Any = None) -> list:
     """One attempt per asked-for exercise that had tests, each with that exercise's tests only."""
-    from poslab.store.jobs import AttemptToRecord
+    if attempt_type is None:
+        from poslab.store.jobs import AttemptToRecord as attempt_type
 
     attempts = []
     data = result.to_dict()
@@ -189,8 +200,8 @@ def attempts_of(result: SubmissionResult, files: Mapping[str, str], exercises: S
         if score is None or score.max_score <= 0:
             continue
         details = {**data, "tests": [test for test in data["tests"] if test["exercise"] == exercise]}
-        attempts.append(AttemptToRecord(exercise, score.score, score.max_score, details, code_of(files, exercise),
-                                        result.public_tests_only))
+        attempts.append(attempt_type(exercise, score.score, score.max_score, details, code_of(files, exercise),
+                                     result.public_tests_only, tuple(per_test_rows(result, exercise))))
     return attempts
 
 
@@ -205,6 +216,10 @@ class GradingService:
                                       lease_seconds=base.lease_seconds, start_seconds=base.start_seconds)
         self.settings = settings or GraderSettings.from_env()
         self.store = store
+        if store is not None:  # of the store's own import: the ones it raises and expects, also after a reload
+            from poslab.store.jobs import AttemptToRecord, PendingJobExists
+
+            self._attempt_type, self._pending_exists = AttemptToRecord, PendingJobExists
         self.suite = suite  # "module:attribute" of a stand-in suite (tests); None: the hidden suite
         self.holder = f"{socket.gethostname()[:60]}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
         self.cluster = None
@@ -312,19 +327,35 @@ class GradingService:
         if self._closing.is_set():
             raise ServiceClosed("the grading service is closed")
         chosen = selected_exercises(exercises)
-        job = GradingJob(uuid.uuid4().hex, student or submission.submission_id, submission, chosen, mode)
-        if self.store is not None:
+        job = GradingJob(uuid.uuid4().hex, student or submission.submission_id, submission, chosen, mode,
+                         recorded=self.store is not None)
+        if job.recorded:
             self._record(job)
         self._dispatch(job)
         return job
 
-    def _record(self, job: GradingJob) -> None:
-        from poslab.store.jobs import PendingJobExists
+    def run_public(self, files: Mapping[str, str], exercises: Sequence[str] | None = None, *,
+                   student: str = "practice") -> GradingJob:
+        """Grade ``files`` against the public tests (practice) and return the job at once.
 
+        Nothing is recorded: no job in the store, no attempt, no lease, and it does not count as the
+        student's pending submission. ``SubmissionRejected`` says what to fix.
+        """
+        submission = load_submission(dict(files), submission_id=student, settings=self.settings)
+        if submission.problems:
+            raise SubmissionRejected(" ".join(submission.problems))
+        if self._closing.is_set():
+            raise ServiceClosed("the grading service is closed")
+        job = GradingJob(uuid.uuid4().hex, student, submission, selected_exercises(exercises), "public",
+                         recorded=False)
+        self._dispatch(job)
+        return job
+
+    def _record(self, job: GradingJob) -> None:
         try:
             self.store.add_grading_job(job.id, job.student, job.submission.files, job.exercises, job.mode,
                                        self.holder, self.config.lease_seconds)
-        except PendingJobExists as pending:
+        except self._pending_exists as pending:
             raise AlreadyPending(str(pending), pending.job.id) from None
 
     def _dispatch(self, job: GradingJob) -> None:
@@ -337,7 +368,8 @@ class GradingService:
                 self._backlog.append(job)
                 return
         task = task_for(job.submission, list(job.exercises), job.mode, self.settings, self.suite)
-        future = self.client.submit(grade_on_judge, task, key=f"grade-{job.id}", pure=False, retries=1)
+        kind = "grade" if job.recorded else "practice"
+        future = self.client.submit(task_function(), task, key=f"{kind}-{job.id}", pure=False, retries=1)
         with self._lock:
             self._futures[job.id] = future
         future.add_done_callback(lambda done: self._finisher.submit(self._finish, job, done))
@@ -357,10 +389,10 @@ class GradingService:
                 return  # still queued in the store: the next start grades it
             error = raised if isinstance(raised, GraderFault) else GraderFault(f"{type(raised).__name__}: {raised}")
         try:
-            if self.store is not None:
+            if job.recorded:
                 if result is not None:
-                    self.store.finish_grading_job(job.id, result.to_dict(),
-                                                  attempts_of(result, job.submission.files, job.exercises))
+                    self.store.finish_grading_job(job.id, result.to_dict(), attempts_of(
+                        result, job.submission.files, job.exercises, self._attempt_type))
                 else:
                     self.store.fail_grading_job(job.id, failure_sentence(error))
         except Exception:  # noqa: BLE001 - the lease runs out and another start grades it again
@@ -400,7 +432,7 @@ class GradingService:
         while not self._closing.wait(self.config.lease_seconds / 3):
             try:
                 with self._lock:
-                    mine = list(self._jobs)
+                    mine = [job.id for job in self._jobs.values() if job.recorded]
                 self.store.renew_leases(self.holder, mine, self.config.lease_seconds)
             except Exception:  # noqa: BLE001 - a database blip; the next round renews
                 logger.exception("could not renew grading leases")

@@ -26,7 +26,7 @@ from typing import Callable, Iterable
 
 import grader.student
 from grader.results import TestOutcome
-from grader.student import NotImplementedBySubmission, Student, StudentError, SubmissionCrashed
+from grader.student import CannotCheck, NotImplementedBySubmission, Student, StudentError, SubmissionCrashed
 from poslab.exercises import EXERCISE_IDS
 
 SUITE_DIR = Path(__file__).resolve().parent
@@ -135,6 +135,8 @@ def _failure_output(case: TestCase, error: BaseException) -> str:
         return f"{error.name} is not implemented yet, so this test could not run ({case.statement})."
     if isinstance(error, SubmissionCrashed):
         return f"Your submission stopped while checking that {_lower_first(case.statement)}: {error.reason}"
+    if isinstance(error, CannotCheck):  # the grader's finding, worded by the judge
+        return f"The grader could not check that {_lower_first(case.statement)}: {error.reason}."
     if isinstance(error, StudentError):
         return (f"While checking that {_lower_first(case.statement)}, your code raised "
                 f"{error.kind}: {_shorten(error.message)}")
@@ -146,13 +148,22 @@ def _failure_output(case: TestCase, error: BaseException) -> str:
             f"type or dtype the spec asks for [{type(error).__name__}].")
 
 
+def _with_notes(output: str, notes: tuple[str, ...]) -> str:
+    """The failure's sentence plus what the grader worked around, each note once (not when the
+    failure already says it, as the type test's does)."""
+    extra = [note for note in notes if note.split(";")[0] not in output]
+    return output if not extra else output + " (Note: " + "; ".join(extra) + ".)"
+
+
 def run_case(case: TestCase, student: Student) -> TestOutcome:
     """Run one test; every way a submission can fail becomes a failed outcome, never an exception."""
+    student.begin_case()
     try:
         case.func(student)
     except Exception as error:  # noqa: BLE001 -- whatever happened, the student gets a sentence
         return TestOutcome(case.name, case.exercise, 0.0, case.points, "failed",
-                           _failure_output(case, error), case.visibility, case.family)
+                           _with_notes(_failure_output(case, error), student.case_notes()),
+                           case.visibility, case.family)
     return TestOutcome(case.name, case.exercise, case.points, case.points, "passed",
                        f"Passed: {case.statement}.", case.visibility, case.family)
 

@@ -10,7 +10,7 @@ from typing import Callable, Iterable
 
 import torch
 
-from grader.student import TensorInfo
+from grader.student import NotATensor, TensorInfo
 
 
 class Fail(AssertionError):
@@ -22,19 +22,34 @@ def expect(condition: bool, message: str) -> None:
         raise Fail(message)
 
 
-def as_tensor(value: object, what: str) -> torch.Tensor:
-    """The student's output as a tensor, or a Fail naming what was expected."""
+def as_tensor(value: object, what: str, strict: bool = False) -> torch.Tensor:
+    """The student's output as a tensor, or a Fail naming what was expected.
+
+    ``strict`` is for the type test of each output. Other tests judge the values of an ndarray or
+    a list of numbers converted to a tensor (the note saying so is added by ``run_case``), so that
+    returning the wrong type costs the type test only.
+    """
+    if isinstance(value, NotATensor):
+        if strict or not isinstance(value.values, torch.Tensor):
+            raise Fail(f"{value.sentence(what)}: the spec asks for a torch.Tensor"
+                       + (" (is a return statement missing?)." if value.returned == "None" else "."))
+        return value.values
     expect(isinstance(value, torch.Tensor), f"{what} must return a torch.Tensor, got {type(value).__name__}.")
     return value
 
 
 def as_info(value: object, what: str) -> TensorInfo:
+    if isinstance(value, NotATensor):
+        raise Fail(f"{value.sentence(what)}: the spec asks for a torch.Tensor.")
     expect(isinstance(value, TensorInfo), f"{what} must return a tensor, got {type(value).__name__}.")
     return value
 
 
-def as_pair(value: object, what: str) -> tuple[torch.Tensor, torch.Tensor]:
+def as_pair(value: object, what: str) -> tuple:
     """``attention`` returns ``(out, weights)``; anything else fails with that sentence."""
+    if isinstance(value, NotATensor):
+        raise Fail(f"{what} must return a pair (out, weights); it returned "
+                   f"{'None' if value.returned == 'None' else 'a ' + value.returned}.")
     expect(isinstance(value, tuple) and len(value) == 2,
            f"{what} must return a pair (out, weights); got {type(value).__name__}"
            + (f" of length {len(value)}" if isinstance(value, tuple) else "") + ".")

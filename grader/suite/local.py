@@ -16,16 +16,22 @@ from typing import Any, Mapping
 
 import torch
 
-from grader.sandboxed.exercise_calls import run_op
+from grader.sandboxed.exercise_calls import Finding, converted, run_op, type_name
+from grader.sandboxed.protocol import MAX_PARTS
 from grader.student import (
     NAME_OF_OP,
     OPS,
+    TABLE_IN_BUFFER,
     CallResult,
+    CannotCheck,
+    NotATensor,
     NotImplementedBySubmission,
     Student,
     StudentError,
     TensorInfo,
     Transposed,
+    converted_note,
+    no_table_reason,
 )
 
 
@@ -58,12 +64,14 @@ def _info(tensor: torch.Tensor) -> TensorInfo:
 
 
 def _report(value: Any, as_info: bool) -> Any:
-    """The submission's output as the judge sees it: detached tensors, or their TensorInfo."""
+    """The submission's output as the judge sees it: detached tensors, or their TensorInfo; a
+    non-tensor part as ``NotATensor`` with its converted values, as the child sends it."""
     if isinstance(value, torch.Tensor):
         return _info(value) if as_info else value.detach().clone()
-    if isinstance(value, (tuple, list)) and value and all(isinstance(v, torch.Tensor) for v in value):
+    if type(value) in (tuple, list) and 0 < len(value) <= MAX_PARTS and any(isinstance(v, torch.Tensor) for v in value):
         return tuple(_report(v, as_info) for v in value)
-    raise StudentError("TypeError", f"returned {type(value).__name__} where a tensor was expected")
+    values = converted(value)
+    return NotATensor(type_name(value), None if values is None else _report(values, as_info))
 
 
 class LocalStudent(Student):
@@ -86,23 +94,33 @@ class LocalStudent(Student):
         kwargs = {key: _deliver(value) for key, value in kwargs.items()}
         tensors = [v for v in (*args, *kwargs.values()) if isinstance(v, torch.Tensor)]
         on_meta = any(_is_meta(t) for t in tensors) or kwargs.get("device") == "meta"
+        notes: list[str] = []
         start = time.perf_counter()
-        output = self._run(op, args, kwargs)
+        output = self._run(op, args, kwargs, notes)
         wall = time.perf_counter() - start
-        reported = tuple(_info(p) for p in output) if op == "learned.parameters" else _report(output, on_meta)
+        if op in ("learned.parameters", "learned.buffers"):
+            reported = tuple(_info(p) for p in output)
+        else:
+            reported = _report(output, on_meta)
         inputs_after = tuple(None if _is_meta(t) else t.detach().clone() for t in tensors)
-        return CallResult(reported, inputs_after, wall)
+        sentences = [TABLE_IN_BUFFER for note in notes if note == "table_in_buffer"]
+        parts = reported if isinstance(reported, tuple) else (reported,)
+        sentences += [converted_note(NAME_OF_OP[op], part) for part in parts
+                      if isinstance(part, NotATensor) and part.values is not None]
+        return self.noted(CallResult(reported, inputs_after, wall, tuple(sentences)))
 
     def _lookup(self, name: str) -> Any:
         if name not in self.namespace:
             raise NotImplementedBySubmission(name)
         return self.namespace[name]
 
-    def _run(self, op: str, args: tuple, kwargs: dict) -> Any:
+    def _run(self, op: str, args: tuple, kwargs: dict, notes: list) -> Any:
         name = NAME_OF_OP[op]
         target = self._lookup(name)
         try:
-            return run_op(op, target, args, kwargs)
+            return run_op(op, target, args, kwargs, notes)
+        except Finding as finding:
+            raise CannotCheck(no_table_reason(finding.details["buffers"], finding.details["parameters"])) from None
         except NotImplementedError:
             raise NotImplementedBySubmission(name) from None
         except Exception as error:  # noqa: BLE001 -- the submission's error, reported as data

@@ -32,9 +32,20 @@ ATOL = 2e-5
 SPEC = "attention(q, k, v, bias) must equal softmax(q k^T / sqrt(D) + bias) v, with D the size of q's last axis."
 
 
-def _outputs(student, q, k, v, bias=None) -> tuple[torch.Tensor, torch.Tensor]:
+def _outputs(student, q, k, v, bias=None, strict: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
     out, weights = as_pair(student.attention(q, k, v, bias=bias), "attention")
-    return as_tensor(out, "attention's out"), as_tensor(weights, "attention's weights")
+    return as_tensor(out, "attention's out", strict), as_tensor(weights, "attention's weights", strict)
+
+
+def _rows_sum_over_queries(weights: torch.Tensor) -> bool:
+    """The columns sum to 1 and the rows do not: a softmax over the queries (dim=-2)."""
+    ones = torch.ones(weights.shape[-1], dtype=torch.float64)
+    return (weights.shape[-2] > 1 and within(weights.double().sum(-2), ones.expand(weights.sum(-2).shape), 1e-5)
+            and not within(weights.double().sum(-1), torch.ones(weights.sum(-1).shape, dtype=torch.float64), 1e-5))
+
+
+OVER_THE_KEYS = ("Each row of weights (one query) must sum to 1: the softmax runs over the keys, dim=-1. Yours "
+                 "sums to 1 down each column: the softmax runs over the queries (dim=-2).")
 
 
 def _scale_mistakes(q, k, v, bias=None) -> dict:
@@ -67,7 +78,7 @@ def _expect_matches_formula(student, q, k, v, bias=None, atol=ATOL) -> None:
 def test_output_shapes(student):
     """attention returns (out [..., Tq, Dv], weights [..., Tq, Tk])."""
     q, k, v = randn(2, 3, 4, 8, seed=1), randn(2, 3, 6, 8, seed=2), randn(2, 3, 6, 5, seed=3)
-    out, weights = _outputs(student, q, k, v)
+    out, weights = _outputs(student, q, k, v, strict=True)  # the type test
     expect_shape(out, (2, 3, 4, 5), "out (for q [B, H, Tq, D], k [B, H, Tk, D], v [B, H, Tk, Dv])")
     expect_shape(weights, (2, 3, 4, 6), "weights (for q [B, H, Tq, D] and k [B, H, Tk, D])")
     out, weights = _outputs(student, q[0, 0], k[0, 0], v[0, 0])
@@ -82,6 +93,7 @@ def test_values_match_the_formula(student):
     _expect_matches_formula(student, q, k, v)
     _, weights = _outputs(student, q, k, v)
     expect(within(weights.sum(-1), torch.ones(2, 3, 4), 1e-5),
+           OVER_THE_KEYS if _rows_sum_over_queries(weights) else
            "Each row of weights (one query) must sum to 1: the softmax runs over the keys, dim=-1.")
 
 
@@ -103,6 +115,7 @@ def test_large_logits_stay_finite(student):
     expect(bool(torch.isfinite(out).all() and torch.isfinite(weights).all()),
            "With large scores (|q.k| / sqrt(D) in the hundreds) your attention returns NaN or inf: "
            "exp overflows. Use torch.softmax, or subtract each row's maximum before exp.")
+    expect(not _rows_sum_over_queries(weights), OVER_THE_KEYS)
     expect(within(weights.sum(-1), torch.ones(1, 2, 6), 1e-5),
            "With large scores the rows of weights no longer sum to 1: is the softmax clamped or approximated?")
 
@@ -168,6 +181,7 @@ def test_minus_infinity_bias_gets_zero_weight(student):
     _, plain = _outputs(student, q, k, v)
     out, weights = _outputs(student, q, k, v, bias)
     expect_shape(weights, (2, 1, 5, 5), "weights")
+    expect(not _rows_sum_over_queries(plain), OVER_THE_KEYS)
     expect(bool((weights[..., bias == MINUS_INF] == 0).all()),
            "Where the bias is -inf the weight must be exactly 0: add the bias to the scaled logits "
            "before the softmax (a 0 or a large finite number does not mask).")
@@ -186,6 +200,7 @@ def test_bias_broadcasts_and_enters_before_softmax(student):
         out, weights = _outputs(student, q, k, v, bias)
         expect_shape(out, (2, 3, 4, 2), "out (with a bias that broadcasts)")
         expect_shape(weights, (2, 3, 4, 5), "weights (with a bias that broadcasts)")
+        expect(not _rows_sum_over_queries(plain), OVER_THE_KEYS)
         expect(within(weights, _reweighted(plain, bias), ATOL), BIAS_BEFORE_SOFTMAX)
         expect(within(out, weights.double() @ v.double(), ATOL), "out must be weights @ v.")
 

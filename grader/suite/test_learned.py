@@ -28,9 +28,9 @@ from grader.suite.oracles import oracle_attention
 ADD_FIRST_ROWS = "forward(x) must return x + table[:T], where T = x.shape[1] (row t of the table for position t)."
 
 
-def _forward(student, max_len: int, d_model: int, x, table=None, **kwargs) -> torch.Tensor:
+def _forward(student, max_len: int, d_model: int, x, table=None, strict: bool = False, **kwargs) -> torch.Tensor:
     out = student.learned_forward(max_len, d_model, x, table=table, **kwargs)
-    return as_tensor(out, "LearnedPositionalEmbedding.forward")
+    return as_tensor(out, "LearnedPositionalEmbedding.forward", strict)
 
 
 def _expect_adds_first_rows(student, batch: int, seq_len: int, max_len: int, d_model: int, seed: int) -> None:
@@ -51,6 +51,11 @@ def test_one_trainable_table(student):
     """The module owns exactly one trainable parameter, of shape [max_len, d_model]."""
     for max_len, d_model in ((12, 6), (3, 40)):
         parameters = tuple(as_info(p, "each parameter") for p in student.learned_parameters(max_len, d_model))
+        if not any(tuple(p.shape) == (max_len, d_model) for p in parameters):
+            buffers = tuple(as_info(b, "each buffer") for b in student.learned_buffers(max_len, d_model))
+            expect(not any(tuple(b.shape) == (max_len, d_model) for b in buffers),
+                   "The module has no parameter of shape [max_len, d_model]; a buffer of that shape was "
+                   "found: register the table with nn.Parameter so that it trains (a buffer is never trained).")
         expect(len(parameters) > 0,
                "LearnedPositionalEmbedding has no parameters: wrap the table in nn.Parameter (a buffer "
                "or a plain tensor attribute is never trained).")
@@ -74,46 +79,63 @@ def test_forward_full_length_and_single_position(student):
         _expect_adds_first_rows(student, batch, seq_len, max_len, d_model, seed)
 
 
-def _too_long_error(student, max_len: int, seq_len: int) -> StudentError | None:
+def _too_long_error(student, max_len: int, seq_len: int, **kwargs) -> StudentError | None:
+    x = meta(2, seq_len, 4) if kwargs.get("device") == "meta" else randn(2, seq_len, 4, seed=321)
     try:
-        student.learned_forward(max_len, 4, randn(2, seq_len, 4, seed=321))
+        student.learned_forward(max_len, 4, x, **kwargs)
     except StudentError as error:
         return error
     return None
 
 
-TOO_LONG = ("A sequence longer than max_len must raise ValueError, before any lookup: a learned table has "
-            "no rows for positions it never saw.")
+# What correct practice raises for a position past the table: ValueError, or IndexError (what
+# nn.Embedding and Python indexing raise), from an explicit check before any lookup.
+LENGTH_ERRORS = ("ValueError", "IndexError")
+TOO_LONG = ("A sequence longer than max_len must raise ValueError (or IndexError) from an explicit check of T "
+            "against max_len, before any lookup: a learned table has no rows for positions it never saw.")
+
+
+def _explicit_check(student, max_len: int, seq_len: int) -> bool:
+    """The error also comes on the meta device, where a lookup checks no index: so it comes from an
+    explicit check. (An IndexError of F.embedding / nn.Embedding on the CPU only happens inside the
+    lookup; on a GPU that lookup is a device-side assert that stops the whole program.)"""
+    error = _too_long_error(student, max_len, seq_len, device="meta")
+    return error is not None and error.kind in LENGTH_ERRORS
 
 
 @graded(points=2, family="length_limit", visibility="visible")
 def test_too_long_raises_value_error(student):
-    """A sequence one longer than max_len raises ValueError."""
+    """A sequence one longer than max_len raises ValueError or IndexError from an explicit check."""
     error = _too_long_error(student, max_len=8, seq_len=9)
     expect(error is not None, TOO_LONG + " Yours returned a result (did it cut or wrap the sequence?).")
-    expect(error.kind == "ValueError", TOO_LONG + f" Yours raised {error.kind}.")
+    expect(error.kind in LENGTH_ERRORS, TOO_LONG + f" Yours raised {error.kind}.")
+    expect(error.kind == "ValueError" or _explicit_check(student, max_len=8, seq_len=9),
+           TOO_LONG + " Yours raised IndexError from inside the lookup (the table has no such row), with no "
+           "check of its own: on a GPU that is a device-side assert that stops the whole program. Compare T "
+           "with max_len first and raise.")
 
 
 @graded(points=1, family="length_limit", visibility="hidden")
 def test_too_long_message_names_both_numbers(student):
-    """The ValueError for a too long sequence names both the length and max_len."""
+    """The error for a too long sequence names both the length and max_len."""
     error = _too_long_error(student, max_len=13, seq_len=21)
-    expect(error is not None and error.kind == "ValueError", TOO_LONG)
+    expect(error is not None and error.kind in LENGTH_ERRORS, TOO_LONG)
 
     def names(number: int) -> bool:
         return re.search(rf"(?<!\d){number}(?!\d)", error.message) is not None
 
     expect(names(13) and names(21),
-           "The ValueError's message must name both the sequence length and max_len, so the caller "
+           f"The {error.kind}'s message must name both the sequence length and max_len, so the caller "
            "sees what to change.")
 
 
 @graded(points=2, family="breaks_equivariance", visibility="visible")
 def test_adding_the_table_breaks_equivariance(student):
     """Attention over forward(X) is no longer permutation-equivariant: the table encodes order."""
-    x, table = randn(1, 8, 16, seed=331), randn(8, 16, seed=332)
+    # T < max_len: reading rows at T = max_len is the full-length test's property, not this one's.
+    x, table = randn(1, 8, 16, seed=331), randn(10, 16, seed=332)
     order = permutation(8, seed=333)
-    encoded, encoded_moved = _forward(student, 8, 16, x, table), _forward(student, 8, 16, x[:, order], table)
+    encoded, encoded_moved = _forward(student, 10, 16, x, table), _forward(student, 10, 16, x[:, order], table)
     expect_shape(encoded, (1, 8, 16), "forward(x)")
     moved = oracle_attention(encoded_moved, encoded_moved, encoded_moved)[0]
     reference = oracle_attention(encoded, encoded, encoded)[0]
@@ -124,9 +146,9 @@ def test_adding_the_table_breaks_equivariance(student):
 
 @graded(points=2, family="dtype_device", visibility="visible")
 def test_follows_to_float64(student):
-    """After module.to(torch.float64) the forward computes in float64."""
+    """forward returns a tensor; after module.to(torch.float64) it computes in float64."""
     x, table = randn(2, 5, 6, seed=341, dtype=torch.float64), randn(9, 6, seed=342, dtype=torch.float64)
-    out = _forward(student, 9, 6, x, table, dtype="float64")
+    out = _forward(student, 9, 6, x, table, strict=True, dtype="float64")  # the type test of forward's output
     expect_dtype(out, torch.float64, "forward(x) after .to(torch.float64)")
     # Compared with the same module in float32: the table's float32 values, now added in float64.
     single = _forward(student, 9, 6, x.float(), table)

@@ -37,8 +37,8 @@ SPEC = ("apply_rope must rotate each feature pair, with the interleaved pairing 
         "pairing (x[i], x[i + D/2]), counter-clockwise by the angle p * base^(-2i/D), p the token's position.")
 
 
-def _rope(student, x, **kwargs) -> torch.Tensor:
-    out = as_tensor(student.apply_rope(x, **kwargs), "apply_rope")
+def _rope(student, x, strict: bool = False, **kwargs) -> torch.Tensor:
+    out = as_tensor(student.apply_rope(x, **kwargs), "apply_rope", strict)
     expect_shape(out, x.shape, "apply_rope(x)")
     return out
 
@@ -85,7 +85,7 @@ def _expect_rotation(student, x: torch.Tensor, positions=None, base: float | Non
 def test_shape_and_dtype_kept(student):
     """apply_rope keeps x's shape [..., T, D] and dtype (float32, float64, float16)."""
     for dtype in (torch.float32, torch.float64, torch.float16):
-        out = _rope(student, randn(2, 3, 5, 8, seed=401, dtype=dtype))
+        out = _rope(student, randn(2, 3, 5, 8, seed=401, dtype=dtype), strict=True)  # the type test
         expect_dtype(out, dtype, f"apply_rope of a {str(dtype).removeprefix('torch.')} x")
     for shape in ((5, 8), (4, 5, 8)):
         _rope(student, randn(*shape, seed=402))

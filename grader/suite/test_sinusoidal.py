@@ -31,8 +31,8 @@ SPEC = ("The table must hold sin(p * base^(-2i/d)) and cos(p * base^(-2i/d)) for
         "either interleaved (sin in even columns, cos in odd ones) or as [all sin | all cos].")
 
 
-def _table(student, seq_len: int, d_model: int, **kwargs) -> torch.Tensor:
-    table = as_tensor(student.sinusoidal_encoding(seq_len, d_model, **kwargs), "sinusoidal_encoding")
+def _table(student, seq_len: int, d_model: int, strict: bool = False, **kwargs) -> torch.Tensor:
+    table = as_tensor(student.sinusoidal_encoding(seq_len, d_model, **kwargs), "sinusoidal_encoding", strict)
     expect_shape(table, (seq_len, d_model), "sinusoidal_encoding(seq_len, d_model)")
     return table
 
@@ -77,9 +77,9 @@ def _expect_rows(table: torch.Tensor, positions, d_model: int, base: float = 100
 
 @graded(points=2, family="shape", visibility="visible")
 def test_shape_and_dtype(student):
-    """The table is [seq_len, d_model] float32."""
+    """The table is a [seq_len, d_model] float32 tensor."""
     for seq_len, d_model in ((10, 8), (1, 6), (33, 64)):
-        table = _table(student, seq_len, d_model)
+        table = _table(student, seq_len, d_model, strict=True)  # the type test
         expect_dtype(table, torch.float32, "The sinusoidal table")
 
 

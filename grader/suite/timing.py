@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-import functools
+import contextlib
 import math
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable
+
+import torch
 
 from grader.suite.expect import expect
 from grader.student import Student
@@ -41,21 +44,55 @@ class _ReferenceCall:
     run: Callable[[], object] = field(compare=False, hash=False)
 
 
-@functools.lru_cache(maxsize=64)
-def _reference_seconds(call: _ReferenceCall) -> float:
-    """The reference's time, measured once per grading run (process), not once per submission:
-    re-timing it for every submission cost ~0.1 s of a ~0.25 s suite."""
-    return seconds_of(call.run, repeats=5)
+@contextlib.contextmanager
+def _one_thread():
+    """Time the reference on one thread, as the sandboxed child runs: a multi-threaded op on a busy
+    machine slowed down up to 25x (measured), which inflated the budget past a Python loop's time."""
+    with _TIMING_LOCK:  # judging threads (--jobs N) share torch's thread setting
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(threads)
+
+
+_TIMING_LOCK = threading.Lock()
+
+
+_reference_best: dict[_ReferenceCall, float] = {}
+
+
+def _reference_seconds(call: _ReferenceCall, repeats: int = 5) -> float:
+    """The reference's best time in this grading run (process), measured in full once, not once per
+    submission (re-timing it for every submission cost ~0.1 s of a ~0.25 s suite); ``remeasure``
+    lowers it when a spike of load inflated the first measurement."""
+    if call not in _reference_best:
+        with _one_thread():
+            _reference_best[call] = seconds_of(call.run, repeats=repeats)
+    return _reference_best[call]
+
+
+def _remeasured(call: _ReferenceCall) -> float:
+    with _one_thread():
+        _reference_best[call] = min(_reference_best[call], seconds_of(call.run, repeats=3))
+    return _reference_best[call]
 
 
 def expect_fast(student: Student, op: str, reference: Callable[[], object], *args, **kwargs) -> None:
     """The student's ``op(*args, **kwargs)`` runs within the budget set by the reference, timed in this run."""
-    reference_seconds = _reference_seconds(_ReferenceCall(f"{op}{args}{sorted(kwargs.items())}", reference))
+    call = _ReferenceCall(f"{op}{args}{sorted(kwargs.items())}", reference)
+    reference_seconds = _reference_seconds(call)
     budget = speed_budget(reference_seconds)
     overhead = student.call_overhead_seconds()
     best = student.call(op, *args, **kwargs).wall_seconds - overhead
     if budget < best < 3 * budget:  # a second chance, in case the machine was busy
         best = min(best, student.call(op, *args, **kwargs).wall_seconds - overhead)
+    if SPEED_FLOOR_SECONDS < best <= budget:
+        # A pass that only the reference's share of the budget allows: make sure that share was not
+        # a spike of load when the reference was timed (a loop then passed, once, under load).
+        reference_seconds = _remeasured(call)
+        budget = speed_budget(reference_seconds)
     expect(best <= budget,
            f"{op} took {best:.2f} s where the reference takes {reference_seconds:.3f} s (allowed: "
            f"{budget:.2f} s). Compute all positions at once with tensor operations (torch.arange, "

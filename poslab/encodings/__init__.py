@@ -2,7 +2,7 @@
 
 Exercise API (the exercises and the grader use exactly these names and signatures):
 ``attention``, ``sinusoidal_encoding``, ``LearnedPositionalEmbedding``, ``apply_rope``,
-``alibi_slopes``, ``alibi_bias``.
+``alibi_slopes``, ``alibi_bias``, ``t5_relative_bucket``, ``t5_relative_bias``.
 """
 
 from poslab.encodings.alibi import alibi_bias, alibi_slopes
@@ -20,6 +20,8 @@ EXERCISE_API = (
     "apply_rope",
     "alibi_slopes",
     "alibi_bias",
+    "t5_relative_bucket",
+    "t5_relative_bias",
 )
 
 __all__ = [
@@ -30,6 +32,4 @@ __all__ = [
     "SCHEDULE_TITLES",
     "RopeSchedule",
     "rope_schedule",
-    "t5_relative_bucket",  # exercise 6's API: joins EXERCISE_API once the grader has a t5 reference
-    "t5_relative_bias",
 ]

@@ -15,6 +15,7 @@ from .pass_rates import PASS_RATE_COLUMNS, TestRow, pass_rates
 from .results import Attempt, Comment, ExerciseProgress, LessonProgress, StudentProgress
 from .schema import SCHEMA_VERSION
 from .store import Store
+from .workspace import Draft, DraftSaved, PracticeRun
 
 __all__ = [
     "DATABASE_ERRORS",
@@ -23,8 +24,11 @@ __all__ = [
     "Attempt",
     "Catalogue",
     "Comment",
+    "Draft",
+    "DraftSaved",
     "ExerciseProgress",
     "LessonProgress",
+    "PracticeRun",
     "SchemaVersionError",
     "Store",
     "StoreBusyError",

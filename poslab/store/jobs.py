@@ -23,7 +23,8 @@ from sqlalchemy.engine import Connection, Row
 from sqlalchemy.exc import IntegrityError
 
 from . import schema
-from .validation import clean_code, clean_score, clean_student, details_to_json, require_bool
+from .pass_rates import TestRow
+from .validation import clean_code, clean_score, clean_student, clean_test_rows, details_to_json, require_bool
 
 QUEUED, DONE, FAILED = schema.PENDING_JOB_STATUS, "done", "failed"
 MAX_HOLDER_CHARS = 128
@@ -69,6 +70,7 @@ class AttemptToRecord:
     details: Any
     code: str | None
     public_tests_only: bool
+    tests: tuple[TestRow, ...] = ()  # one per test that ran, for the per-test pass rates
 
 
 def _now() -> datetime:
@@ -205,8 +207,12 @@ class GradingJobsMixin:
             if not finished:
                 return False
             student = conn.execute(sa.select(table.c.student).where(table.c.id == job_id)).scalar_one()
-            for values in rows:
-                conn.execute(sa.insert(schema.attempts).values(student=student, at=now, **values))
+            for values, test_rows in rows:
+                statement = sa.insert(schema.attempts).values(student=student, at=now, **values)
+                attempt_id = conn.execute(statement.returning(schema.attempts.c.id)).scalar_one()
+                if test_rows:
+                    conn.execute(sa.insert(schema.attempt_tests),
+                                 [{"attempt_id": attempt_id, "test": test, "passed": ok} for test, ok in test_rows])
             return True
 
         return self._write(finish)
@@ -218,8 +224,11 @@ class GradingJobsMixin:
                      .values(status=FAILED, message=str(message)[:2000], finished_at=_now(), lease_until=None))
         return bool(self._write(lambda conn: conn.execute(statement).rowcount))
 
-    def _attempt_values(self, attempt: AttemptToRecord) -> dict:
+    def _attempt_values(self, attempt: AttemptToRecord) -> tuple[dict, list[tuple[str, bool]]]:
+        """The attempt's row and its per-test rows, checked before the transaction opens."""
         score, max_score = clean_score(attempt.score, attempt.max_score)
-        return dict(exercise=self.catalogue.require_exercise(attempt.exercise), score=score, max_score=max_score,
-                    public_tests_only=require_bool(attempt.public_tests_only, "public_tests_only"),
-                    details=details_to_json(attempt.details), code=clean_code(attempt.code))
+        exercise = self.catalogue.require_exercise(attempt.exercise)
+        values = dict(exercise=exercise, score=score, max_score=max_score,
+                      public_tests_only=require_bool(attempt.public_tests_only, "public_tests_only"),
+                      details=details_to_json(attempt.details), code=clean_code(attempt.code))
+        return values, clean_test_rows(attempt.tests, exercise)

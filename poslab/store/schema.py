@@ -170,8 +170,46 @@ def _create_version_3(conn: Connection) -> None:
         conn.execute(sa.insert(attempt_tests), rows)
 
 
+# The student's workspace (the Exercises page): one draft per student and exercise, the runs of
+# the public tests (practice, never a grade) and which option each quick-check answer chose.
+# Drafts are the one table whose rows are updated: a draft is saved every few seconds of typing,
+# and keeping every save would fill the database with near-copies. A revision counts the saves,
+# so a tab can tell that another tab saved after it.
+drafts = sa.Table(
+    "drafts",
+    metadata,
+    sa.Column("student", sa.String(MAX_NAME_CHARS), primary_key=True),
+    sa.Column("exercise", sa.String(ID_CHARS), primary_key=True),
+    sa.Column("code", sa.Text, nullable=False),
+    sa.Column("revision", sa.Integer, nullable=False),
+    sa.Column("saved_at", UtcDateTime, nullable=False),
+    sa.Column("saved_by", sa.String(ID_CHARS), nullable=False),  # the browser session (tab) that saved it
+)
+
+practice_runs = _event_table(
+    "practice_runs",
+    sa.Column("exercise", sa.String(ID_CHARS), nullable=False),
+    sa.Column("score", sa.Float, nullable=False),
+    sa.Column("max_score", sa.Float, nullable=False),
+    sa.Column("code", sa.Text, nullable=False),
+    sa.Column("result", sa.Text, nullable=False),  # the grader's result as JSON text
+)
+
+check_choices = _event_table(
+    "check_choices",
+    sa.Column("lesson", sa.String(ID_CHARS), nullable=False),
+    sa.Column("check_id", sa.String(ID_CHARS), nullable=False),
+    sa.Column("choice", sa.Integer, nullable=False),
+    sa.CheckConstraint("choice >= 0", name="check_choice_not_negative"),
+)
+
+
+def _create_version_4(conn: Connection) -> None:
+    metadata.create_all(conn, tables=[drafts, practice_runs, check_choices])
+
+
 MIGRATIONS: tuple[Callable[[Connection], None], ...] = (  # index i -> version i + 1
-    _create_version_1, _create_version_2, _create_version_3)
+    _create_version_1, _create_version_2, _create_version_3, _create_version_4)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 _PG_MIGRATION_LOCK = 0x706F736C6162  # "poslab": replicas starting together migrate one at a time

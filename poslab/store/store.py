@@ -24,6 +24,7 @@ from .catalogue import Catalogue
 from .engine import create_store_engine, run_transaction
 from .pass_rates import TestRow, pass_rates
 from .jobs import GradingJobsMixin
+from .workspace import WorkspaceMixin
 from .progress import ScoredAttempt, StudentActivity, class_table, student_progress
 from .results import Attempt, Comment, StudentProgress
 from .validation import (
@@ -47,7 +48,7 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-class Store(GradingJobsMixin):
+class Store(GradingJobsMixin, WorkspaceMixin):
     """Progress of every student: visits, quick checks, lessons done, hints, attempts, comments.
 
     ``url``: any SQLAlchemy URL; default ``Settings.from_env().db_url``.

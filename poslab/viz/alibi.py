@@ -62,15 +62,21 @@ class SlopesView:
 
 def slopes_view(n_heads: int, weight_ratio: float) -> SlopesView:
     table = slopes_frame(n_heads).assign(window=window_frame(n_heads, weight_ratio)["window"])
-    chart = alt.Chart(table, title=f"Window per head: distance to relative weight {weight_ratio:g}").mark_bar().encode(
+    # The chart sits in a narrow column: a two-line title and a vertical legend keep every word in view.
+    chart = alt.Chart(table, title=alt.TitleParams(["Window per head:", f"distance to relative weight {weight_ratio:g}"])
+                      ).mark_bar().encode(
         x=alt.X("head:O", title=axis_title("head h", "index")),
         y=alt.Y("window:Q", title=y_axis_title("effective window", "tokens, log scale"), scale=alt.Scale(type="log")),
         y2=alt.datum(1),  # a log axis has no 0: bars start at 1 token
-        color=alt.Color("set:N", title="slope from", legend=alt.Legend(orient="bottom")),
+        color=alt.Color("set:N", title="slope from", legend=alt.Legend(orient="bottom", direction="vertical",
+                                                                       labelLimit=400)),
         tooltip=[alt.Tooltip("head:O"), alt.Tooltip("slope:Q", format=".5f"), alt.Tooltip("log2 slope:Q", format=".2f"),
                  alt.Tooltip("window:Q", title="window (tokens)", format=",.1f"), alt.Tooltip("set:N"),
                  alt.Tooltip("rule:N")],
-    )
+    ).properties(description=(
+        f"Bar chart, log scale: the effective window of each of the {n_heads} ALiBi heads, the distance in tokens "
+        f"at which a key's weight falls to {weight_ratio:g} of the current token's. Windows grow from "
+        f"{table['window'].min():,.1f} tokens (head 0) to {table['window'].max():,.1f} tokens."))
     return SlopesView(table, chart, power_of_two_below(n_heads), math.log(weight_ratio), slope_rule(n_heads))
 
 
@@ -78,8 +84,10 @@ def slope_rule(n_heads: int) -> str:
     """The slope rule as it applies to ``n_heads``, in words."""
     c = power_of_two_below(n_heads)
     if c == n_heads:
+        if n_heads == 1:
+            return "1 is a power of two: the one head gets the slope 2^(-8), the last of the rule's sequence."
         return (f"{n_heads} is a power of two: head h gets 2^(-8(h+1)/{n_heads}), a geometric sequence "
-                f"from 2^(-{8 / n_heads:g}) down to 2^-8.")
+                f"from 2^(-{8 / n_heads:g}) down to 2^(-8).")
     return (f"{n_heads} is not a power of two, so the rule starts from c = {c}. {_heads(0, c - 1)}: the "
             f"{c}-head slopes 2^(-8(h+1)/{c}). {_heads(c, n_heads - 1)}: every other slope of the "
             f"{2 * c}-head set, the first {n_heads - c} of them, which fall between the first ones.")
@@ -97,7 +105,11 @@ def bias_chart(n_heads: int, head: int, seq_len: int) -> alt.Chart:
     slope = float(alibi_slopes(n_heads)[head])
     return heatmap(bias, title=f"Head {head} of {n_heads}: bias -m (i - j), m = {slope:.4g}",
                    x_title=axis_title("key j", "position"), y_title=axis_title("query i", "position"),
-                   value_title="bias (logit units)", diverging=False, value_format=".3f")
+                   value_title="bias (logit units)", diverging=False, value_format=".3f",
+                   description=(f"Heatmap of ALiBi head {head}'s bias over {seq_len} queries (rows) and keys "
+                                f"(columns): 0 on the diagonal, falling by {slope:.4g} per token of distance to "
+                                f"{-slope * (seq_len - 1):.3f} at the far corner; future keys (above the "
+                                f"diagonal) are masked and blank."))
 
 
 SMALLEST_WEIGHT = 1e-6  # the recency chart stops a head's line below this relative weight
@@ -112,6 +124,19 @@ def recency_frame(n_heads: int, max_distance: int) -> pd.DataFrame:
     frame = pd.DataFrame({"head": np.repeat(np.arange(n_heads), len(distance)),
                           "distance": np.tile(distance.numpy(), n_heads), "weight": weights.flatten().numpy()})
     return frame[frame["weight"] >= SMALLEST_WEIGHT].reset_index(drop=True)
+
+
+def line_end_labels(frame: pd.DataFrame, max_distance: int) -> pd.DataFrame:
+    """``head, distance, weight, name`` at each line's last point; of the lines that stop on the floor
+    (weight below SMALLEST_WEIGHT next), only those far enough apart to be read."""
+    ends = frame.loc[frame.groupby("head")["distance"].idxmax()].assign(name=lambda f: "head " + f["head"].astype(str))
+    on_floor = ends[ends["distance"] < max_distance].sort_values("distance")
+    kept, last = [], -math.inf
+    for index, distance in on_floor["distance"].items():
+        if distance - last >= max_distance / 10:
+            kept.append(index)
+            last = distance
+    return pd.concat([ends[ends["distance"] >= max_distance], on_floor.loc[kept]]).sort_values("head")
 
 
 @dataclass(frozen=True)
@@ -143,12 +168,19 @@ def shifted_inputs(n_heads: int, seq_len: int, shift: int, d_model: int = 32, se
                          float((sinusoidal_output(shift) - sinusoidal_output(0)).abs().max()), shift)
 
 
-def recency_chart(n_heads: int, max_distance: int) -> alt.Chart:
+def recency_chart(n_heads: int, max_distance: int) -> alt.LayerChart:
     frame = recency_frame(n_heads, max_distance)
-    return alt.Chart(frame, title="Equal content: weight of a key d tokens back, relative to the current token"
-                     ).mark_line().encode(
-        x=alt.X("distance:Q", title=axis_title("distance i - j", "tokens")),
-        y=alt.Y("weight:Q", title=axis_title("relative weight exp(-m d)", "log scale"), scale=alt.Scale(type="log")),
-        color=alt.Color("head:O", title="head"),
-        tooltip=[alt.Tooltip("head:O"), alt.Tooltip("distance:Q"), alt.Tooltip("weight:Q", format=".2e")],
-    )
+    x = alt.X("distance:Q", title=axis_title("distance i - j", "tokens"))
+    y = alt.Y("weight:Q", title=axis_title("relative weight exp(-m d)", "log scale"), scale=alt.Scale(type="log"))
+    lines = alt.Chart(frame).mark_line().encode(
+        x=x, y=y, color=alt.Color("head:O", title="head", legend=alt.Legend(orient="bottom", columns=8)),
+        tooltip=[alt.Tooltip("head:O"), alt.Tooltip("distance:Q"), alt.Tooltip("weight:Q", format=".2e")])
+    # Line ends are labelled with their head, so the legend's shades are not the only key.
+    labels = alt.Chart(line_end_labels(frame, max_distance)).mark_text(align="left", dx=3, fontSize=10).encode(
+        x=x, y=y, text="name:N")
+    title = alt.TitleParams(["Equal content: weight of a key d tokens back,", "relative to the current token"])
+    # The whole chart's height: Streamlit fits the legend below into it as well.
+    return alt.layer(lines, labels, title=title).properties(height=460, description=(
+        f"Line chart, one line per head ({n_heads} heads): with equal content scores, the weight of a key d tokens "
+        f"back relative to the current token, exp(-m d), on a log scale, for d from 0 to {max_distance}. Head 0 "
+        f"falls fastest; each later head falls more slowly, and a line stops below {SMALLEST_WEIGHT:g}."))

@@ -1,6 +1,8 @@
 """Shared chart conventions: axis titles with units, tooltips, and a capped heatmap.
 
-Every chart in the course has a title, axis titles that name the unit, and tooltips. Heatmaps
+Every chart in the course has a title, a description (Vega-Lite's ``description``, the chart's
+accessible name: what it shows, in words and numbers), axis titles that name the unit, and
+tooltips. Heatmaps
 never draw more than ``MAX_HEATMAP_CELLS`` cells: a bigger matrix is averaged (or max-reduced)
 over rectangular blocks first, and the tooltip says which rows and columns a cell covers.
 
@@ -167,6 +169,7 @@ def heatmap(
     reduce: str = "mean",
     height: int | None = None,
     domain: tuple[float, float] | None = None,
+    description: str | None = None,
 ) -> alt.Chart:
     """A rect heatmap of a 2-D matrix: rows on y (top = row 0), columns on x.
 
@@ -175,6 +178,7 @@ def heatmap(
     heatmaps meant to be compared share one. Matrices above ``max_cells`` are reduced over blocks
     first (see ``matrix_frame``); the title then says so. ``height`` (px) is the whole chart's,
     title and axes included; by default each row gets a fixed step (see ``row_step``).
+    ``description`` says what the matrix shows; by default its size and range (``heatmap_description``).
     """
     frame = matrix_frame(values, max_cells=max_cells, reduce=reduce, row_labels=row_labels, col_labels=col_labels)
     n_rows, n_cols = as_matrix(values).shape
@@ -198,7 +202,18 @@ def heatmap(
         y=_position_field(frame, "row", y_title, alt.Y),
         color=alt.Color("value:Q", title=value_title, scale=scale, legend=alt.Legend(format=value_format)),
         tooltip=tooltip,
-    ).properties(height=height or alt.Step(row_step(n_drawn_rows)))
+    ).properties(height=height or alt.Step(row_step(n_drawn_rows)),
+                 description=description or heatmap_description(frame, title, x_title, y_title, value_title))
+
+
+def heatmap_description(frame: pd.DataFrame, title: str, x_title: str, y_title: str, value_title: str) -> str:
+    """What a heatmap shows, in words: its title, size and range of values, and any blank cells."""
+    values = frame["value"].dropna()
+    span = (f"from {values.min():.3g} to {values.max():.3g}" if len(values) else "no finite value")
+    blank = int(frame["value"].isna().sum())
+    blanks = f"; {blank} cells are blank (masked)" if blank else ""
+    return (f"Heatmap: {title}. {value_title} over {frame['row'].nunique()} rows ({y_title}) and "
+            f"{frame['col'].nunique()} columns ({x_title}), {span}{blanks}.")
 
 
 def _specs(spec: dict) -> list[dict]:
@@ -214,7 +229,7 @@ def _specs(spec: dict) -> list[dict]:
 def convention_problems(chart: alt.TopLevelMixin) -> list[str]:
     """What a chart lacks of the course conventions; ``[]`` when it has them all.
 
-    Checks a title somewhere, a title on every x/y encoding, and a tooltip in at least one
+    Checks a title somewhere, a top-level description, a title on every x/y encoding, and a tooltip in at least one
     layer (rules and text marks may go without).
     """
     spec = chart.to_dict()
@@ -222,6 +237,8 @@ def convention_problems(chart: alt.TopLevelMixin) -> list[str]:
     units = _specs(spec)
     if not spec.get("title") and not any(unit.get("title") for unit in units):
         problems.append("no chart title")
+    if not str(spec.get("description", "")).strip():
+        problems.append("no description")
     has_tooltip = False
     for index, unit in enumerate(units):
         encoding = unit.get("encoding", {})

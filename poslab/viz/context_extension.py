@@ -68,26 +68,47 @@ def _tooltip() -> list[alt.Tooltip]:
             alt.Tooltip("out of range:N")]
 
 
+WAVELENGTH = y_axis_title("wavelength 2π/θ′ᵢ", "positions, log scale")
+# px of the whole chart: Streamlit fits title, plot, axes and the legend below into this height,
+# which leaves the plot about 300 px.
+CHART_HEIGHT = 500
+
+
+def _schedule_encodings() -> dict:
+    """Colour, point shape and dash all tell the schedules apart (not colour alone); one legend, whole labels."""
+    # Below the plot in two columns, so a narrow page keeps the plot's width (see CHART_HEIGHT).
+    legend = alt.Legend(orient="bottom", columns=2, labelLimit=400, title="schedule")
+    return dict(color=alt.Color("schedule:N", legend=legend), shape=alt.Shape("schedule:N", legend=legend),
+                strokeDash=alt.StrokeDash("schedule:N", legend=legend))
+
+
+def _schedules_in_words(frame: pd.DataFrame) -> str:
+    return ", ".join(dict.fromkeys(frame["schedule"]))
+
+
 def wavelength_chart(frame: pd.DataFrame, original_len: int, target_len: int) -> alt.LayerChart:
-    lines = alt.Chart(frame).mark_line(point=alt.OverlayMarkDef(size=12)).encode(
+    lines = alt.Chart(frame).mark_line(point=alt.OverlayMarkDef(size=30, filled=True)).encode(
         x=alt.X("pair:Q", title=axis_title("pair i", "fast to slow")),
-        y=alt.Y("wavelength:Q", title=y_axis_title("wavelength 2 pi / theta'_i", "positions, log scale"),
-                scale=alt.Scale(type="log")),
-        color=alt.Color("schedule:N", title="schedule"), tooltip=_tooltip())
+        y=alt.Y("wavelength:Q", title=WAVELENGTH, scale=alt.Scale(type="log")),
+        tooltip=_tooltip(), **_schedule_encodings())
     marks = pd.DataFrame({"length": [original_len, target_len],
                           "label": [f"training length L = {original_len:,}", f"target length T = {target_len:,}"]})
     rules = alt.Chart(marks).mark_rule(strokeDash=[4, 4], color="black").encode(
-        y=alt.Y("length:Q", title=y_axis_title("wavelength 2 pi / theta'_i", "positions, log scale")),
+        y=alt.Y("length:Q", title=WAVELENGTH),
         tooltip=[alt.Tooltip("label:N", title="line")])
-    return alt.layer(lines, rules, title="Wavelength per pair: which pairs fit inside L, and inside T")
+    return alt.layer(lines, rules, title="Wavelength per pair: which pairs fit inside L, and inside T").properties(
+        height=CHART_HEIGHT, description=(f"Line chart, log scale: the wavelength 2π/θ′ᵢ in positions of every RoPE pair i under each "
+                     f"schedule ({_schedules_in_words(frame)}), from {frame['wavelength'].min():,.1f} to "
+                     f"{frame['wavelength'].max():,.0f} positions, with dashed lines at the training length "
+                     f"L = {original_len:,} and the target length T = {target_len:,}."))
 
 
 def angle_ratio_chart(frame: pd.DataFrame, first_slow_pair: int | None) -> alt.LayerChart:
-    points = alt.Chart(frame).mark_line(point=alt.OverlayMarkDef(size=12)).encode(
+    points = alt.Chart(frame).mark_line(point=alt.OverlayMarkDef(size=30, filled=True)).encode(
         x=alt.X("pair:Q", title=axis_title("pair i", "fast to slow")),
         y=alt.Y("angle ratio:Q", title=y_axis_title("angle at T / largest trained angle", "ratio, log scale"),
                 scale=alt.Scale(type="log")),
-        color=alt.Color("schedule:N", title="schedule"), tooltip=_tooltip())
+        tooltip=_tooltip(), **_schedule_encodings())
     one = alt.Chart(pd.DataFrame({"ratio": [1.0], "label": ["trained range: ratio 1"]})).mark_rule(
         strokeDash=[4, 4], color="black").encode(
         y=alt.Y("ratio:Q", title=y_axis_title("angle at T / largest trained angle", "ratio, log scale")),
@@ -97,7 +118,14 @@ def angle_ratio_chart(frame: pd.DataFrame, first_slow_pair: int | None) -> alt.L
         edge = pd.DataFrame({"pair": [first_slow_pair - 0.5], "label": ["slow pairs (wavelength > L) start here"]})
         layers.append(alt.Chart(edge).mark_rule(color="gray").encode(
             x=alt.X("pair:Q", title=axis_title("pair i", "fast to slow")), tooltip=[alt.Tooltip("label:N", title="line")]))
-    return alt.layer(*layers, title="Angle at T over the largest trained angle (above 1, slow pairs: unseen)")
+    above = frame.loc[frame["angle ratio"] > 1 + 1e-9].groupby("schedule", sort=False)["pair"].count()
+    counts = "; ".join(f"{schedule}: {int(above.get(schedule, 0))} pairs above 1"
+                       for schedule in dict.fromkeys(frame["schedule"]))
+    title = alt.TitleParams(["Angle at T over the largest trained angle", "(above 1, slow pairs: unseen)"])
+    return alt.layer(*layers, title=title).properties(
+        height=CHART_HEIGHT, description=(f"Line chart, log scale: for every RoPE pair, the angle it reaches at the target length over "
+                     f"the largest angle it turned through in training, per schedule; a dashed line marks 1, the "
+                     f"edge of the trained range. {counts}."))
 
 
 @dataclass(frozen=True)

@@ -81,8 +81,7 @@ def accuracy_chart(results: ExtrapolationResults, title: str) -> alt.LayerChart:
     frame = chart_frame(results)
     train_len, chance = _train_len(results), results.record.chance_accuracy
     lengths = sorted(frame["eval_len"].unique().tolist())
-    color = alt.Color("encoding:N", title="encoding", legend=alt.Legend(orient="bottom"), scale=alt.Scale(
-        domain=[TITLES[e] for e in ENCODINGS], range=[COLORS[e] for e in ENCODINGS]))
+    palette = alt.Scale(domain=[TITLES[e] for e in ENCODINGS], range=[COLORS[e] for e in ENCODINGS])
     x = alt.X("eval_len:Q", title=axis_title("evaluation length", "tokens, log scale"),
               scale=alt.Scale(type="log", base=2, domain=[lengths[0] / 1.15, lengths[-1] * 1.15]),
               axis=alt.Axis(values=lengths, format="d",
@@ -95,15 +94,25 @@ def accuracy_chart(results: ExtrapolationResults, title: str) -> alt.LayerChart:
                alt.Tooltip("low:Q", title="lowest seed", format=".1%"),
                alt.Tooltip("high:Q", title="highest seed", format=".1%"), alt.Tooltip("seeds:Q")]
     runs = alt.Chart(frame[frame["status"] == "ok"])
+    # One legend for every layer (switching it off in one switches it off in all), drawn at full opacity:
+    # the faint band's swatches made it look switched off. Each encoding also has its own point shape
+    # and dash, so colour is not the only thing telling them apart.
+    legend = alt.Legend(orient="bottom", labelLimit=400, symbolOpacity=1, symbolStrokeWidth=2)
     band = runs.mark_area(opacity=0.2).encode(x=x, y=alt.Y("low:Q", title=y_title, scale=y_scale), y2="high:Q",
-                                              color=color, tooltip=tooltip)
-    lines = runs.mark_line(point=True).encode(x=x, y=y, color=color, tooltip=tooltip)
+                                              color=alt.Color("encoding:N", title="encoding", scale=palette,
+                                                              legend=legend), tooltip=tooltip)
+    titles = [TITLES[e] for e in ENCODINGS]
+    lines = runs.mark_line(point=alt.OverlayMarkDef(size=60, filled=True)).encode(
+        x=x, y=y, color=alt.Color("encoding:N", title="encoding", scale=palette, legend=legend),
+        shape=alt.Shape("encoding:N", title="encoding", scale=alt.Scale(domain=titles), legend=legend),
+        strokeDash=alt.StrokeDash("encoding:N", title="encoding", scale=alt.Scale(domain=titles), legend=legend),
+        tooltip=tooltip)
     # "cannot run" sits on the floor of the chart, under the chance line: there is no accuracy to place it at.
     blocked = frame[frame["status"] == "cannot run"].groupby("encoding", as_index=False)["eval_len"].min()
     blocked = blocked.assign(label=blocked["encoding"] + ": cannot run from here on", mean=0.0)
     cannot = alt.Chart(blocked).mark_text(align="left", baseline="bottom", dx=2, dy=-1, fontSize=10,
                                               fontStyle="italic").encode(
-        x=x, y=y, text="label:N", color=color,
+        x=x, y=y, text="label:N", color=alt.Color("encoding:N", title="encoding", scale=palette, legend=legend),
         tooltip=[alt.Tooltip("label:N", title="status"),
                  alt.Tooltip("eval_len:Q", title="from evaluation length (tokens)")])
     marks = pd.DataFrame({"eval_len": [train_len], "mean": [chance], "chance_label": [f"chance {_percent(chance)}"]})
@@ -111,7 +120,25 @@ def accuracy_chart(results: ExtrapolationResults, title: str) -> alt.LayerChart:
     chance_rule = alt.Chart(marks).mark_rule(strokeDash=[2, 2], color="gray").encode(y=y)
     chance_text = alt.Chart(marks).mark_text(align="left", baseline="bottom", dx=4, dy=-2, x=0, color="gray").encode(
         y=y, text="chance_label:N")
-    return alt.layer(band, lines, cannot, trained, chance_rule, chance_text, title=title).properties(height=380)
+    return alt.layer(band, lines, cannot, trained, chance_rule, chance_text, title=title).properties(
+        height=380, description=accuracy_description(frame, train_len, chance))
+
+
+def accuracy_description(frame: pd.DataFrame, train_len: int, chance: float) -> str:
+    """Each encoding's accuracy at the training length and at the longest length it can run."""
+    parts = []
+    for encoding, rows in frame.groupby("encoding", sort=False):
+        ran = rows[rows["status"] == "ok"].sort_values("eval_len")
+        if ran.empty:
+            parts.append(f"{encoding}: cannot run")
+            continue
+        at_train = ran.loc[ran["eval_len"] == train_len, "mean"]
+        start = f"{_percent(at_train.iloc[0])} at {train_len}" if len(at_train) else "not measured at the training length"
+        longest = ran.iloc[-1]
+        parts.append(f"{encoding}: {start}, {_percent(longest['mean'])} at {int(longest['eval_len'])} tokens"
+                     + ("" if len(ran) == len(rows) else ", cannot run longer"))
+    return (f"Line chart of accuracy against evaluation length (log scale), one line per encoding with its seed "
+            f"range as a band; trained at {train_len} tokens, chance is {_percent(chance)}. " + "; ".join(parts) + ".")
 
 
 def summary_table(results: ExtrapolationResults) -> pd.DataFrame:

@@ -117,18 +117,30 @@ def _decades(largest: int) -> list[int]:
     return ticks
 
 
-def budget_chart(d_model: int, max_len: int, n_heads: int) -> alt.Chart:
+def budget_chart(d_model: int, max_len: int, n_heads: int) -> alt.LayerChart:
     frame = budget_frame(d_model, max_len, n_heads)
+    frame = frame.assign(label=[f"{n:,} {'trainable' if kind == 'trainable parameters' else 'stored'}"
+                                for n, kind in zip(frame["numbers"], frame["kind"])])
     ticks = _decades(int(frame["numbers"].max()))
-    return alt.Chart(frame, title=f"Numbers spent on position (D={d_model:,}, max_len={max_len:,}, H={n_heads})").mark_bar().encode(
-        y=alt.Y("method:N", title="method", sort=[m.name for m in methods()]),
-        yOffset=alt.YOffset("kind:N"),
-        x=alt.X("numbers:Q", title=axis_title("numbers stored", "count, symlog scale"),
-                scale=alt.Scale(type="symlog", domain=[0, ticks[-1]]), axis=alt.Axis(values=ticks, labelExpr=DECADE_LABEL)),
+    y = alt.Y("method:N", title="method", sort=[m.name for m in methods()])
+    x = alt.X("numbers:Q", title=axis_title("numbers stored", "count, symlog scale"),
+              scale=alt.Scale(type="symlog", domain=[0, ticks[-1]]), axis=alt.Axis(values=ticks, labelExpr=DECADE_LABEL))
+    bars = alt.Chart(frame).mark_bar().encode(
+        y=y, yOffset=alt.YOffset("kind:N"), x=x,
         color=alt.Color("kind:N", title=None, legend=alt.Legend(orient="bottom")),
         tooltip=[alt.Tooltip("method:N"), alt.Tooltip("kind:N"), alt.Tooltip("numbers:Q", format=","),
                  alt.Tooltip("what:N")],
-    ).properties(height=alt.Step(16))  # px per bar: a total height would be squeezed by the legend
+    )
+    # Each bar says in words what it counts: the colour is not the only key to "trainable" and "stored".
+    labels = alt.Chart(frame).mark_text(align="left", dx=3, fontSize=10).encode(
+        y=y, yOffset=alt.YOffset("kind:N"), x=x, text="label:N")
+    described = "; ".join(
+        f"{method}: {rows.loc[rows['kind'] == 'trainable parameters', 'numbers'].sum():,} trainable, "
+        f"{rows.loc[rows['kind'] == 'stored constants', 'numbers'].sum():,} stored"
+        for method, rows in frame.groupby("method", sort=False))
+    return alt.layer(bars, labels, title=f"Numbers spent on position (D={d_model:,}, max_len={max_len:,}, H={n_heads})"
+                     ).properties(height=alt.Step(16),  # px per bar: a total height would be squeezed by the legend
+                                  description=f"Bar chart of the numbers each method spends on position: {described}.")
 
 
 # ---------------------------------------------------------------- probes of the reference code

@@ -74,7 +74,9 @@ def fit_view(max_len: int, train_len: int, d_model: int, steps: int, seed: int) 
     loss_chart = alt.Chart(losses, title="Training: cross-entropy above the target's own entropy").mark_line().encode(
         x=alt.X("step:Q", title=axis_title("step", "full-batch Adam updates")),
         y=alt.Y("excess loss:Q", title=y_axis_title("excess loss", "nats, log scale"), scale=alt.Scale(type="log")),
-        tooltip=[alt.Tooltip("step:Q"), alt.Tooltip("excess loss:Q", format=".2e")])
+        tooltip=[alt.Tooltip("step:Q"), alt.Tooltip("excess loss:Q", format=".2e")]).properties(description=(
+        f"Line chart, log scale: the excess cross-entropy over {len(fit.losses)} training steps, from "
+        f"{fit.losses[0]:.2e} nats at step 1 to {fit.losses[-1]:.2e} nats at the last step."))
     return FitView(
         learned_table=table_chart(fit.table, "Learned"),
         sinusoidal_table=table_chart(sinusoidal, "Sinusoidal"),

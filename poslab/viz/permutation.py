@@ -247,11 +247,15 @@ def comparison_charts(result: EquivarianceResult) -> tuple[alt.Chart, alt.Chart,
                   value_format=".4f")
     left_title, right_title = (("mean(attn(PX))", "mean(attn(X))") if result.pooled
                                else ("attn(PX)", "P·attn(X)"))
+    verdict = "equal up to rounding" if result.holds else "different"
     return (
         heatmap(permuted, title=left_title, value_title="output value", domain=(-limit, limit), **common),
         heatmap(expected, title=right_title, value_title="output value", domain=(-limit, limit), **common),
         heatmap(permuted - expected, title="difference (left − middle)", value_title="difference",
-                **{**common, "value_format": ".1e"}),
+                **{**common, "value_format": ".1e"},
+                description=(f"Heatmap of {left_title} minus {right_title}, one row per slot and one column per "
+                             f"feature: the largest difference is {result.max_difference:.1e} in size, so the two "
+                             f"are {verdict}.")),
     )
 
 
@@ -312,11 +316,20 @@ def contrast_charts(contrast: RecurrenceContrast) -> tuple[alt.Chart, alt.Chart]
     for model, title in (("RNN final state", "RNN: final hidden state"),
                          ("attention, mean-pooled", "Attention: mean-pooled output")):
         frame = contrast.states[contrast.states["model"] == model]
-        charts.append(alt.Chart(frame, title=title).mark_bar().encode(
+        sentences = list(dict.fromkeys(frame["sentence"]))  # the original order first
+        gap = (contrast.rnn_difference if model == "RNN final state" else contrast.pooled_attention_difference)
+        # Not by colour alone: the original order's bars are solid and on the left, the permuted one's pale.
+        legend = alt.Legend(orient="bottom", direction="vertical", labelLimit=600)
+        charts.append(alt.Chart(frame, title=title).mark_bar(stroke="black", strokeWidth=0.5).encode(
             x=alt.X("unit:O", title=axis_title("unit of the summary vector", "index"), axis=alt.Axis(labelAngle=0)),
-            xOffset=alt.XOffset("sentence:N"),
+            xOffset=alt.XOffset("sentence:N", sort=sentences),
             y=alt.Y("value:Q", title=axis_title("value", "unitless")),
-            color=alt.Color("sentence:N", title="sentence", legend=alt.Legend(orient="bottom")),
+            color=alt.Color("sentence:N", title="sentence (left bar, right bar)", sort=sentences, legend=legend),
+            fillOpacity=alt.FillOpacity("sentence:N", sort=sentences, scale=alt.Scale(range=[1.0, 0.45]),
+                                        legend=legend, title="sentence (left bar, right bar)"),
             tooltip=[alt.Tooltip("sentence:N"), alt.Tooltip("unit:O"), alt.Tooltip("value:Q", format=".4f")],
-        ).properties(height=320))  # total height: title, axes and the legend below take ~150 px
+        ).properties(height=320, description=(  # total height: title, axes and the legend below take ~150 px
+            f"Grouped bars: {title}, each unit of the summary vector for the original order "
+            f"({sentences[0]}, left bar) and for the permuted order ({sentences[-1]}, right bar); the largest "
+            f"difference between the two is {gap:.2e}.")))
     return charts[0], charts[1]

@@ -61,16 +61,19 @@ def bucket_ranges(num_buckets: int, max_distance: int, bidirectional: bool, reac
 def bucket_chart(num_buckets: int, max_distance: int, bidirectional: bool, reach: int) -> alt.LayerChart:
     frame = bucket_frame(num_buckets, max_distance, bidirectional, reach)
     direction = "bidirectional (encoder)" if bidirectional else "causal (decoder)"
-    steps = alt.Chart(frame).mark_line(interpolate="step-after", point=alt.OverlayMarkDef(size=12)).encode(
-        x=alt.X("relative position:Q", title=axis_title("key position - query position", "tokens")),
-        y=alt.Y("bucket:Q", title=axis_title("bucket", "index")),
-        color=alt.Color("region:N", title="region"),
+    x = alt.X("relative position:Q", title=axis_title("key position - query position", "tokens"))
+    y = alt.Y("bucket:Q", title=axis_title("bucket", "index"))
+    # One grey step line for the whole map, points coloured by region: a line per region would
+    # join the earlier and the later keys' last buckets across the middle.
+    steps = alt.Chart(frame).mark_line(interpolate="step-after", color="lightgray").encode(x=x, y=y)
+    points = alt.Chart(frame).mark_circle(size=16, opacity=1).encode(
+        x=x, y=y, color=alt.Color("region:N", title="region", legend=alt.Legend(labelLimit=320, orient="bottom")),
         tooltip=[alt.Tooltip("relative position:Q"), alt.Tooltip("bucket:Q"), alt.Tooltip("region:N")],
     )
     edges = pd.DataFrame({"edge": [-max_distance] + ([max_distance] if bidirectional else [])})
     rules = alt.Chart(edges).mark_rule(strokeDash=[4, 4], color="gray").encode(
         x=alt.X("edge:Q", title=axis_title("key position - query position", "tokens")))
-    return alt.layer(steps, rules).properties(
+    return alt.layer(points, steps, rules).properties(
         title=f"T5 buckets, {direction}: {num_buckets} buckets, max distance {max_distance}",
         description=(f"Step chart of T5's bucket index against key minus query position from {-reach} to {reach}; "
                      f"dashed lines at plus and minus the maximum distance {max_distance}, beyond which every "
@@ -108,16 +111,23 @@ def distance_profile_frame(num_buckets: int, max_distance: int, reach: int, head
 def distance_profile_chart(num_buckets: int, max_distance: int, reach: int, head: int = 0,
                            n_heads: int = 4, seed: int = 0) -> alt.LayerChart:
     frame = distance_profile_frame(num_buckets, max_distance, reach, head, n_heads, seed)
-    lines = alt.Chart(frame).mark_line(interpolate="step-after").encode(
+    t5 = frame[frame["method"].str.startswith("T5")]["bias"]
+    # ALiBi's line would squash T5's steps against the axis: give it at most T5's own range below T5.
+    bottom = max(frame["bias"].min(), t5.min() - (t5.max() - t5.min()))
+    top = max(t5.max(), 0.0)
+    margin = 0.05 * (top - bottom)
+    lines = alt.Chart(frame).mark_line(interpolate="step-after", clip=True).encode(
         x=alt.X("distance:Q", title=axis_title("distance i - j", "tokens back")),
-        y=alt.Y("bias:Q", title=axis_title("bias", "logit units")),
+        y=alt.Y("bias:Q", title=axis_title("bias", "logit units"),
+                scale=alt.Scale(domain=[bottom - margin, top + margin], nice=False)),
         color=alt.Color("method:N", title="bias"),
         tooltip=[alt.Tooltip("method:N"), alt.Tooltip("distance:Q"), alt.Tooltip("bias:Q", format=".3f")],
     )
     edge = alt.Chart(pd.DataFrame({"edge": [max_distance]})).mark_rule(strokeDash=[4, 4], color="gray").encode(
         x=alt.X("edge:Q", title=axis_title("distance i - j", "tokens back")))
+    falls_off = " (off the bottom of the chart)" if frame["bias"].min() < bottom else ""
     return alt.layer(lines, edge).properties(
-        title=f"Past the maximum distance ({max_distance}) T5's bias is flat; ALiBi's line keeps falling",
+        title=f"Past the maximum distance ({max_distance}) T5's bias is flat; ALiBi's line keeps falling{falls_off}",
         description=(f"Line chart of the bias against distance for a causal T5 head with a random table and for "
                      f"ALiBi's fixed line, from 0 to {reach} tokens back; a dashed line marks T5's maximum distance."))
 

@@ -63,14 +63,26 @@ def clock_chart(head_dim: int, base: float, m: int, n: int) -> alt.FacetChart:
         x=alt.X("zero:Q", title=x_title, scale=scale), y=alt.Y("zero:Q", title=y_title, scale=scale),
         x2=alt.X2("x:Q"), y2=alt.Y2("y:Q"),
         color=alt.Color("hand:N", title="hand", scale=alt.Scale(domain=["query at m", "key at n"],
-                                                                range=["#e45756", "#4c78a8"])),
+                                                                range=["#c0392b", "#2c5d8f"])),
+        # Solid query, dashed key: the two hands differ by more than their colour.
+        strokeDash=alt.StrokeDash("hand:N", title="hand", scale=alt.Scale(domain=["query at m", "key at n"],
+                                                                          range=[[1, 0], [4, 2]])),
         tooltip=[alt.Tooltip("pair:N"), alt.Tooltip("hand:N"), alt.Tooltip("position:Q"),
                  alt.Tooltip("angle:Q", title="angle (degrees)", format=".1f"),
                  alt.Tooltip("relative:Q", title="angle between hands (degrees)", format=".1f")],
     ).transform_filter("datum.kind == 'hand'").transform_calculate(zero="0")
     return alt.layer(ring, drawn, data=frame).facet(
         facet=alt.Facet("pair:N", title="pair i (fast to slow)", sort=list(hands["pair"].unique())),
-        columns=4, title=f"Each pair is a clock hand turned by position x theta_i (m={m}, n={n})")
+        columns=4, title=f"Each pair is a clock hand turned by position × θᵢ (m={m}, n={n})").properties(
+        description=_clock_description(hands, m, n))
+
+
+def _clock_description(hands: pd.DataFrame, m: int, n: int) -> str:
+    angles = "; ".join(f"{pair}: query {rows['angle'].iloc[0]:.0f}°, key {rows['angle'].iloc[1]:.0f}°, "
+                       f"{rows['relative'].iloc[0]:.0f}° apart"
+                       for pair, rows in hands.groupby("pair", sort=False))
+    return (f"Clock faces, one per RoPE pair: the query hand turned by m = {m} times the pair's frequency, the key "
+            f"hand by n = {n} times it. {angles}.")
 
 
 # --- shift invariance -------------------------------------------------------------------------
@@ -121,8 +133,12 @@ def shift_view(head_dim: int, base: float, m: int, n: int, shift: int, seed: int
         x=alt.X("shift:Q", title=axis_title("shift s", "positions")),
         y=alt.Y("score:Q", title="score <rope(q, .), rope(k, .)> (unitless)"),
         color=alt.Color("moved:N", title="what moves"),
+        strokeDash=alt.StrokeDash("moved:N", title="what moves"),  # not told apart by colour alone
         tooltip=[alt.Tooltip("moved:N"), alt.Tooltip("shift:Q"), alt.Tooltip("score:Q", format=".6f")],
-    )
+    ).properties(description=(
+        f"Line chart of one random query-key score against the shift s from 0 to {int(steps[-1])}: when both "
+        f"positions move, the score stays at {float(both[0]):.4f} (it varies by {float((both - both[0]).abs().max()):.1e}); "
+        f"when only the key moves, it ranges from {float(key_only.min()):.3f} to {float(key_only.max()):.3f}."))
     return ShiftView(rope_score(q, k, m, n, base), rope_score(q, k, m + shift, n + shift, base),
                      rope_score(q, k, m, n + shift, base), chart)
 
@@ -147,7 +163,11 @@ def decay_chart(head_dim: int, base: float, max_distance: int) -> alt.Chart:
         x=alt.X("distance:Q", title=axis_title("relative distance |m - n|", "positions")),
         y=alt.Y("bound:Q", title="(1/(D/2)) sum_j |S_j| (unitless)"),
         tooltip=[alt.Tooltip("distance:Q"), alt.Tooltip("bound:Q", format=".2f")],
-    )
+    ).properties(description=(
+        f"Line chart of RoFormer's relative upper bound on the score against distance 0 to {max_distance} "
+        f"(D = {head_dim}, base {base:g}): {frame['bound'].iloc[0]:.2f} at distance 0, "
+        f"{frame['bound'].iloc[-1]:.2f} at {max_distance}, falling overall but not monotonically "
+        f"(lowest {frame['bound'].min():.2f})."))
 
 
 # --- interleaved vs half pairing -------------------------------------------------------------

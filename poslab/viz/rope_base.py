@@ -61,7 +61,7 @@ def turns_chart(head_dim: int, base: float, context_len: int) -> alt.LayerChart:
         x=alt.X("pair:Q", title=axis_title("pair i", "index")),
         y=alt.Y("wavelength:Q", title=y_axis_title("wavelength 2 pi / theta_i", "positions, log scale"),
                 scale=alt.Scale(type="log")),
-        color=alt.Color("full turn:N", title=f"full turn within {context_len:,}?", scale=alt.Scale(domain=["yes", "no"])),
+        color=alt.Color("full turn:N", title=f"full turn within {context_len:,}?", scale=alt.Scale(domain=["yes", "no"], range=["#4c78a8", "#f58518"])),
         tooltip=[alt.Tooltip("pair:Q"), alt.Tooltip("wavelength:Q", format=",.0f"),
                  alt.Tooltip("turns in L:Q", format=",.3f"), alt.Tooltip("full turn:N")],
     )

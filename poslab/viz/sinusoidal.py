@@ -21,7 +21,7 @@ import pandas as pd
 import torch
 
 from poslab.encodings.sinusoidal import inverse_frequencies, sinusoidal_encoding
-from poslab.viz.common import axis_title, heatmap
+from poslab.viz.common import MAX_HEATMAP_CELLS, axis_title, heatmap
 
 POSITION = axis_title("position p", "token index")
 DIMENSION = axis_title("dimension", "column of PE")
@@ -42,11 +42,48 @@ class TableView:
     longest_wavelength: float  # positions, last pair
 
 
+def sampling_strides(length: int, d_model: int, max_cells: int = MAX_HEATMAP_CELLS) -> tuple[int, int]:
+    """(position stride, pair stride) so every kept cell is a real table entry within the cell cap.
+
+    Averaging a block would mix a sin column with its cos neighbour (a flat 0.5 that is in no row of
+    the table) and blur the fast waves: keep every r-th position and every s-th (sin, cos) pair instead.
+    """
+    row_stride, pair_stride = 1, 1
+    while math.ceil(length / row_stride) * 2 * math.ceil(d_model / 2 / pair_stride) > max_cells:
+        if math.ceil(length / row_stride) >= 2 * math.ceil(d_model / 2 / pair_stride):
+            row_stride += 1
+        else:
+            pair_stride += 1
+    return row_stride, pair_stride
+
+
+def _nth(stride: int) -> str:
+    """``1`` -> "", ``2`` -> "2nd", ``4`` -> "4th": "every 2nd position"."""
+    if stride == 1:
+        return ""
+    suffix = "th" if 10 <= stride % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(stride % 10, "th")
+    return f"{stride}{suffix}"
+
+
 def table_view(length: int, d_model: int, base: float) -> TableView:
-    """Heatmap of the ``[length, d_model]`` table (reduced over blocks past the cell cap)."""
-    table = sinusoidal_encoding(length, d_model, base)  # (T, d)
-    chart = heatmap(table, title=f"Sinusoidal table, {length} positions x {d_model} dimensions",
-                    x_title=DIMENSION, y_title=POSITION, value_title="PE value", domain=(-1.0, 1.0))
+    """Heatmap of the ``[length, d_model]`` table; past the cell cap, a sample of its real entries."""
+    table = sinusoidal_encoding(length, d_model, base).double().numpy()  # (T, d)
+    row_stride, pair_stride = sampling_strides(length, d_model)
+    positions = np.arange(0, length, row_stride)
+    columns = np.array([c for pair in range(0, d_model // 2, pair_stride) for c in (2 * pair, 2 * pair + 1)])
+    title = f"Sinusoidal table, {length} positions x {d_model} dimensions"
+    if (row_stride, pair_stride) != (1, 1):
+        title += f" (every {_nth(row_stride)} position, every {_nth(pair_stride)} (sin, cos) pair)"
+    chart = heatmap(table[np.ix_(positions, columns)], title=title, x_title=DIMENSION, y_title=POSITION,
+                    value_title="PE value", domain=(-1.0, 1.0))
+    # The sample's cells carry the table's own indices, so axes, tooltips and numbers name real columns.
+    data = chart.data.assign(row=positions[chart.data["row"]], row_end=positions[chart.data["row_end"]],
+                             col=columns[chart.data["col"]], col_end=columns[chart.data["col_end"]])
+    chart = chart.properties(data=data, description=(
+        f"Heatmap of the sinusoidal table: {len(positions)} positions (rows, 0 to {positions[-1]}) by {len(columns)} "
+        f"columns (even columns sin, odd columns cos), values from -1 to 1; the first columns change fastest, with "
+        f"a wavelength of {column_wavelength(0, d_model, base):.2f} positions, the last pair slowest, "
+        f"{column_wavelength(d_model - 1, d_model, base):,.0f} positions."))
     return TableView(chart, column_wavelength(0, d_model, base), column_wavelength(d_model - 1, d_model, base))
 
 
@@ -65,13 +102,19 @@ def waves_frame(length: int, d_model: int, base: float, columns: tuple[int, ...]
 
 def waves_chart(length: int, d_model: int, base: float, columns: tuple[int, ...]) -> alt.Chart:
     frame = waves_frame(length, d_model, base, columns)
+    in_order = [f"{c} ({'sin' if c % 2 == 0 else 'cos'})" for c in sorted(set(columns)) if 0 <= c < d_model]
+    waves = "; ".join(f"column {label}: wavelength {column_wavelength(int(label.split()[0]), d_model, base):,.1f} positions"
+                      for label in in_order)
     return alt.Chart(frame, title="Each column is a sinusoid with its own wavelength").mark_line().encode(
         x=alt.X("position:Q", title=POSITION),
         y=alt.Y("value:Q", title="PE[p, column] (unitless)", scale=alt.Scale(domain=(-1.05, 1.05))),
-        color=alt.Color("column:N", title="column"),
+        # Numeric order in the legend (64 before 128), and a dash per column as well as a colour.
+        color=alt.Color("column:N", title="column", sort=in_order),
+        strokeDash=alt.StrokeDash("column:N", title="column", sort=in_order),
         tooltip=[alt.Tooltip("column:N"), alt.Tooltip("position:Q"), alt.Tooltip("value:Q", format=".3f"),
                  alt.Tooltip("wavelength:Q", title="wavelength (positions)", format=",.1f")],
-    )
+    ).properties(description=(f"Line chart of the chosen columns of the sinusoidal table against position 0 to "
+                              f"{length - 1}, each between -1 and 1: {waves or 'no column chosen'}."))
 
 
 # --- dot products against distance -----------------------------------------------------------
@@ -117,7 +160,10 @@ def dot_view(length: int, d_model: int, base: float) -> DotView:
         tooltip=[alt.Tooltip("offset:Q", title="offset k"), alt.Tooltip("dot:Q", format=".4f"),
                  alt.Tooltip("spread:Q", title="max - min over p", format=".1e"),
                  alt.Tooltip("pairs:Q", title="pairs (p, p+k)")],
-    )
+    ).properties(description=(
+        f"Line chart of the dot product of PE_p and PE_p+k against the offset k from {-(length - 1)} to {length - 1}: "
+        f"{frame['dot'].max():.2f} (d/2) at k = 0, symmetric in k, and the same for every p to within "
+        f"{frame['spread'].max():.1e}."))
     return DotView(chart, float(frame["spread"].max()))
 
 

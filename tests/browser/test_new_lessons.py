@@ -14,7 +14,11 @@ NEW_LESSONS = [
 
 def choose(page, label: str, option: str) -> None:
     """Pick ``option`` in the selectbox labelled ``label``, as a student would."""
-    page.get_by_label(label, exact=True).click()
+    box = page.locator('[data-testid="stSelectbox"]').filter(has_text=label).first
+    # Scroll first and let the page settle: a select opened while the page still scrolls closes again.
+    box.scroll_into_view_if_needed()
+    page.wait_for_timeout(300)
+    box.click()
     page.get_by_role("option", name=option, exact=True).click()
     wait_for_run(page)
 

@@ -1,4 +1,4 @@
-# Styles: einsum throughout (attention, angles, ALiBi outer product), interleaved RoPE via stack/flatten, nn.Parameter table, -inf mask via torch.where.
+# Styles: einsum throughout (attention, angles, ALiBi outer product), interleaved RoPE via stack/flatten, nn.Parameter table, -inf mask via torch.where. T5 buckets in float64 via torch.where, bias heads-first via einsum.
 import math
 
 import torch
@@ -60,3 +60,25 @@ def alibi_bias(n_heads, seq_len):
     dist = pos[:, None] - pos[None, :]  # i - j
     bias = -torch.einsum("h,ij->hij", alibi_slopes(n_heads), dist)
     return torch.where(dist < 0, torch.tensor(float("-inf")), bias)
+
+
+def t5_relative_bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
+    r = relative_position
+    per_side = num_buckets // 2 if bidirectional else num_buckets
+    if bidirectional:
+        start = torch.where(r > 0, per_side, 0)
+        n = r.abs()
+    else:
+        start = torch.zeros_like(r)
+        n = torch.where(r < 0, -r, 0)
+    exact = per_side // 2
+    ratio = torch.log(n.double().clamp(min=1) / exact) / math.log(max_distance / exact)
+    far = exact + (ratio * (per_side - exact)).floor().long()
+    far = torch.where(far > per_side - 1, per_side - 1, far)
+    return start + torch.where(n < exact, n, far)
+
+
+def t5_relative_bias(table, query_len, key_len, bidirectional=True, max_distance=128):
+    rel = torch.arange(key_len)[None, :] - torch.arange(query_len)[:, None]  # j - i
+    buckets = t5_relative_bucket(rel, bidirectional, table.shape[0], max_distance)
+    return torch.einsum("qkh->hqk", table[buckets])

@@ -1,4 +1,4 @@
-# Styles: terse functional one-liners; torch.outer angles; ALiBi built as slopes * (j - i) plus a triu(-inf) mask tensor added; learned forward via narrow(); RoPE interleaved via x.view_as pair swap (rotate_every_two, GPT-J).
+# Styles: terse functional one-liners; torch.outer angles; ALiBi built as slopes * (j - i) plus a triu(-inf) mask tensor added; learned forward via narrow(); RoPE interleaved via x.view_as pair swap (rotate_every_two, GPT-J). T5 buckets as ln(n) - ln(E) in float32 with clamp, bias via F.embedding.
 import math
 
 import torch
@@ -52,3 +52,18 @@ def alibi_bias(n_heads, seq_len):
     r = torch.arange(seq_len, dtype=torch.float32)
     mask = torch.triu(torch.full((seq_len, seq_len), float("-inf")), diagonal=1)
     return alibi_slopes(n_heads)[:, None, None] * (r[None, :] - r[:, None]).clamp(max=0) + mask
+
+
+def t5_relative_bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
+    nb = num_buckets // 2 if bidirectional else num_buckets
+    ex = nb // 2
+    ret = (relative_position > 0).long() * nb if bidirectional else torch.zeros_like(relative_position)
+    n = relative_position.abs() if bidirectional else (-relative_position).clamp(min=0)
+    large = ex + ((torch.log(n.float().clamp(min=1)) - math.log(ex)) * (nb - ex) / math.log(max_distance / ex)).long()
+    return ret + torch.where(n < ex, n, large.clamp(max=nb - 1))
+
+
+def t5_relative_bias(table, query_len, key_len, bidirectional=True, max_distance=128):
+    rel = torch.arange(key_len).unsqueeze(0) - torch.arange(query_len).unsqueeze(1)
+    buckets = t5_relative_bucket(rel, bidirectional, table.shape[0], max_distance)
+    return nn.functional.embedding(buckets, table).permute(2, 0, 1)

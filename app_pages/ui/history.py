@@ -1,0 +1,75 @@
+"""The Exercises page's history: each attempt at this exercise, newest first, to learn from.
+
+Each attempt opens to its code, its feedback and what changed since the attempt before it, with
+a button that puts its code back into the editor (as the draft).
+"""
+
+from __future__ import annotations
+
+import difflib
+
+import streamlit as st
+
+from app_pages.ui import feedback, workspace
+from app_pages.ui.store_calls import store_call
+from grader.results import SubmissionResult
+from poslab.exercises import Exercise
+from poslab.store import Attempt
+
+
+def code_diff(before: str | None, after: str | None) -> str:
+    """A unified diff of two attempts' code ('' when they are the same)."""
+    lines = difflib.unified_diff((before or "").splitlines(keepends=True), (after or "").splitlines(keepends=True),
+                                 "previous attempt", "this attempt")
+    return "".join(lines)
+
+
+def attempt_result(attempt: Attempt) -> SubmissionResult | None:
+    try:
+        return SubmissionResult.from_dict(attempt.details) if attempt.details else None
+    except (KeyError, TypeError, ValueError):  # details of an older grader version
+        return None
+
+
+def attempt_label(number: int, attempt: Attempt, result: SubmissionResult | None, exercise_id: str) -> str:
+    kind = "public tests" if attempt.public_tests_only else "graded"
+    line = feedback.summary(result, exercise_id) if result is not None else "no details kept"
+    return (f"Attempt {number} · {attempt.time:%Y-%m-%d %H:%M} UTC · {attempt.score:g} / {attempt.max_score:g} "
+            f"({kind}) · {line}")
+
+
+def _load(student: str, exercise: Exercise, code: str, number: int) -> None:
+    workspace.replace_text(student, exercise, code, f"Attempt {number}'s code is in the editor now (and saved as "
+                                                    "your draft).")
+
+
+def show_history(student: str, exercise: Exercise, titles: dict[str, str]) -> None:
+    attempts = store_call("load your attempts", lambda opened: opened.attempt_details(student, exercise.id), ())
+    st.subheader(f"Your attempts ({len(attempts)})")
+    if not attempts:
+        st.caption("None yet: your submissions for grading appear here, each with its code and feedback.")
+        return
+    for number in range(len(attempts), 0, -1):
+        attempt = attempts[number - 1]
+        result = attempt_result(attempt)
+        with st.expander(attempt_label(number, attempt, result, exercise.id), expanded=number == len(attempts)):
+            feedback_tab, code_tab, diff_tab = st.tabs(["Feedback", "Code", "Changes since the attempt before"])
+            with feedback_tab:
+                if result is None:
+                    st.caption("This attempt's feedback was not kept.")
+                else:
+                    feedback.show_result(result, [exercise.id], titles)
+            with code_tab:
+                st.code(attempt.code or "", language="python", line_numbers=True)
+                if attempt.code:
+                    st.button("Load into the editor", key=f"load-attempt-{attempt.id}", icon=":material/edit:",
+                              on_click=_load, args=(student, exercise, attempt.code, number))
+            with diff_tab:
+                if number == 1:
+                    st.caption("This is your first attempt.")
+                else:
+                    changes = code_diff(attempts[number - 2].code, attempt.code)
+                    if changes:
+                        st.code(changes, language="diff")
+                    else:
+                        st.caption("The same code as the attempt before.")

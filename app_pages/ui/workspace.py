@@ -1,0 +1,180 @@
+"""The Exercises page's editor: the exercise's stub in a code editor, saved as a draft as the student types.
+
+The editor is ``streamlit-code-editor`` (Ace): monospace, line numbers, Python colours, as tall as
+the file (up to ``MAX_EDITOR_LINES``). It sends its text a second and a half after the student
+stops typing and when it loses focus; each new text is saved as the draft in the store, so it is
+back after a reload, in another tab or on another day. The editor sits in a fragment: a save
+reruns the editor only, not the page.
+
+Keyboard (WCAG 2.1.2, no trap): Tab reaches the editor; Enter starts editing (Tab then indents);
+Esc stops editing, and Tab then moves on to the next control. Ace's ``enableKeyboardAccessibility``.
+
+Nothing is loaded from outside the machine: the component's own "streamlit" themes import a
+font from a web font host, so the editor uses Ace's built-in ``textmate`` theme instead.
+
+Two tabs on one draft: the last save wins. A tab that saves over a newer save from another tab
+says so; a tab whose view is older than the stored draft shows the stored one, and says so.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+import streamlit as st
+from code_editor import code_editor
+
+from app_pages.ui.store_calls import store_call
+from grader.submissions import MAX_FILE_BYTES
+from poslab.config import PROJECT_ROOT
+from poslab.exercises import Exercise, spec
+
+SESSION_KEY = "workspace_session"  # this browser session's id, kept with each draft it saves
+MAX_EDITOR_LINES = 60
+SAVE_AFTER_MS = 1500  # a pause in typing this long sends the text (and on leaving the editor)
+KEYBOARD_HELP = ("Keyboard: Tab reaches the editor, Enter starts editing (Tab then indents), "
+                 "Esc stops editing, then Tab moves on. Your code is saved as a draft as you type.")
+# Ace's own scrollbars (customScrollbar): the browser's native ones are scroll containers, which
+# Chromium makes Tab stops, so leaving the editor would take a Tab per scrollbar.
+EDITOR_OPTIONS = {"enableKeyboardAccessibility": True, "customScrollbar": True, "showLineNumbers": True,
+                  "wrap": False, "useSoftTabs": True, "tabSize": 4}
+EDITOR_PROPS = {"theme": "textmate", "debounceChangePeriod": SAVE_AFTER_MS, "fontSize": 14,
+                "enableLiveAutocompletion": False, "enableSnippets": False}
+# The component binds its own "exitSession" command (leave its snippet/keybinding side sessions)
+# to Esc after Ace's "blurTextInput"; Ace tries the last-bound command first and that one always
+# claims the key, so Esc never left the text. Unbound, Esc reaches "blurTextInput" again.
+EDITOR_KEYBINDINGS = {"commands": [{"name": "exitSession", "bindkey": ""}]}
+
+
+@dataclass
+class EditorState:
+    """What this session knows of one exercise's editor."""
+
+    text: str  # the editor's text as last received (and saved)
+    loaded: str  # the text the editor was last mounted with
+    generation: int  # a new one mounts a fresh editor with ``loaded`` (reset, load an attempt)
+    revision: int  # of the stored draft this session last loaded or saved; 0: none
+    last_event: str = ""  # the id of the editor's last event handled
+    saved_at: str = ""
+    notice: str | None = None  # said once, then cleared
+    problem: str | None = None  # why the last text was not saved
+
+
+def session_id() -> str:
+    return st.session_state.setdefault(SESSION_KEY, uuid.uuid4().hex)
+
+
+def starter_code(exercise: Exercise) -> str:
+    """The exercise's stub as shipped in ``exercises/<file>`` (its docstring is the spec)."""
+    path = PROJECT_ROOT / "exercises" / exercise.filename
+    if path.is_file():
+        return path.read_text(encoding="utf-8")
+    return f'"""{spec(exercise.id)}"""\n'
+
+
+def _state_key(student: str, exercise: Exercise) -> str:
+    return f"workspace-{student}-{exercise.id}"
+
+
+def editor_key(student: str, exercise: Exercise) -> str:
+    """The editor component's key: a new generation mounts a new editor."""
+    return _editor_key(exercise, _state(student, exercise))
+
+
+def _state(student: str, exercise: Exercise) -> EditorState:
+    return st.session_state[_state_key(student, exercise)]
+
+
+def sync_with_store(student: str, exercise: Exercise) -> EditorState:
+    """On each run of the page: load the draft the first time, and a newer one saved from another tab."""
+    key = _state_key(student, exercise)
+    draft = store_call("load your draft", lambda opened: opened.draft(student, exercise.id), None)
+    state = st.session_state.get(key)
+    if state is None:
+        text = draft.code if draft is not None else starter_code(exercise)
+        state = EditorState(text, text, 0, draft.revision if draft is not None else 0)
+        if draft is not None:
+            state.saved_at = f"{draft.saved_at:%Y-%m-%d %H:%M:%S} UTC"
+    elif (draft is not None and draft.revision > state.revision and draft.saved_by != session_id()
+          and not _unsaved_typing(state, exercise)):
+        state.text = state.loaded = draft.code
+        state.generation += 1
+        state.revision = draft.revision
+        state.saved_at = f"{draft.saved_at:%H:%M:%S} UTC"
+        state.notice = (f"Your draft was saved from another tab or window at {draft.saved_at:%H:%M:%S} UTC, "
+                        "after this page last loaded it. The last save wins: the editor now shows that version.")
+    st.session_state[key] = state
+    return state
+
+
+def _editor_key(exercise: Exercise, state: EditorState) -> str:
+    return f"editor-{exercise.id}-{state.generation}"
+
+
+def _unsaved_typing(state: EditorState, exercise: Exercise) -> bool:
+    """The editor sent text this run has not saved yet: it is about to be the last save, so it wins."""
+    value = st.session_state.get(_editor_key(exercise, state))
+    return isinstance(value, dict) and bool(value.get("id")) and value["id"] != state.last_event
+
+
+def _save(student: str, exercise: Exercise, state: EditorState, text: str) -> None:
+    size = len(text.encode("utf-8"))
+    if size > MAX_FILE_BYTES:
+        state.problem = (f"Not saved: the code is {size / 1024:,.0f} KB, and a solution file may be at most "
+                         f"{MAX_FILE_BYTES // 1024} KB.")
+        return
+    saved = store_call("save your draft", lambda opened: opened.save_draft(
+        student, exercise.id, text, saved_by=session_id(), base_revision=state.revision), None)
+    if saved is None:
+        state.problem = "Not saved (see above): keep a copy of your code until this is fixed."
+        return
+    state.text, state.revision, state.problem = text, saved.draft.revision, None
+    state.saved_at = f"{saved.draft.saved_at:%H:%M:%S} UTC"
+    if saved.replaced is not None:
+        state.notice = (f"This save replaced a newer version saved from another tab or window at "
+                        f"{saved.replaced.saved_at:%H:%M:%S} UTC: the last save wins.")
+
+
+def current_code(student: str, exercise: Exercise) -> str:
+    """The editor's latest text (also one not yet handled by a save), saved as the draft now if new."""
+    state = _state(student, exercise)
+    value = st.session_state.get(editor_key(student, exercise))
+    text = value.get("text") if isinstance(value, dict) and value.get("id") else None
+    if text is not None and text != state.text:
+        _save(student, exercise, state, text)
+        return text
+    return state.text
+
+
+def replace_text(student: str, exercise: Exercise, text: str, notice: str) -> None:
+    """Mount a fresh editor with ``text`` and save it as the draft (reset, load an attempt)."""
+    state = _state(student, exercise)
+    _save(student, exercise, state, text)
+    state.text = state.loaded = text
+    state.generation += 1
+    state.notice = notice
+
+
+@st.fragment
+def editor(student: str, exercise: Exercise) -> None:
+    """The editor and its save line; a save reruns this fragment only."""
+    state = _state(student, exercise)
+    # The latest text, not the one mounted first: a page left and reopened mounts a new editor. A
+    # mounted editor ignores a changed text (only a new generation, i.e. a new key, replaces it).
+    lines = state.text.count("\n") + 2
+    value = code_editor(state.text, lang="python", height=[min(max(lines, 12), MAX_EDITOR_LINES), MAX_EDITOR_LINES],
+                        shortcuts="sublime", response_mode=["debounce", "blur"], options=EDITOR_OPTIONS, props=EDITOR_PROPS,
+                        keybindings=EDITOR_KEYBINDINGS,
+                        key=editor_key(student, exercise))
+    if isinstance(value, dict) and value.get("id") and value["id"] != state.last_event:
+        state.last_event = value["id"]
+        text = value.get("text")
+        if isinstance(text, str) and text != state.text:
+            _save(student, exercise, state, text)
+    if state.notice:
+        st.info(state.notice, icon=":material/sync:")
+        state.notice = None
+    if state.problem:
+        st.error(state.problem, icon=":material/save:")
+    st.caption(f"{KEYBOARD_HELP} " + (f"Draft saved at {state.saved_at}." if state.saved_at
+                                      else "This is the starter code; your changes are saved as you type."))

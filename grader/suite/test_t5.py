@@ -1,0 +1,262 @@
+"""Hidden tests of ``t5_relative_bucket`` and ``t5_relative_bias``: 20 points.
+
+T5's buckets (Raffel et al. 2020; Mesh TensorFlow's ``_relative_position_bucket``, copied by Hugging
+Face) take r = key position - query position. Each direction has N buckets (num_buckets / 2 when
+bidirectional, later keys adding N; all of them for earlier keys when causal, later keys going to 0):
+half exact, the rest log-spaced up to max_distance, then the last one. Mesh TensorFlow computes the
+logarithm in float32; where it lands within 1e-4 of a bucket edge the oracle accepts either side, so
+float32 and float64 (and ln(n) - ln(E) for ln(n / E)) all pass. Buckets are compared exactly, and
+so is the bias, which only gathers entries of the table.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from grader.suite import graded
+from grader.suite.expect import as_tensor, dtype_name, expect, expect_dtype, expect_shape, expect_untouched
+from grader.suite.inputs import randn
+from grader.suite.oracles import oracle_t5_bucket_bounds
+from grader.suite.timing import expect_fast
+from poslab.encodings import t5_relative_bias as reference_t5_relative_bias
+from poslab.encodings import t5_relative_bucket as reference_t5_relative_bucket
+
+BUCKET_RULE = ("t5_relative_bucket takes r = key position - query position. Each direction has N buckets "
+               "(num_buckets // 2 when bidirectional, where r > 0 adds N; num_buckets when causal, where every "
+               "r >= 0 is bucket 0); a distance n < N // 2 gets bucket n, a larger one "
+               "N//2 + floor(ln(n / (N//2)) / ln(max_distance / (N//2)) * (N - N//2)), at most N - 1.")
+CONFIGS = ((32, 128), (32, 256), (16, 64), (64, 512), (8, 20))  # (num_buckets, max_distance)
+
+
+def _buckets(student, relative: torch.Tensor, strict: bool = False, **kwargs) -> torch.Tensor:
+    out = as_tensor(student.call("t5_relative_bucket", relative, **kwargs).output, "t5_relative_bucket", strict)
+    expect_shape(out, relative.shape, "t5_relative_bucket(relative_position)")
+    return out
+
+
+def _bias(student, table: torch.Tensor, query_len: int, key_len: int, strict: bool = False, **kwargs):
+    result = student.call("t5_relative_bias", table, query_len, key_len, **kwargs)
+    expect_untouched(result.inputs_after, (table,), "t5_relative_bias")
+    bias = as_tensor(result.output, "t5_relative_bias", strict)
+    expect_shape(bias, (table.shape[1], query_len, key_len), "t5_relative_bias(table, query_len, key_len)")
+    return bias
+
+
+def _in_bounds(actual: torch.Tensor, bounds: tuple[torch.Tensor, torch.Tensor]) -> bool:
+    low, high = bounds
+    if tuple(actual.shape) != tuple(low.shape) or actual.is_complex():
+        return False
+    values = actual.double()
+    return bool(((values >= low) & (values <= high)).all())
+
+
+def _mistakes(relative: torch.Tensor, bidirectional: bool, num_buckets: int, max_distance: int) -> dict:
+    """Known wrong bucketings, as the oracle's bounds, built only if needed."""
+    per_direction = num_buckets // 2 if bidirectional else num_buckets
+    exact = per_direction // 2
+
+    def bounds(r=relative, direction=bidirectional, **changes):
+        return lambda: oracle_t5_bucket_bounds(r, direction, num_buckets, max_distance, **changes)
+
+    mistakes = {
+        "relative_position is read as query - key; the spec (like Mesh TensorFlow and Hugging Face) uses "
+        "key - query, negative for keys before the query": bounds(r=-relative),
+        "the log-spaced bucket is not clamped, so distances past max_distance get buckets beyond the "
+        "last one of their direction": bounds(clamp=False),
+        f"the bidirectional flag is ignored: bidirectional={bidirectional} gives the buckets of "
+        f"bidirectional={not bidirectional}": bounds(direction=not bidirectional),
+        "one exact bucket too many (N // 2 + 1): the log-spaced range starts one bucket late":
+            bounds(exact=exact + 1),
+    }
+    if exact > 1:
+        mistakes["one exact bucket too few (N // 2 - 1): distance N // 2 - 1 already shares a log-spaced "
+                 "bucket"] = bounds(exact=exact - 1)
+    if bidirectional:
+        mistakes["the exact half is taken of num_buckets, before the sign split halves it"] = bounds(
+            exact=num_buckets // 2)
+    return mistakes
+
+
+def _diagnose(actual: torch.Tensor, mistakes: dict) -> str:
+    for misconception, build in mistakes.items():
+        if _in_bounds(actual, build()):
+            return f" Your buckets match a known mistake: {misconception}."
+    return ""
+
+
+def _expect_buckets(student, relative: torch.Tensor, bidirectional: bool, num_buckets: int, max_distance: int,
+                    what: str) -> None:
+    buckets = _buckets(student, relative, bidirectional=bidirectional, num_buckets=num_buckets,
+                       max_distance=max_distance)
+    if not _in_bounds(buckets, oracle_t5_bucket_bounds(relative, bidirectional, num_buckets, max_distance)):
+        raise AssertionError(f"{what} {BUCKET_RULE}"
+                             + _diagnose(buckets, _mistakes(relative, bidirectional, num_buckets, max_distance)))
+
+
+def _expect_probes(student, probes: dict[int, int], what: str, **kwargs) -> None:
+    """Values worked out by hand from the formula: {relative position: bucket}."""
+    relative = torch.tensor(list(probes))
+    buckets = _buckets(student, relative, **kwargs)
+    expect(buckets.double().tolist() == [float(b) for b in probes.values()], f"{what} {BUCKET_RULE}"
+           + _diagnose(buckets, _mistakes(relative, kwargs.get("bidirectional", True),
+                                          kwargs.get("num_buckets", 32), kwargs.get("max_distance", 128))))
+
+
+@graded(points=2, family="dtype", visibility="visible")
+def test_buckets_are_a_long_tensor_of_the_same_shape(student):
+    """t5_relative_bucket returns a LongTensor (torch.int64) with the shape of relative_position."""
+    for shape in ((3, 4), (2, 3, 5)):
+        relative = torch.arange(-30, -30 + torch.Size(shape).numel()).reshape(shape)
+        buckets = _buckets(student, relative, strict=True)  # the type test of t5_relative_bucket
+        expect(not dtype_name(buckets).startswith(("float", "bfloat")),
+               f"t5_relative_bucket returns {dtype_name(buckets)} buckets: they index the table, so they must be "
+               "torch.int64. torch.floor (or math.floor on a float tensor) keeps the float dtype; convert with "
+               ".long() after it.")
+        expect_dtype(buckets, torch.int64, "t5_relative_bucket")
+
+
+@graded(points=2, family="values", visibility="visible")
+def test_near_keys_get_a_bucket_each(student):
+    """The first half of each direction's buckets are exact: distance n < N // 2 gets bucket n."""
+    # Bidirectional, 32 buckets: 16 per direction, 8 exact; a later key adds 16.
+    _expect_probes(student, {0: 0, -1: 1, -4: 4, -7: 7, 1: 17, 4: 20, 7: 23},
+                   "Near keys must get a bucket each (32 buckets, bidirectional).")
+    # Causal, 32 buckets: all 32 for earlier keys, 16 exact.
+    _expect_probes(student, {-1: 1, -9: 9, -15: 15}, "Near earlier keys must get a bucket each (causal).",
+                   bidirectional=False)
+    # Bidirectional, 8 buckets, max distance 20: 4 per direction, 2 exact.
+    _expect_probes(student, {-1: 1, 1: 5, 0: 0}, "Near keys must get a bucket each with other sizes too.",
+                   num_buckets=8, max_distance=20)
+
+
+@graded(points=4, family="values", visibility="hidden")
+def test_log_spaced_buckets_beyond_the_exact_half(student):
+    """Beyond the exact buckets, distances share log-spaced buckets up to max_distance (several sizes, both directions)."""
+    # 32/128 bidirectional: 8 + floor(ln(n / 8) / ln 16 * 8): 11 -> 8 (0.92), 12 -> 9 (1.17), 90 -> 14 (6.98), 91 -> 15.
+    _expect_probes(student, {-8: 8, -11: 8, -12: 9, -90: 14, -91: 15, 12: 25, 90: 30},
+                   "Distances past the exact buckets must share log-spaced buckets.")
+    # 32/128 causal: 16 + floor(ln(n / 16) / ln 8 * 16): 112 -> 30 (14.97), 113 -> 31 (15.04).
+    _expect_probes(student, {-16: 16, -112: 30, -113: 31}, "Log-spaced buckets are wrong for a decoder (causal).",
+                   bidirectional=False)
+    relative = torch.arange(-600, 601)
+    for num_buckets, max_distance in CONFIGS:
+        for bidirectional in (True, False):
+            _expect_buckets(student, relative, bidirectional, num_buckets, max_distance,
+                            "Some buckets are wrong for other numbers of buckets or maximum distances.")
+
+
+@graded(points=2, family="range", visibility="visible")
+def test_the_last_bucket_from_max_distance_on(student):
+    """Every distance from max_distance on, however far, shares the last bucket of its direction."""
+    for num_buckets, max_distance in ((32, 128), (16, 64), (8, 20)):
+        far = torch.tensor([max_distance, max_distance + 1, 2 * max_distance, 10_000, 1_000_000])
+        per_direction = num_buckets // 2
+        for bidirectional, relative, last in ((True, -far, per_direction - 1), (True, far, 2 * per_direction - 1),
+                                              (False, -far, num_buckets - 1)):
+            buckets = _buckets(student, relative, bidirectional=bidirectional, num_buckets=num_buckets,
+                               max_distance=max_distance)
+            if bool((buckets.double() == last).all()):
+                continue
+            diagnosis = _diagnose(buckets, _mistakes(relative, bidirectional, num_buckets, max_distance))
+            raise AssertionError(
+                "Every key at max_distance or further from the query must share the last bucket of its direction "
+                "(N - 1 before the query; 2N - 1 after it when bidirectional)."
+                + (diagnosis or " Is the log-spaced bucket clamped to N - 1 (torch.clamp(..., max=N - 1) or "
+                                "torch.minimum)?"))
+
+
+@graded(points=2, family="direction", visibility="visible")
+def test_later_keys_take_the_upper_half_when_bidirectional(student):
+    """Bidirectional: a key after the query (r > 0) gets N plus the bucket of the same distance before it."""
+    distance = torch.arange(1, 400)
+    before = _buckets(student, -distance).double()
+    after = _buckets(student, distance).double()
+    expect(bool((before < 16).all()),
+           "With 32 buckets, bidirectional, keys before the query (r = key - query < 0) must use the lower 16 "
+           "buckets; yours puts some of them in the upper half."
+           + (_diagnose(before, _mistakes(-distance, True, 32, 128)) or " Is r read as query - key?"))
+    expect(bool((after == before + 16).all()),
+           "With 32 buckets, bidirectional, a key after the query (r > 0) must get 16 plus the bucket of the key "
+           "the same distance before it: the sign of r takes half the buckets.")
+
+
+@graded(points=2, family="direction", visibility="visible")
+def test_a_decoder_folds_later_keys_into_bucket_0(student):
+    """Causal (bidirectional=False): every key after the query is bucket 0, and all num_buckets describe earlier keys."""
+    distance = torch.arange(0, 500)
+    later = _buckets(student, distance, bidirectional=False)
+    expect(bool((later.double() == 0).all()),
+           "With bidirectional=False every key after the query (r >= 0) must be in bucket 0: a decoder masks those "
+           "keys anyway, so T5 folds them into one bucket." + _diagnose(later, _mistakes(distance, False, 32, 128)))
+    earlier = _buckets(student, -distance, bidirectional=False)
+    expect(sorted(set(earlier.double().tolist())) == [float(b) for b in range(32)],
+           "With bidirectional=False, keys before the query must use all 32 buckets (16 exact, 16 log-spaced): "
+           "there is no sign split in a decoder." + _diagnose(earlier, _mistakes(-distance, False, 32, 128)))
+
+
+@graded(points=1, family="range", visibility="hidden")
+def test_buckets_never_decrease_with_distance(student):
+    """Within a direction the bucket never decreases as the key moves away, and stays in 0 .. num_buckets - 1."""
+    distance = torch.arange(0, 3000)
+    for num_buckets, max_distance in CONFIGS:
+        for bidirectional, relative in ((True, -distance), (True, distance), (False, -distance)):
+            buckets = _buckets(student, relative, bidirectional=bidirectional, num_buckets=num_buckets,
+                               max_distance=max_distance).double()
+            expect(bool(((buckets >= 0) & (buckets < num_buckets)).all()),
+                   "Every bucket must be in 0 .. num_buckets - 1, for any distance.")
+            expect(bool((buckets[1:] >= buckets[:-1]).all()),
+                   "The bucket must never decrease as a key moves further from the query in the same direction.")
+
+
+def _expected_bias(table: torch.Tensor, query_len: int, key_len: int, bidirectional: bool, max_distance: int,
+                   relative_sign: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
+    """The two accepted biases (low and high edge buckets), [n_heads, Tq, Tk]."""
+    relative = torch.arange(key_len)[None, :] - torch.arange(query_len)[:, None]
+    low, high = oracle_t5_bucket_bounds(relative_sign * relative, bidirectional, table.shape[0], max_distance)
+    return table.double()[low].permute(2, 0, 1), table.double()[high].permute(2, 0, 1)
+
+
+def _matches_bias(bias: torch.Tensor, expected: tuple[torch.Tensor, torch.Tensor]) -> bool:
+    values = bias.double()
+    return tuple(values.shape) == tuple(expected[0].shape) and bool(
+        ((values == expected[0]) | (values == expected[1])).all())
+
+
+def _expect_bias(student, table: torch.Tensor, query_len: int, key_len: int, bidirectional: bool,
+                 max_distance: int, strict: bool = False) -> torch.Tensor:
+    bias = _bias(student, table, query_len, key_len, strict, bidirectional=bidirectional, max_distance=max_distance)
+    if not _matches_bias(bias, _expected_bias(table, query_len, key_len, bidirectional, max_distance)):
+        hint = ""
+        if _matches_bias(bias, _expected_bias(table, query_len, key_len, bidirectional, max_distance, -1)):
+            hint = " Your bias uses i - j (query - key); the spec's relative position is j - i (key - query)."
+        raise AssertionError(
+            "t5_relative_bias must be [n_heads, Tq, Tk] with bias[h, i, j] = table[t5_relative_bucket(j - i, "
+            "bidirectional, table.shape[0], max_distance), h]: the number of buckets is the table's first axis."
+            + hint)
+    return bias
+
+
+@graded(points=2, family="bias", visibility="visible")
+def test_bias_reads_the_table_by_bucket(student):
+    """t5_relative_bias(table, Tq, Tk) is [n_heads, Tq, Tk], the table's dtype, with bias[h, i, j] = table[bucket(j - i), h]."""
+    table = randn(32, 4, seed=61)
+    bias = _expect_bias(student, table, 6, 9, True, 128, strict=True)  # the type test of t5_relative_bias
+    expect_dtype(bias, torch.float32, "t5_relative_bias")
+
+
+@graded(points=1, family="bias", visibility="hidden")
+def test_bias_for_decoders_other_sizes_and_float64_tables(student):
+    """The bias is right when causal, with more keys than queries or the reverse, other bucket counts, float64 tables."""
+    _expect_bias(student, randn(8, 3, seed=62, dtype=torch.float64), 20, 150, False, 20)
+    _expect_bias(student, randn(16, 2, seed=63, dtype=torch.float64), 150, 5, True, 64)
+    bias = _expect_bias(student, randn(32, 6, seed=64), 40, 40, False, 128)
+    expect_dtype(bias, torch.float32, "t5_relative_bias")
+
+
+@graded(points=2, family="speed", visibility="visible")
+def test_speed(student):
+    """t5_relative_bucket and t5_relative_bias are vectorised: not far slower than the reference."""
+    relative = torch.arange(-20_000, 20_000)
+    expect_fast(student, "t5_relative_bucket", lambda: reference_t5_relative_bucket(relative), relative)
+    table = randn(32, 8, seed=65)
+    expect_fast(student, "t5_relative_bias", lambda: reference_t5_relative_bias(table, 96, 96), table, 96, 96)

@@ -1,0 +1,169 @@
+"""The student's workspace in the store: drafts, practice runs of the public tests, quick-check choices.
+
+A draft is what the editor on the Exercises page holds, one per student and exercise, saved as
+the student types. Saves are never refused: the last save wins. Each save counts a revision and
+names the browser session (tab) that made it, so a tab whose view is older than the stored draft
+can say so, and a save that replaced another tab's newer one is reported back (``DraftSaved``).
+
+A practice run is one run of the public tests against a draft: feedback kept for the student,
+never an attempt and never a grade. A check choice is the option a quick-check answer chose, so
+a reloaded lesson shows the answer and its feedback again.
+
+``WorkspaceMixin`` is mixed into ``Store``; it uses the store's transactions and validation.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import IntegrityError
+
+from . import schema
+from .validation import clean_code, clean_score, clean_student, details_to_json, require_id
+
+MAX_SESSION_CHARS = schema.ID_CHARS
+
+
+@dataclass(frozen=True)
+class Draft:
+    student: str
+    exercise: str
+    code: str
+    revision: int  # 1 for the first save, one more for each save after it
+    saved_at: datetime
+    saved_by: str  # the browser session that saved it
+
+
+@dataclass(frozen=True)
+class DraftSaved:
+    draft: Draft
+    replaced: Draft | None  # another session's save newer than the one this save started from
+
+
+@dataclass(frozen=True)
+class PracticeRun:
+    id: int
+    student: str
+    exercise: str
+    time: datetime
+    score: float
+    max_score: float
+    code: str
+    result: dict  # the grader's SubmissionResult.to_dict()
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _session(saved_by: object) -> str:
+    if not isinstance(saved_by, str) or not 0 < len(saved_by) <= MAX_SESSION_CHARS:
+        raise ValueError(f"a session id is 1 to {MAX_SESSION_CHARS} characters, got {saved_by!r}")
+    return saved_by
+
+
+def _draft(row: Any) -> Draft:
+    return Draft(row.student, row.exercise, row.code, row.revision, row.saved_at, row.saved_by)
+
+
+class WorkspaceMixin:
+    """Store methods of the Exercises page's workspace (``Store`` provides ``_read``, ``_write``, ``catalogue``)."""
+
+    # -- drafts -----------------------------------------------------------------------------------
+
+    def draft(self, student: str, exercise: str) -> Draft | None:
+        """The student's saved draft of this exercise, or None if they never typed in it."""
+        student, exercise = clean_student(student), self.catalogue.require_exercise(exercise)
+        table = schema.drafts
+        query = sa.select(table).where(table.c.student == student, table.c.exercise == exercise)
+        row = self._read(lambda conn: conn.execute(query).first())
+        return None if row is None else _draft(row)
+
+    def save_draft(self, student: str, exercise: str, code: str, *, saved_by: str,
+                   base_revision: int = 0) -> DraftSaved:
+        """Save the editor's text; the last save wins.
+
+        ``base_revision``: the revision this session last loaded or saved (0: none). If another
+        session saved after it, that draft is returned as ``replaced`` (it is overwritten).
+        """
+        student, exercise = clean_student(student), self.catalogue.require_exercise(exercise)
+        code = clean_code(code)
+        if code is None:
+            raise ValueError("a draft is text, not None")
+        saved_by, base_revision = _session(saved_by), require_id(base_revision, "base revision")
+        table = schema.drafts
+        now = _now()
+        mine = (table.c.student == student) & (table.c.exercise == exercise)
+
+        def save(conn: Connection) -> DraftSaved:
+            row = conn.execute(sa.select(table).where(mine)).first()
+            before = None if row is None else _draft(row)
+            revision = 1 if before is None else before.revision + 1
+            values = dict(code=code, revision=revision, saved_at=now, saved_by=saved_by)
+            if before is None:
+                conn.execute(sa.insert(table).values(student=student, exercise=exercise, **values))
+            else:
+                conn.execute(sa.update(table).where(mine).values(**values))
+            replaced = before if before is not None and before.revision > base_revision \
+                and before.saved_by != saved_by else None
+            return DraftSaved(Draft(student, exercise, code, revision, now, saved_by), replaced)
+
+        try:
+            return self._write(save)
+        except IntegrityError:  # another replica inserted the first draft between our read and insert
+            return self._write(save)
+
+    # -- practice runs ------------------------------------------------------------------------------
+
+    def record_practice_run(self, student: str, exercise: str, score: float, max_score: float,
+                            code: str, result: dict) -> int:
+        """Keep one run of the public tests (practice, not an attempt); returns its id."""
+        student, exercise = clean_student(student), self.catalogue.require_exercise(exercise)
+        score, max_score = clean_score(score, max_score)
+        code = clean_code(code)
+        if code is None:
+            raise ValueError("a practice run needs the code it ran")
+        result_json = details_to_json(result)
+        statement = sa.insert(schema.practice_runs).values(
+            student=student, exercise=exercise, at=_now(), score=score, max_score=max_score, code=code,
+            result=result_json).returning(schema.practice_runs.c.id)
+        return self._write(lambda conn: conn.execute(statement).scalar_one())
+
+    def practice_runs(self, student: str, exercise: str | None = None) -> tuple[PracticeRun, ...]:
+        """A student's practice runs, oldest first."""
+        table = schema.practice_runs
+        query = sa.select(table).where(table.c.student == clean_student(student)).order_by(table.c.at, table.c.id)
+        if exercise is not None:
+            query = query.where(table.c.exercise == self.catalogue.require_exercise(exercise))
+        rows = self._read(lambda conn: conn.execute(query).all())
+        return tuple(PracticeRun(row.id, row.student, row.exercise, row.at, row.score, row.max_score, row.code,
+                                 json.loads(row.result)) for row in rows)
+
+    # -- quick-check choices -------------------------------------------------------------------------
+
+    def record_check_choice(self, student: str, lesson: str, check_id: str, choice: int) -> None:
+        """Which option an answer to a quick check chose (``record_check`` keeps whether it was right)."""
+        student = clean_student(student)
+        lesson = self.catalogue.require_lesson(lesson)
+        check_id = self.catalogue.require_check(lesson, check_id)
+        choice = require_id(choice, "choice")
+        if choice < 0:
+            raise ValueError(f"choice must be 0 or more, got {choice}")
+        statement = sa.insert(schema.check_choices).values(student=student, lesson=lesson, check_id=check_id,
+                                                           choice=choice, at=_now())
+        self._write(lambda conn: conn.execute(statement))
+
+    def check_choices(self, student: str, lesson: str) -> dict[str, int]:
+        """The option of each quick check's latest answer in this lesson: {check id: option index}."""
+        student, lesson = clean_student(student), self.catalogue.require_lesson(lesson)
+        table = schema.check_choices
+        query = (sa.select(table.c.check_id, table.c.choice)
+                 .where(table.c.student == student, table.c.lesson == lesson)
+                 .order_by(table.c.at, table.c.id))
+        rows = self._read(lambda conn: conn.execute(query).all())
+        return {row.check_id: row.choice for row in rows}  # later answers overwrite earlier ones

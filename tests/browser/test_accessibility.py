@@ -1,0 +1,148 @@
+"""WCAG 2.1 A and AA, measured with axe-core (Deque's engine, shipped inside axe-playwright-python) on
+every page in headless Chromium: no serious or critical violation in the app's own content; one h1
+per page, headings that never skip a level, and an accessible name (its description) on every chart.
+
+Streamlit writes the sidebar navigation itself. Its markup is recorded below as a known framework
+issue, matched by rule id *and* by the navigation's container, so that any other node, or any other
+rule, still fails.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import version
+
+import pytest
+
+from tests.browser.app_driver import expand_sidebar_nav, go_to, open_app, wait_for_charts, wait_for_run
+from tests.browser.conftest import INSTRUCTOR_PASSWORD
+from tests.browser.test_flows import GRADING_TIMEOUT_MS, sign_in
+
+WCAG_21_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+BLOCKING_IMPACTS = {"serious", "critical"}
+# Streamlit 1.67.0 draws a sectioned st.navigation as <ul data-testid="stSidebarNavItems"> whose
+# children are one <div> per section holding the <li>s: axe's `list` (a <ul> with non-<li>
+# children) and `listitem` (an <li> whose parent is not a list). No option of 1.67 changes that
+# markup while keeping the navigation, with its sections, in the sidebar (position="sidebar";
+# client.showSidebarNavigation only hides it).
+KNOWN_FRAMEWORK_ISSUES = {
+    ("list", '[data-testid="stSidebarNavItems"]'),
+    ("listitem", '[data-testid="stSidebarNavItems"]'),
+}
+KNOWN_ISSUES_VERSION = "1.67.0"
+
+
+def axe_results(page) -> dict:
+    try:
+        from axe_playwright_python.sync_playwright import Axe
+    except ImportError:
+        pytest.fail("axe-playwright-python is not installed (pip install -r requirements-dev.txt)")
+    return Axe().run(page, options={"runOnly": {"type": "tag", "values": WCAG_21_AA},
+                                    "resultTypes": ["violations"]}).response
+
+
+def inside(page, target: list, container: str) -> bool:
+    """Whether the node axe names (a CSS selector path, one entry per frame) lies in ``container``."""
+    return page.evaluate("([selector, container]) => !!document.querySelector(selector)?.closest(container)",
+                         [target[-1], container])
+
+
+def is_known_framework_issue(page, rule: str, node: dict) -> bool:
+    # Another Streamlit may fix the markup or break it differently: the allowance is re-earned per version.
+    if version("streamlit") != KNOWN_ISSUES_VERSION:
+        return False
+    return any(rule == known_rule and inside(page, node["target"], container)
+               for known_rule, container in KNOWN_FRAMEWORK_ISSUES)
+
+
+def blocking_violations(page, where: str) -> list[str]:
+    problems = []
+    for violation in axe_results(page)["violations"]:
+        if violation["impact"] not in BLOCKING_IMPACTS:
+            continue
+        for node in violation["nodes"]:
+            if not is_known_framework_issue(page, violation["id"], node):
+                summary = (node.get("any") or node.get("all") or [{}])[0].get("message", "")
+                problems.append(f"{where}: {violation['id']} ({violation['impact']}) at {node['target']}: "
+                                f"{node['html'][:160]} {summary[:200]}")
+    return problems
+
+
+def heading_levels(page) -> list[int]:
+    return page.evaluate("""() => [...document.querySelectorAll('h1, h2, h3, h4, h5, h6')]
+        .filter(h => h.offsetParent !== null || h.getClientRects().length)
+        .map(h => Number(h.tagName[1]))""")
+
+
+def structure_problems(page, where: str) -> list[str]:
+    levels = heading_levels(page)
+    problems = []
+    if levels.count(1) != 1:
+        problems.append(f"{where}: {levels.count(1)} h1 headings (want exactly one)")
+    skips = [(before, after) for before, after in zip(levels, levels[1:]) if after > before + 1]
+    if skips:
+        problems.append(f"{where}: headings skip a level: {skips} in {levels}")
+    # A chart's Vega-Lite description becomes its accessible name (aria-label of its graphics-document).
+    unnamed = page.evaluate("""() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')]
+        .map((chart, index) => [index, (chart.getAttribute('aria-label') || '').trim()])
+        .filter(([, name]) => name.length < 20).map(([index]) => index)""")
+    if unnamed:
+        problems.append(f"{where}: charts without an accessible name (a description): {unnamed}")
+    return problems
+
+
+def unlock_instructor(page) -> None:
+    page.get_by_label("Instructor password", exact=True).fill(INSTRUCTOR_PASSWORD)
+    page.get_by_role("button", name="Unlock").click()
+    wait_for_run(page)
+    page.get_by_role("button", name="Lock this page").wait_for()
+
+
+def sidebar_titles(page) -> list[str]:
+    expand_sidebar_nav(page)
+    return [link.inner_text().strip().splitlines()[-1] for link in page.locator('[data-testid="stSidebarNav"] a').all()]
+
+
+def test_every_page_meets_wcag_21_aa_and_has_one_h1(page, app_url):
+    open_app(page, app_url)
+    sign_in(page, "Ada Lovelace")
+    titles = sidebar_titles(page)
+    assert len(titles) >= 14 and "Instructor" in titles and "Exercises" in titles, titles
+    problems = []
+    for title in titles:
+        go_to(page, title)
+        if title == "Instructor":
+            problems += blocking_violations(page, "Instructor (locked)")
+            unlock_instructor(page)
+            title = "Instructor (unlocked)"
+        wait_for_charts(page)
+        problems += blocking_violations(page, title) + structure_problems(page, title)
+    assert not problems, "\n".join(problems)
+
+
+def test_the_exercises_page_with_a_graded_result_meets_wcag_21_aa(page, app_url):
+    from grader.mutants import reference_source
+    from tests.browser.test_workspace import editor_frame, open_rope  # the Exercises page's own verbs
+
+    open_rope(page, app_url)
+    editor_frame(page).locator(".ace_content").click()
+    page.keyboard.press("Control+A")
+    page.keyboard.insert_text(reference_source())  # as a paste: no auto-indent
+    page.wait_for_timeout(2500)  # the editor sends its text after a pause in typing
+    wait_for_run(page)
+    page.get_by_role("button", name="Submit for grading").click()
+    page.get_by_text("Your last result").wait_for(timeout=GRADING_TIMEOUT_MS)
+    wait_for_run(page)
+    wait_for_charts(page)
+    problems = blocking_violations(page, "Exercises (graded)") + structure_problems(page, "Exercises (graded)")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_known_framework_issue_is_matched_narrowly(page, app_url):
+    """The allowance covers the navigation's list markup only: the same rule elsewhere still counts."""
+    open_app(page, app_url)
+    page.evaluate("""() => { const list = document.createElement('ul');
+        list.appendChild(document.createElement('div')).textContent = 'not an item';
+        list.id = 'a11y-probe'; document.querySelector('[data-testid="stMain"]').appendChild(list); }""")
+    problems = blocking_violations(page, "probe")
+    assert any(" list (" in problem and "a11y-probe" in problem for problem in problems), problems
+    assert not any("stSidebarNavItems" in problem for problem in problems), problems

@@ -1,0 +1,136 @@
+"""The Exercises page's workspace in Chromium: the editor, its draft across a reload, the public tests,
+a submission through the grading service, the keyboard's way out, and no request off the machine."""
+
+import re
+import time
+from datetime import UTC, datetime
+from urllib.parse import urlparse
+
+from grader.mutants import reference_source
+from poslab.exercises import get_exercise
+from tests.browser.app_driver import exception_boxes, full_page_screenshot, go_to, open_app, wait_for_run
+from tests.browser.conftest import ARTIFACTS
+from tests.browser.test_flows import sign_in
+
+EXERCISE = get_exercise("rope")
+MARKER = "# typed in the browser"
+
+
+def shot(page, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"workspace_{name}.png"))
+
+
+def editor_frame(page):
+    return page.frame_locator('iframe[title*="code_editor"]').first
+
+
+def editor_text(page) -> str:
+    """The lines the editor draws (it is as tall as the file, so all of a short one)."""
+    return editor_frame(page).locator(".ace_text-layer").inner_text()
+
+
+def open_rope(page, app_url) -> list[str]:
+    """Sign in and open rope's page; returns the address of every request the page made."""
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    open_app(page, app_url)
+    sign_in(page, "Ada Workspace")
+    go_to(page, "Exercises")
+    page.locator('[data-testid="stSelectbox"]').filter(has_text="Exercise").first.click()
+    page.get_by_role("option", name=EXERCISE.title).click()
+    wait_for_run(page)
+    editor_frame(page).locator(".ace_content").wait_for(timeout=30_000)
+    return requests
+
+
+def wait_for_result_handed_in_since(page, since: datetime, timeout: float = 30.0) -> None:
+    """Until a result says it was handed in at ``since`` (whole seconds, UTC) or later."""
+    deadline = time.monotonic() + timeout
+    handed_in = page.get_by_text(re.compile(r"Handed in at \d\d:\d\d:\d\d UTC"))
+    while time.monotonic() < deadline:
+        for text in handed_in.all_inner_texts():
+            moment = datetime.strptime(re.search(r"\d\d:\d\d:\d\d", text).group(), "%H:%M:%S").time()
+            if moment >= since.time():
+                return
+        time.sleep(0.01)
+    raise AssertionError(f"no result handed in since {since:%H:%M:%S} within {timeout:g} s")
+
+
+def off_machine(requests: list[str]) -> list[str]:
+    return sorted({url for url in requests if urlparse(url).hostname not in ("127.0.0.1", "localhost", None)
+                   and not url.startswith(("data:", "blob:", "about:"))})
+
+
+def test_type_reload_run_the_public_tests_and_submit(page, app_url):
+    requests = open_rope(page, app_url)
+    assert "exercise=rope" in page.url
+    frame = editor_frame(page)
+    frame.locator(".ace_content").click()
+    page.keyboard.press("Control+End")
+    page.keyboard.type(f"\n{MARKER}\n")
+    page.wait_for_timeout(2500)  # the editor sends its text after a pause in typing
+    wait_for_run(page)
+    page.get_by_text("Draft saved at").first.wait_for()
+
+    page.reload()
+    page.wait_for_selector("h1", timeout=60_000)
+    wait_for_run(page)
+    editor_frame(page).locator(".ace_content").wait_for(timeout=30_000)
+    assert MARKER in editor_text(page), "the draft did not come back after a reload"
+    assert off_machine(requests) == [], off_machine(requests)  # the Exercises page loads nothing from outside
+
+    # the whole reference solution, typed as a paste would be, then the public tests
+    editor_frame(page).locator(".ace_content").click()
+    page.keyboard.press("Control+A")
+    page.keyboard.insert_text(reference_source())  # as a paste: no auto-indent
+    page.wait_for_timeout(2500)
+    wait_for_run(page)
+    page.get_by_role("button", name="Run the public tests").click()
+    page.get_by_text("Public tests on your draft").wait_for(timeout=180_000)  # the first run warms a judge
+    shot(page, "after_first_practice")
+    started = time.monotonic()
+    page.get_by_role("button", name="Run the public tests").click()
+    page.get_by_text("Running the public tests on your draft").wait_for(timeout=10_000)
+    page.get_by_text("Public tests on your draft").wait_for(timeout=30_000)
+    warm_practice = time.monotonic() - started
+    shot(page, "after_second_practice")
+
+    page.get_by_role("button", name="Submit for grading").click()
+    page.get_by_text("Your last result").wait_for(timeout=180_000)
+    score = page.get_by_text(re.compile(rf"{EXERCISE.title}: [\d.]+ / [\d.]+ points")).first.inner_text()
+    got, maximum = re.findall(r"[\d.]+", score.split(":")[1])
+    assert float(got) == float(maximum) > 0, score
+
+    page.wait_for_timeout(1000)  # the second one is handed in a later second than the first
+    clicked, started = datetime.now(UTC).replace(microsecond=0), time.monotonic()  # judges warm
+    page.get_by_role("button", name="Submit for grading").click()
+    wait_for_result_handed_in_since(page, clicked)
+    second_submission = time.monotonic() - started
+    page.get_by_text(re.compile(r"Attempt 2 ·")).first.wait_for(timeout=30_000)  # and in the attempts
+
+    go_to(page, "Progress")
+    page.get_by_text(f"{EXERCISE.title}: 2 attempts").first.wait_for(timeout=30_000)
+    page.get_by_role("link", name=f"Open {EXERCISE.title}").click()
+    wait_for_run(page)
+    page.get_by_text(re.compile(r"Attempt 2 ·")).first.wait_for(timeout=30_000)
+    assert "exercise=rope" in page.url
+    print(f"warm public tests {warm_practice:.2f} s, second submission {second_submission:.2f} s")
+    assert warm_practice < 2.0 and second_submission < 1.0, (warm_practice, second_submission)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    full_page_screenshot(page, str(ARTIFACTS / "exercises_page.png"))
+    assert not exception_boxes(page) and not page.console_log.errors
+
+
+def test_the_editor_does_not_trap_the_keyboard(page, app_url):
+    open_rope(page, app_url)
+    frame = next(f for f in page.frames if "code_editor" in f.url)
+    focus_in_frame = "() => (document.activeElement && document.activeElement.className) || ''"
+    editor_frame(page).locator(".ace_content").click()
+    page.keyboard.press("Tab")  # while editing, Tab indents
+    assert "ace_text-input" in frame.evaluate(focus_in_frame)
+    page.keyboard.press("Escape")  # stops editing: the focus is on the editor's frame, not in the text
+    assert "ace_text-input" not in frame.evaluate(focus_in_frame), frame.evaluate(focus_in_frame)
+    page.keyboard.press("Tab")  # the documented way out is one Tab after Esc
+    outside = page.evaluate("() => document.activeElement && document.activeElement.tagName") != "IFRAME"
+    assert outside, f"Esc then Tab kept the focus in the editor ({frame.evaluate(focus_in_frame)})"

@@ -1,0 +1,94 @@
+"""The grader on code written the way other people write it (tests/corpus, issue 11), and on the mutants.
+
+* every ``correct/c*.py`` gets full marks on every exercise it implements;
+* every bug of ``corpus/bugs.py`` (one realistic mistake each, written as edits to a correct file)
+  loses points in its own exercise and nowhere else;
+* every mutant of the catalogue loses points in its own exercise.
+
+For the buggy files and the mutants, the tests each one fails are printed (``pytest -s``): read that
+list to check that no test fails for a reason other than the bug. Everything is graded in one
+sandboxed ``Grader`` (one warm worker), module-scoped, so the file takes well under a minute.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from grader.api import Grader, load_submission
+from grader.mutants import list_mutants
+from grader.results import SubmissionResult
+from grader.settings import GraderSettings
+from poslab.exercises import EXERCISE_IDS, EXERCISES
+from tests.corpus.bugs import BUGS, Bug
+
+CORPUS = Path(__file__).parent / "corpus"
+CORRECT = sorted((CORPUS / "correct").glob("c*.py"))
+# The slow mutants take seconds per call by design (a Python loop); `python -m grader validate` grades them.
+MUTANTS = [mutant for mutant in list_mutants() if not mutant.slow]
+
+
+@pytest.fixture(scope="module")
+def grading():
+    with Grader(GraderSettings.from_env()) as grader:
+        yield grader
+
+
+def implemented(source: str) -> list[str]:
+    """The exercises whose names the file defines at its top level (a corpus file written before an
+    exercise existed is graded on the others)."""
+    defined = {node.name for node in ast.parse(source).body
+               if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    return [exercise.id for exercise in EXERCISES if set(exercise.names) <= defined]
+
+
+def grade(grading: Grader, name: str, source: str, exercises: list[str] | None = None) -> SubmissionResult:
+    submission = load_submission({"solution.py": source}, name, grading.settings)
+    return grading.grade(submission, exercises=exercises or implemented(source))
+
+
+def failures(result: SubmissionResult) -> list[str]:
+    return [f"    {test.name} [{test.max_score:g}, {test.visibility}] {test.output}"
+            for test in result.tests if test.status != "passed"]
+
+
+def lost_by_exercise(result: SubmissionResult) -> dict[str, float]:
+    return {exercise: score.max_score - score.score for exercise, score in result.exercises.items()
+            if score.max_score - score.score > 0}
+
+
+def test_the_corpus_is_large_enough_and_covers_every_exercise():
+    assert len(CORRECT) >= 12 and len(BUGS) >= 20
+    assert {bug.exercise for bug in BUGS} <= set(EXERCISE_IDS)
+    covered = {exercise for path in CORRECT for exercise in implemented(path.read_text(encoding="utf-8"))}
+    assert covered == set(EXERCISE_IDS)
+    assert all(len(implemented(path.read_text(encoding="utf-8"))) >= 5 for path in CORRECT)
+
+
+@pytest.mark.parametrize("path", CORRECT, ids=lambda path: path.stem)
+def test_every_correct_style_gets_full_marks(grading, path):
+    result = grade(grading, path.stem, path.read_text(encoding="utf-8"))
+    assert result.status == "graded"
+    assert result.score == result.max_score > 0, "\n".join([f"{path.name}:"] + failures(result))
+
+
+@pytest.mark.parametrize("bug", BUGS, ids=lambda bug: bug.name)
+def test_every_buggy_file_loses_points_in_its_own_exercise_only(grading, bug: Bug):
+    source = bug.source()
+    result = grade(grading, bug.name, source)
+    print(f"\n{bug.name} ({bug.mistake}; should fail: {bug.should_fail})")
+    print("\n".join(failures(result)))
+    assert result.status == "graded"
+    assert set(lost_by_exercise(result)) == {bug.exercise}, "\n".join(failures(result))
+
+
+@pytest.mark.parametrize("mutant", MUTANTS, ids=lambda mutant: mutant.name)
+def test_every_mutant_loses_points_in_its_own_exercise(grading, mutant):
+    # Its own exercise only: a mutant patches that exercise's code, the rest is the reference (which
+    # `python -m grader validate` grades whole); this keeps the file well under a minute.
+    result = grade(grading, mutant.name, mutant.source, exercises=[mutant.exercise])
+    print(f"\n{mutant.name} ({mutant.description})")
+    print("\n".join(failures(result)))
+    assert result.status == "graded" and set(lost_by_exercise(result)) == {mutant.exercise}

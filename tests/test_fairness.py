@@ -1,0 +1,118 @@
+"""The five problems issue 11 measured, one test each (each failed on the grader before the fix).
+
+1. an IndexError from an explicit length check, and a finite future mask (finfo.min, -1e4), cost points;
+2. one deviation cost several tests (a buffer table 16 of 20 points, a numpy table 20 of 20, a
+   finite mask also the two slope-value tests);
+3. the grader's own exceptions were reported as "your code raised";
+4. a syntax error read as eight "not implemented" failures and counted in the pass rates;
+5. a flipped RoPE sign lost hidden points that nothing accounted for.
+
+The submissions are files of the corpus (tests/corpus, see its README), graded in the sandbox.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from grader.api import Grader, load_submission
+from grader.gradebook import gradescope_test_rows, per_test_rows
+from grader.mutants import get_mutant
+from grader.results import SubmissionResult
+from grader.settings import GraderSettings
+from tests.corpus.bugs import BUGS
+
+CORPUS = Path(__file__).parent / "corpus"
+RAISED = "your code raised"
+
+
+@pytest.fixture(scope="module")
+def grading():
+    with Grader(GraderSettings.from_env()) as grader:
+        yield grader
+
+
+def grade(grading: Grader, files: dict[str, str], exercises: list[str], name: str = "fairness") -> SubmissionResult:
+    return grading.grade(load_submission(files, name, grading.settings), exercises=exercises)
+
+
+def corpus_file(name: str) -> dict[str, str]:
+    path = next((CORPUS / "correct").glob(f"{name}_*.py"), None)
+    source = path.read_text(encoding="utf-8") if path else next(b for b in BUGS if b.name.startswith(f"{name}_")).source()
+    return {"solution.py": source}
+
+
+def failed(result: SubmissionResult) -> dict[str, str]:
+    return {test.name: test.output for test in result.tests if test.status != "passed"}
+
+
+def test_index_error_from_an_explicit_check_gets_full_marks_and_a_lookup_error_does_not(grading):
+    for name in ("c05", "c18"):  # IndexError from an explicit check, before any lookup
+        result = grade(grading, corpus_file(name), ["learned"])
+        assert failed(result) == {}, name
+    unchecked = grade(grading, corpus_file("b23"), ["learned"])  # nn.Embedding's own IndexError
+    assert set(failed(unchecked)) == {"learned: too long raises value error",
+                                      "learned: too long message names both numbers"}
+    assert "from inside the lookup" in failed(unchecked)["learned: too long raises value error"]
+
+
+def test_finite_future_mask_is_accepted_and_the_slope_tests_do_not_fail_for_it(grading):
+    for name in ("c02", "c06", "c16"):  # finfo(float32).min, finfo(dtype).min, -10000.0
+        assert failed(grade(grading, corpus_file(name), ["alibi"])) == {}, name
+    open_future = grade(grading, corpus_file("b24"), ["alibi"])  # -m |i - j|: right below the diagonal
+    assert set(failed(open_future)) == {"alibi: causal mask"}
+    weak = grade(grading, {"solution.py": get_mutant("alibi_mask_not_low_enough").source}, ["alibi"])  # -1e3
+    assert set(failed(weak)) == {"alibi: causal mask"}
+
+
+def test_a_buffer_table_loses_only_one_trainable_table_and_a_numpy_table_only_the_type_test(grading):
+    buffered = failed(grade(grading, corpus_file("b09"), ["learned"]))
+    assert set(buffered) == {"learned: one trainable table"}
+    assert "a buffer of that shape was found" in buffered["learned: one trainable table"]
+    numpy_table = failed(grade(grading, corpus_file("b07"), ["sinusoidal"]))
+    assert set(numpy_table) == {"sinusoidal: shape and dtype"}
+    assert "returned a numpy.ndarray, not a torch.Tensor" in numpy_table["sinusoidal: shape and dtype"]
+
+
+def test_the_graders_own_findings_are_never_reported_as_the_students_exceptions(grading):
+    outputs = {**failed(grade(grading, corpus_file("b07"), ["sinusoidal"])),
+               **failed(grade(grading, corpus_file("b09"), ["learned"]))}
+    unregistered = failed(grade(grading, {"solution.py": get_mutant("learned_table_not_registered").source},
+                                ["learned"]))
+    forward = unregistered["learned: forward adds the first rows"]
+    assert forward.startswith("The grader could not check that") and "no parameter (and no buffer)" in forward
+    for name, output in {**outputs, **unregistered}.items():
+        if name != "learned: meta device":  # the one the student's own code raised (a CPU tensor on meta)
+            assert RAISED not in output, (name, output)
+    assert not any("(pairs)" in output or "(halves)" in output for output in outputs.values())
+
+
+def test_a_syntax_error_gives_one_message_and_counts_in_no_pass_rate(grading):
+    result = grade(grading, {"rope.py": "def apply_rope(x:\n    return x\n", "alibi.py": "import torch\n"},
+                   ["rope", "attention"])
+    assert result.status == "import_failed"
+    assert result.messages == ("rope.py could not be imported: SyntaxError on line 1: '(' was never closed.",)
+    assert result.exercise_status("rope") == result.exercise_status("attention") == "did_not_import"
+    assert not any("not implemented" in test.output for test in result.tests)
+    assert {test.status for test in result.tests} == {"did_not_import"}
+    feedback = result.feedback("rope")
+    assert feedback.import_messages == result.messages and feedback.hidden_losses == ()
+    assert per_test_rows(result) == () and gradescope_test_rows(result.to_gradescope()) == []
+    # Round trips keep it (the CLI reads results.json back; the store keeps to_dict()).
+    assert SubmissionResult.from_gradescope(result.to_gradescope()).exercise_status("rope") == "did_not_import"
+    assert SubmissionResult.from_json(result.to_json()) == result
+
+
+def test_every_point_a_flipped_rope_sign_loses_is_accounted_for(grading):
+    result = grade(grading, corpus_file("b13"), ["rope"])
+    feedback = result.feedback("rope")
+    visible_lost = sum(test.max_score - test.score for test in feedback.visible)
+    hidden_lost = sum(loss.points for loss in feedback.hidden_losses)
+    assert feedback.max_score - feedback.score == visible_lost + hidden_lost > visible_lost
+    assert [(loss.family, loss.failed, loss.points) for loss in feedback.hidden_losses] == [("values", 1, 4.0)]
+    assert feedback.hidden_summary() == "hidden tests: 1 about values failed, 4 points"
+    assert "rope: hidden tests: 1 about values failed, 4 points." in result.to_gradescope()["output"]
+    # Never a hidden test's name, input or message in what the student is shown about it.
+    hidden_names = [test.name for test in result.tests if test.visibility == "hidden"]
+    assert not any(name in feedback.hidden_summary() for name in hidden_names)

@@ -1,0 +1,68 @@
+"""The RoPE-base page: full turns, the critical dimension, Men et al.'s margin and bound, real configurations."""
+
+import math
+
+import numpy as np
+
+from tests.app_harness import chart_titles, metrics, numbers
+
+LESSON = "rope-base"
+
+
+def margin(head_dim: int, base: float, distances: np.ndarray) -> np.ndarray:
+    """Men et al.'s B(m) = sum_i cos(m theta_i), theta_i = base^(-2i/D), written here from the paper."""
+    theta = base ** (-np.arange(0, head_dim, 2) / head_dim)
+    return np.cos(np.outer(distances, theta)).sum(axis=1)
+
+
+def test_turns_and_critical_dimension_by_hand(lesson_page):
+    at = lesson_page(LESSON)
+    assert not at.exception and len(chart_titles(at)) == 2
+    # D = 128, b = 10^4, L = 8192: 2 pi 10^(4 i / 64) <= 8192  <=>  i <= 16 log10(8192 / 2 pi) = 49.8
+    shown = metrics(at)
+    assert shown["pairs with a full turn within L"] == "50 of 64"
+    assert shown["critical dimension d_extra (features)"] == "100 of 128"  # 2 ceil(64 * 0.7788) = 2 * 50
+    assert shown["slowest wavelength (positions)"] == f"{2 * math.pi * 1e4 ** (126 / 128):,.0f}"
+    at.selectbox(key="base-b").set_value(500_000).run()
+    # i <= 64 log(1303.8) / log(500000) = 34.98
+    assert not at.exception and metrics(at)["pairs with a full turn within L"] == "35 of 64"
+    assert chart_titles(at)[0].startswith("Base 500,000, D = 128")
+    at.selectbox(key="base-head-dim").set_value(64).run()
+    assert not at.exception and metrics(at)["pairs with a full turn within L"].endswith("of 32")
+    turns = numbers(at, 0)
+    assert len(turns) == 32 and (turns["full turn"] == "yes").sum() == int(metrics(at)[
+        "pairs with a full turn within L"].split()[0])
+
+
+def test_first_negative_margin_matches_the_formula(lesson_page):
+    at = lesson_page(LESSON)
+    distances = np.arange(8193)
+    expected = int(np.argmax(margin(128, 1e4, distances) < 0))
+    assert metrics(at)["first distance with B(m) < 0"] == f"{expected:,}"
+    at.selectbox(key="base-b").set_value(500_000).run()
+    assert (margin(128, 5e5, distances) >= 0).all()
+    assert not at.exception and metrics(at)["first distance with B(m) < 0"] == "none up to L"
+    drawn = numbers(at, 1)
+    assert drawn["B(m)"].iloc[0] == 64  # B(0) = D / 2
+
+
+def test_base_bound_keeps_the_margin_up_to_l_and_is_left_out_past_16k(lesson_page):
+    at = lesson_page(LESSON)
+    label = "smallest base with B(m) >= 0 up to 8K (D = 128)"
+    bound = float(metrics(at)[label].replace(",", ""))
+    distances = np.arange(8193)
+    assert (margin(128, bound, distances) >= 0).all()
+    # The search walks down a 2% grid and stops at the first base that dips (B is not monotone in the
+    # base, so far lower bases can hold again by luck).
+    assert (margin(128, bound / 1.02, distances) < 0).any()
+    at.select_slider(key="base-length").set_value(32_768).run()
+    assert not at.exception and not any(name.startswith("smallest base") for name in metrics(at))
+    assert any("computed here up to L = 16K" in caption.value for caption in at.caption)
+    assert chart_titles(at)[1].endswith("up to m = 32,768")
+
+
+def test_configuration_table_names_llama_31_scaling(lesson_page):
+    at = lesson_page(LESSON)
+    table = at.table[0].value
+    assert "factor 8" in table.loc["Llama 3.1", "scaling"] and table.loc["Llama 3", "scaling"] == "none"
+    assert table.loc["Llama 2", "RoPE base"] == "10,000" and "source" in table.columns

@@ -1,0 +1,89 @@
+"""Every chart can be read without seeing it: a title and a Vega-Lite ``description`` (its accessible
+name) on every chart the lessons draw, and on every chart builder of ``poslab.viz``."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import pkgutil
+
+import pandas as pd
+import pytest
+
+import poslab.viz
+from poslab.lessons import all_lessons
+
+# Builders called directly (the pages draw them only with a store's data); every other builder is
+# reached through the page that draws it (see LESSON_PAGE_BUILDERS).
+RATES = pd.DataFrame({"exercise": ["rope", "alibi"], "test": ["rope: norm", "slopes"], "pass_rate": [0.5, 1.0],
+                      "n": [4, 2]})
+ATTEMPTS = pd.DataFrame({"exercise": ["rope", "rope"], "fraction": [0.5, 1.0], "score": [2.0, 4.0],
+                         "max_score": [4.0, 4.0], "public_tests_only": [False, False],
+                         "time": pd.to_datetime(["2026-01-01 10:00", "2026-01-01 10:05"], utc=True)})
+DIRECT_BUILDERS = {
+    "progress.attempts_chart": lambda module: module.attempts_chart(ATTEMPTS, {"rope": "RoPE"}),
+    "progress.score_distribution_chart": lambda module: module.score_distribution_chart(
+        pd.DataFrame({"student": ["a", "b"], "percent": [10.0, 80.0]})),
+    "progress.pass_rate_chart": lambda module: module.pass_rate_chart(RATES),
+}
+# Builders drawn by a lesson page at its default settings (a page test below checks each chart there).
+LESSON_PAGE_BUILDERS = {
+    "alibi.bias_chart", "alibi.recency_chart", "code_demo.difference_chart", "code_demo.permutation_chart",
+    "context_extension.angle_ratio_chart", "context_extension.wavelength_chart", "extrapolation.accuracy_chart",
+    "families.budget_chart", "permutation.comparison_charts", "permutation.contrast_charts", "rope.clock_chart",
+    "rope.decay_chart", "sinusoidal.waves_chart", "relative_bias.bias_matrix_chart", "relative_bias.bucket_chart",
+    "relative_bias.distance_profile_chart", "relative_bias.shaw_chart", "rope_base.margin_chart",
+    "rope_base.turns_chart", "long_context.partial_rotary_chart",
+}
+
+
+def chart_builders() -> set[str]:
+    """``module.function`` for every public function of poslab.viz named like a chart builder."""
+    names = set()
+    for info in pkgutil.iter_modules(poslab.viz.__path__):
+        module = importlib.import_module(f"poslab.viz.{info.name}")
+        for name, function in inspect.getmembers(module, inspect.isfunction):
+            if function.__module__ == module.__name__ and not name.startswith("_") and name.endswith(("_chart", "_charts")):
+                names.add(f"{info.name}.{name}")
+    return names
+
+
+def description_problems(spec: dict, where: str) -> list[str]:
+    problems = []
+    if not str(spec.get("title") or "").strip() and not any(str(layer.get("title") or "").strip()
+                                                           for layer in spec.get("layer", [])):
+        problems.append(f"{where}: no title")
+    if len(str(spec.get("description") or "").strip()) < 20:
+        problems.append(f"{where}: no description saying what it shows ({spec.get('description')!r})")
+    return problems
+
+
+def test_every_chart_builder_is_checked_somewhere():
+    unchecked = chart_builders() - set(DIRECT_BUILDERS) - LESSON_PAGE_BUILDERS
+    assert not unchecked, f"chart builders no test checks for a description: {sorted(unchecked)}"
+
+
+@pytest.mark.parametrize("name", sorted(DIRECT_BUILDERS))
+def test_direct_builders_have_a_title_and_a_description(name):
+    module = importlib.import_module(f"poslab.viz.{name.split('.')[0]}")
+    assert description_problems(DIRECT_BUILDERS[name](module).to_dict(), name) == []
+
+
+@pytest.mark.parametrize("lesson_id", [lesson.id for lesson in all_lessons()])
+def test_every_chart_a_lesson_draws_has_a_title_and_a_description(lesson_page, lesson_id):
+    at = lesson_page(lesson_id)
+    if lesson_id == "learned":  # its fit's five charts appear once trained
+        next(button for button in at.button if button.label.startswith("Train")).click().run()
+    specs = [json.loads(chart.proto.spec) for chart in at.get("vega_lite_chart")]
+    assert specs or lesson_id in {"links"}, f"{lesson_id} drew no chart: the check checked nothing"
+    problems = [problem for index, spec in enumerate(specs)
+                for problem in description_problems(spec, f"{lesson_id} chart #{index}")]
+    assert not problems, "\n".join(problems)
+
+
+def test_a_chart_without_a_description_is_caught():
+    import altair as alt
+
+    bare = alt.Chart(pd.DataFrame({"x": [1]}), title="A title").mark_point().encode(x="x:Q").to_dict()
+    assert description_problems(bare, "bare") == ["bare: no description saying what it shows (None)"]
