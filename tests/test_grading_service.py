@@ -106,9 +106,10 @@ def test_only_visible_tests_of_the_chosen_exercises_are_named():
 
 
 def test_hidden_tests_count_as_points_lost_per_family_without_their_names():
-    losses = {loss.family: (loss.lost, loss.max_score, loss.tests) for loss in hidden_losses(RESULT, ["rope"])}
-    assert losses == {"norm": (3.0, 3.0, 1), "other properties": (1.0, 1.0, 1)}  # "after_due_date" is hidden too
-    assert summary(RESULT, "rope") == "hidden tests lost points in norm, other properties"
+    losses = {loss.family: (loss.failed, loss.points) for loss in hidden_losses(RESULT, ["rope"])}
+    assert losses == {"norm": (1, 3.0), "": (1, 1.0)}  # "after_due_date" is hidden too
+    assert summary(RESULT, "rope") == ("hidden tests: 1 about lengths failed, 3 points; "
+                                       "1 about other properties failed, 1 point")
     assert summary(RESULT, "alibi") == "1 visible test failed, first alibi: slopes"
 
 

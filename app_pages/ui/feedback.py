@@ -7,52 +7,37 @@ folded away. Tests whose visibility is anything but ``visible`` are never named.
 
 from __future__ import annotations
 
-from collections import defaultdict
-from dataclasses import dataclass
 from typing import Sequence
 
 import streamlit as st
 
-from grader.results import SubmissionResult, TestOutcome
-
-OTHER_FAMILY = "other properties"
-
-
-@dataclass(frozen=True)
-class FamilyLoss:
-    family: str
-    lost: float
-    max_score: float
-    tests: int
-
-
-def _tests(result: SubmissionResult, exercise_ids: Sequence[str]) -> list[TestOutcome]:
-    return [test for test in result.tests if test.exercise in exercise_ids]
+from grader.results import DID_NOT_IMPORT, FamilyLoss, SubmissionResult, TestOutcome, family_words
 
 
 def visible_failures(result: SubmissionResult, exercise_ids: Sequence[str]) -> list[TestOutcome]:
-    """Each failed student-visible test, in suite order."""
-    return [test for test in _tests(result, exercise_ids) if test.visibility == "visible" and test.status != "passed"]
+    """Each failed student-visible test of an exercise that imported, in suite order."""
+    return [test for exercise in exercise_ids for test in result.feedback(exercise).visible
+            if test.status != "passed" and test.status != DID_NOT_IMPORT]
 
 
 def visible_passes(result: SubmissionResult, exercise_ids: Sequence[str]) -> list[TestOutcome]:
-    return [test for test in _tests(result, exercise_ids) if test.visibility == "visible" and test.status == "passed"]
+    return [test for exercise in exercise_ids for test in result.feedback(exercise).visible if test.status == "passed"]
 
 
 def hidden_losses(result: SubmissionResult, exercise_ids: Sequence[str]) -> list[FamilyLoss]:
-    """Points the hidden tests took off, per property family (families with no loss too), by family name."""
-    lost: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0])
-    for test in _tests(result, exercise_ids):
-        if test.visibility == "visible":
-            continue
-        entry = lost[test.family or OTHER_FAMILY]
-        entry[0] += test.max_score - test.score
-        entry[1] += test.max_score
-        entry[2] += 1
-    return [FamilyLoss(family, points, maximum, int(count)) for family, (points, maximum, count) in sorted(lost.items())]
+    """Points the hidden tests took off, per property family (the grader's accounting)."""
+    return [loss for exercise in exercise_ids for loss in result.feedback(exercise).hidden_losses]
+
+
+def import_messages(result: SubmissionResult, exercise_ids: Sequence[str]) -> list[str]:
+    """The one message of each exercise whose file did not import (the same message is shown once)."""
+    messages = [message for exercise in exercise_ids for message in result.feedback(exercise).import_messages]
+    return list(dict.fromkeys(messages))
 
 
 def score_line(result: SubmissionResult, exercise_id: str) -> str:
+    if result.exercise_status(exercise_id) == DID_NOT_IMPORT:
+        return "did not import: nothing of it ran (see the message above)"
     score = result.exercises.get(exercise_id)
     if score is None or score.max_score == 0:
         return "no tests ran for this exercise"
@@ -62,13 +47,13 @@ def score_line(result: SubmissionResult, exercise_id: str) -> str:
 def summary(result: SubmissionResult, exercise_id: str) -> str:
     """One line for the history: the score and what went wrong first."""
     failures = visible_failures(result, [exercise_id])
-    losses = [loss for loss in hidden_losses(result, [exercise_id]) if loss.lost > 0]
-    if result.messages and not result.tests:
-        return result.messages[0].splitlines()[0][:120]
+    losses = [loss for loss in hidden_losses(result, [exercise_id]) if loss.points > 0]
+    if result.messages and (not result.tests or result.exercise_status(exercise_id) == DID_NOT_IMPORT):
+        return "did not import: " + result.messages[0].splitlines()[0][:120]
     if failures:
         return f"{len(failures)} visible test{'s' if len(failures) != 1 else ''} failed, first {failures[0].name}"
     if losses:
-        return "hidden tests lost points in " + ", ".join(loss.family for loss in losses)
+        return result.feedback(exercise_id).hidden_summary()
     return "every test passed"
 
 
@@ -88,10 +73,10 @@ def show_result(result: SubmissionResult, exercise_ids: Sequence[str], titles: d
             st.code(test.output, language=None, wrap_lines=True)  # whole message; may quote student text
     losses = hidden_losses(result, exercise_ids)
     if losses:
-        lines = [f"- **{loss.family}**: lost {loss.lost:g} of {loss.max_score:g} points"
-                 f" ({loss.tests} test{'s' if loss.tests != 1 else ''})" for loss in losses]
-        st.markdown("**Hidden tests, by property:**\n" + "\n".join(lines))  # families come from the suite
-        st.caption("Hidden tests count in the score; their names and messages are for your instructor.")
+        lines = [f"- {loss.failed} hidden test{'s' if loss.failed != 1 else ''} about **{family_words(loss.family)}** "
+                 f"failed: {loss.points:g} point{'s' if loss.points != 1 else ''}" for loss in losses]
+        st.markdown("**Where the other points went:**\n" + "\n".join(lines))  # families come from the suite
+        st.caption("Hidden tests count in the score; their names, inputs and messages stay with your instructor.")
     passed = visible_passes(result, exercise_ids)
     if passed:
         with st.expander(f"{len(passed)} visible test{'s' if len(passed) != 1 else ''} passed"):
