@@ -88,7 +88,7 @@ def show_finished(job: grading.PendingJob) -> None:
         st.error(finished.message or "The grading failed.", icon=":material/error:")
         return
     result = finished.result
-    st.subheader("Your last result")
+    st.header("Your last result")
     st.caption(f"Handed in at {job.handed_in:%H:%M:%S} UTC.")
     shown = job.exercises or tuple(result.exercises) or tuple(TITLES)
     feedback.show_result(result, shown, TITLES)
@@ -148,7 +148,8 @@ def other_ways(student: str, exercise: Exercise) -> None:
             except SubmissionRejected as error:
                 st.error(str(error), icon=":material/block:")
             else:
-                grading.submit(student, {exercise.filename: source}, (exercise.id,))
+                if grading.submit(student, {exercise.filename: source}, (exercise.id,)):
+                    st.rerun()  # the result is polled above this part of the page: draw it again
     for tab in folder_tab:
         with tab:
             folder = grading.exercises_folder()
@@ -159,7 +160,8 @@ def other_ways(student: str, exercise: Exercise) -> None:
                                "exercises.zip", mime="application/zip", icon=":material/download:")
             st.caption(f"Grades every exercise in `{folder}` as it is saved on disk now.")
             if st.button("Grade my exercises/ folder", key="grade-folder"):
-                grading.submit_folder(student, folder, EXERCISES)
+                if grading.submit_folder(student, folder, EXERCISES):
+                    st.rerun()
 
 
 st.title("Exercises")
@@ -169,7 +171,7 @@ st.code(spec(exercise.id), language=None, wrap_lines=True)  # plain text, the sa
 student = identity.current_student()
 hints.show_hints(student, exercise.id)
 
-st.subheader("Your code")
+st.header("Your code")
 if grading.in_student_bundle():
     st.info("This is a student bundle: your code is checked against the public tests only. "
             "The hidden suite runs when your instructor grades your work.")

@@ -37,19 +37,19 @@ if progress is None:
 st.metric("Overall", f"{progress.percent:.0f}%",
           help="Lessons done and exercise grades, each counting equally.")
 
-st.subheader("What to do next")
+st.header("What to do next")
 steps = next_steps(progress, all_lessons(), EXERCISES)
 if not steps:
     st.success("You have finished every lesson and every exercise. Well done!")
 for step in steps:
     st.page_link(step.page, label=step.text, icon=":material/arrow_forward:")
 
-st.subheader("Lessons")
+st.header("Lessons")
 st.caption("Each bar: visiting, each quick check answered right, and finishing count as equal steps.")
 for row in lesson_rows(progress, all_lessons()).itertuples():
     st.progress(row.fraction, text=f"{row.title}: {row.status}")
 
-st.subheader("Exercises")
+st.header("Exercises")
 st.caption("Each bar is your grade: the best score the hidden tests gave. "
            "Public-tests-only scores (from a student bundle) are feedback, not a grade.")
 for row in exercise_rows(progress, EXERCISES).itertuples():
@@ -58,7 +58,7 @@ for row in exercise_rows(progress, EXERCISES).itertuples():
     link.page_link("app_pages/exercise.py", label=f"Open {row.title}", icon=":material/edit:",
                    query_params={"exercise": row.exercise})
 
-st.subheader("Attempts over time")
+st.header("Attempts over time")
 attempts = store_calls.store_call("load your attempts", lambda store: store.attempts(student), None)
 if attempts is not None and attempts.empty:
     st.caption("No attempts yet: submit a solution on the Exercises page.")

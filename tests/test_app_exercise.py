@@ -235,7 +235,7 @@ def test_submit_polls_shows_the_feedback_and_builds_a_history_with_diffs(app_env
     service.finish(GRADED)
     at.run()
     texts = markdown(at)
-    assert any("Your last result" in value for value in at.subheader.values)
+    assert any("Your last result" in value for value in at.header.values)
     assert f"**{EXERCISE.title}:** 5 / 12 points" in texts
     assert any(LONG_MESSAGE in code.value for code in at.code)  # the whole message, not cut
     families = next(value for value in texts if value.startswith("**Where the other points went:**"))

@@ -133,3 +133,16 @@ def test_a_second_submission_while_one_is_pending_is_refused(unreachable_service
     assert refused.value.job_id == first.id
     assert unreachable_service.pending_job_id("ann") == first.id
     assert [job.id for job in store.grading_jobs()] == [first.id]
+
+
+def test_the_scheduler_address_is_read_only_once_its_file_is_written_whole(tmp_path):
+    from grader.service.embedded import _written_address
+
+    scheduler_file = tmp_path / "scheduler.json"
+    assert _written_address(scheduler_file) is None  # not there yet
+    scheduler_file.write_text("")  # created, nothing written yet: the race seen in a browser test
+    assert _written_address(scheduler_file) is None
+    scheduler_file.write_text('{"address": "tcp://127.0.0.1:4')  # half written
+    assert _written_address(scheduler_file) is None
+    scheduler_file.write_text('{"type": "Scheduler", "address": "tcp://127.0.0.1:40123"}')
+    assert _written_address(scheduler_file) == "tcp://127.0.0.1:40123"

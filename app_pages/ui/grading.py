@@ -141,11 +141,13 @@ def pending_job(student: str) -> PendingJob | None:
     return job
 
 
-def submit(student: str, files: Mapping[str, str], exercises: tuple[str, ...]) -> None:
-    """Hand a submission to the service; it returns at once, and the page polls the job."""
+def submit(student: str, files: Mapping[str, str], exercises: tuple[str, ...]) -> bool:
+    """Hand a submission to the service; it returns at once, and the page polls the job.
+
+    True when a job is now pending; False when the page has said why not."""
     service = grading_service()
     if service is None:
-        return
+        return False
     try:
         job = service.submit(student, dict(files), exercises=list(exercises), mode=grading_mode())
     except ValueError as error:  # SubmissionRejected, or AlreadyPending, which names the pending job
@@ -153,21 +155,22 @@ def submit(student: str, files: Mapping[str, str], exercises: tuple[str, ...]) -
         pending_id = getattr(error, "job_id", None)
         if pending_id is None:
             st.error(str(error), icon=":material/block:")
-            return
+            return False
         st.info(str(error), icon=":material/hourglass_top:")
         st.session_state[JOB_KEY] = PendingJob(pending_id, exercises)
-        return
+        return True
     st.session_state[JOB_KEY] = PendingJob(job.id, exercises)
+    return True
 
 
-def submit_folder(student: str, folder: Path, exercises: tuple[Exercise, ...]) -> None:
+def submit_folder(student: str, folder: Path, exercises: tuple[Exercise, ...]) -> bool:
     """Grade the student's exercises/ folder as it is on disk: every exercise file found there."""
     files = {item.filename: (folder / item.filename).read_text(encoding="utf-8", errors="replace")
              for item in exercises if (folder / item.filename).is_file()}
     if not files:
         st.error(f"No exercise files in {folder}.")
-        return
-    submit(student, files, tuple(item.id for item in exercises if item.filename in files))
+        return False
+    return submit(student, files, tuple(item.id for item in exercises if item.filename in files))
 
 
 def job_status(job: PendingJob) -> JobStatus | None:

@@ -45,7 +45,7 @@ def _load(student: str, exercise: Exercise, code: str, number: int) -> None:
 
 def show_history(student: str, exercise: Exercise, titles: dict[str, str]) -> None:
     attempts = store_call("load your attempts", lambda opened: opened.attempt_details(student, exercise.id), ())
-    st.subheader(f"Your attempts ({len(attempts)})")
+    st.header(f"Your attempts ({len(attempts)})")
     if not attempts:
         st.caption("None yet: your submissions for grading appear here, each with its code and feedback.")
         return

@@ -49,6 +49,14 @@ def _tail(path: Path, lines: int = 15) -> str:
         return ""
 
 
+def _written_address(scheduler_file: Path) -> str | None:
+    """The scheduler's address once its file is written whole: the file exists before its JSON does."""
+    try:
+        return json.loads(scheduler_file.read_text())["address"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
 class EmbeddedCluster:
     """``start()`` returns the scheduler's address once it listens; judges join as they warm up."""
 
@@ -82,11 +90,11 @@ class EmbeddedCluster:
         self.scheduler = self._launch("scheduler", ["--host", "127.0.0.1", "--port", "0", "--no-dashboard",
                                                     "--scheduler-file", str(scheduler_file)], "scheduler.log")
         deadline = time.monotonic() + SCHEDULER_START_SECONDS
-        while not scheduler_file.exists():
+        while (address := _written_address(scheduler_file)) is None:
             if self.scheduler.poll() is not None or time.monotonic() > deadline:
                 raise GraderFault(f"the grading scheduler did not start:\n{_tail(self.folder / 'scheduler.log')}")
             time.sleep(0.05)
-        self.address = json.loads(scheduler_file.read_text())["address"]
+        self.address = address
         for index in range(self.workers):
             self._start_judge(index)
         self._supervisor = threading.Thread(target=self._supervise, name="grader-judges", daemon=True)

@@ -101,11 +101,18 @@ class ConsoleLog:
         self.errors: list[str] = []
 
     def on_console(self, message) -> None:
-        if message.type == "error" and self._is_ours(message.location.get("url", "")):
-            self.errors.append(f"{message.text} ({message.location.get('url')})")
+        url = message.location.get("url", "")
+        if message.type == "error" and self._is_ours(url) and not self._base_path_probe(url):
+            self.errors.append(f"{message.text} ({url})")
 
     def on_page_error(self, error) -> None:
         self.errors.append(f"uncaught: {error}")
+
+    def _base_path_probe(self, url: str) -> bool:
+        # After a reload on a page's own address (/exercise), Streamlit's frontend first looks for
+        # its server under that path (/exercise/_stcore/health), gets a 404, then finds it at /.
+        path = url.removeprefix(self.app_url).lstrip("/")
+        return "/" in path and path.split("/", 1)[1].split("?")[0] in ("_stcore/health", "_stcore/host-config")
 
     def _is_ours(self, url: str) -> bool:
         # Requests to other hosts fail here by design (no internet); they are not the app's errors.
