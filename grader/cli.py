@@ -191,7 +191,8 @@ def command_grade(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
         progress.step(f"{result.submission_id}: {result.score:g}/{result.max_score:g}")
 
     try:
-        grade_with_service(todo, settings, keep, scheduler=args.scheduler, judges=args.jobs)
+        # No more judges than submissions to grade: each costs a torch start-up.
+        grade_with_service(todo, settings, keep, scheduler=args.scheduler, judges=max(1, min(args.jobs, len(todo))))
     except GraderFault as fault:
         print(f"grader fault: {fault}", file=sys.stderr)
         return EXIT_FAULT

@@ -103,6 +103,9 @@ def dask_setup(worker: Any) -> None:
     settings = GraderSettings.from_env()
     judge = Judge()
     isolation = judge.warm_up(settings)
+    # The practice runs ("Run the public tests") need a worker with pytest: a cold one costs ~9 s,
+    # measured in the browser when a practice run landed on a judge that had not run one yet.
+    judge.warm_up(settings, mode="public")
     setattr(worker, JUDGE_ATTRIBUTE, judge)
     if isolation == "bwrap":
         logger.info("grader judge ready: isolation bwrap (bubblewrap works on this machine)")
