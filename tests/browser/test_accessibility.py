@@ -12,6 +12,7 @@ from __future__ import annotations
 from importlib.metadata import version
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.browser.app_driver import expand_sidebar_nav, go_to, open_app, wait_for_charts, wait_for_run
 from tests.browser.conftest import INSTRUCTOR_PASSWORD
@@ -81,7 +82,14 @@ def structure_problems(page, where: str) -> list[str]:
     skips = [(before, after) for before, after in zip(levels, levels[1:]) if after > before + 1]
     if skips:
         problems.append(f"{where}: headings skip a level: {skips} in {levels}")
-    # A chart's Vega-Lite description becomes its accessible name (aria-label of its graphics-document).
+    # A chart's Vega-Lite description becomes its accessible name (aria-label of its graphics-document),
+    # set when Vega has drawn it: on a busy machine (judges warming up) that comes seconds later.
+    named = """() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')]
+        .every(chart => (chart.getAttribute('aria-label') || '').trim().length >= 20)"""
+    try:
+        page.wait_for_function(named, timeout=20_000)
+    except PlaywrightTimeout:
+        pass  # reported below, chart by chart
     unnamed = page.evaluate("""() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')]
         .map((chart, index) => [index, (chart.getAttribute('aria-label') || '').trim()])
         .filter(([, name]) => name.length < 20).map(([index]) => index)""")
