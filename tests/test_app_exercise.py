@@ -65,6 +65,9 @@ class PracticeJob:
     def done(self) -> bool:
         return self.future.done()
 
+    def wait(self, timeout: float) -> bool:
+        return self.future.done()
+
     def result(self, timeout=None) -> SubmissionResult:
         return self.future.result(timeout)
 
@@ -77,6 +80,7 @@ class StandInService:
         self.settings = GraderSettings.from_env()
         self.practiced: list[tuple[str, dict, list]] = []
         self.submitted: list[tuple[str, dict, list, str]] = []
+        self.waited: list[float] = []
         self.starting = False
 
     def submit(self, student, files, exercises=None, mode="hidden"):
@@ -99,6 +103,9 @@ class StandInService:
     def finish(self, result: SubmissionResult) -> None:
         for record in self.store.grading_jobs(status="queued"):
             self.store.finish_grading_job(record.id, result.to_dict(), attempts_of(result, record.files, record.exercises))
+
+    def wait(self, job_id, timeout):
+        self.waited.append(timeout)  # a stand-in job is settled by the test, never during a run
 
     def status(self, job_id):
         record = self.store.grading_job(job_id)
@@ -251,9 +258,17 @@ def test_submit_polls_shows_the_feedback_and_builds_a_history_with_diffs(app_env
     history = [item.label for item in at.expander if item.label.startswith("Attempt ")]
     assert len(history) == 2 and history[0].startswith("Attempt 2 ") and "5 / 12 (graded)" in history[0]
     assert "1 visible test failed, first test_norm" in history[0]
+    # The attempts start closed (the last result is drawn above them): an attempt is drawn once it is opened.
+    assert [code.value for code in at.code if code.language in ("python", "diff")] == []
+    attempts = Store(app_env).attempt_details("Ann", "rope")
+    at.session_state[f"attempt-open-{attempts[1].id}"] = True
+    at.run()
+    assert [code.value for code in at.code if code.language == "python"] == ["first = 2\nsecond = 3"]
     diffs = [code.value for code in at.code if code.language == "diff"]
     assert any("-first = 1" in diff and "+first = 2" in diff and "+second = 3" in diff for diff in diffs)
-    attempts = Store(app_env).attempt_details("Ann", "rope")
+    at.session_state[f"attempt-open-{attempts[0].id}"] = True
+    at.run()
+    assert [code.value for code in at.code if code.language == "python"] == ["first = 2\nsecond = 3", "first = 1"]
     click(at, f"load-attempt-{attempts[0].id}")
     assert editor_code(at) == "first = 1\n" and Store(app_env).draft("Ann", "rope").code == "first = 1\n"
 

@@ -16,6 +16,7 @@ import torch
 
 import poslab.encodings as reference
 from grader.api import Grader, load_submission
+from grader.mutants import reference_source
 from grader.sandbox import SubmissionSandbox, WorkerProcess
 from grader.settings import GraderSettings
 from grader.student import (
@@ -230,6 +231,26 @@ def test_import_problems_are_sentences_and_cost_only_their_exercise(tmp_path):
     assert "rope.py could not be imported" in text and "time limit" in text
     assert "poslab" in text and "not available when grading" in text
     assert "test_mine.py" not in text
+
+
+
+def public_test_names(exercise: str) -> set[str]:
+    """The test functions of exercises/test_<exercise>.py, read from the file itself."""
+    import ast
+
+    tree = ast.parse(open(os.path.join(PROJECT_ROOT, "exercises", f"test_{exercise}.py")).read())
+    return {node.name for node in tree.body if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")}
+
+
+def test_a_practice_run_of_one_exercise_runs_its_public_tests_and_no_others():
+    """The app's "Run the public tests" pays for one exercise's tests, each of them, all passed."""
+    require_bwrap()
+    with Grader(SETTINGS, mode="public") as grading:
+        result = grading.grade(load_submission({"rope.py": reference_source()}), ["rope"])
+    ran = {test.name.split("::")[-1].split("[")[0] for test in result.tests}
+    assert ran == public_test_names("rope")
+    assert {test.exercise for test in result.tests} == {"rope"}
+    assert all(test.status == "passed" for test in result.tests), [t.output for t in result.tests if t.status != "passed"]
 
 
 # ---------------------------------------------------------------- the fallback (no bubblewrap)

@@ -10,8 +10,9 @@ One module per concern, imported by name (``from app_pages.ui import frame``):
 * ``identity``: who is studying (typed name or login) and the sidebar app.py draws on every page;
 * ``comments``: the comments under every lesson;
 * ``lock``: the Instructor page's password lock;
-* ``hints``, ``grading``, ``workspace``, ``feedback``, ``history``: the Exercises page: hints one
-  tier at a time, the grading service and the practice runs, the code editor and its drafts,
-  what a student sees of a result, and the attempts to learn from;
+* ``hints``, ``grading``, ``workspace``, ``hand_in``, ``feedback``, ``history``: the Exercises
+  page: hints one tier at a time, the grading service and the practice runs, the code editor and
+  its drafts, the buttons and what they answer, what a student sees of a result, and the
+  attempts to learn from;
 * ``glance``: Home's progress at a glance.
 """

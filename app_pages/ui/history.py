@@ -1,7 +1,9 @@
 """The Exercises page's history: each attempt at this exercise, newest first, to learn from.
 
 Each attempt opens to its code, its feedback and what changed since the attempt before it, with
-a button that puts its code back into the editor (as the draft).
+a button that puts its code back into the editor (as the draft). The attempts start closed (the
+last result is drawn above them), and only an open one's content is drawn: a twentieth attempt
+must not make every rerun highlight twenty files and their diffs in the browser.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ def attempt_label(number: int, attempt: Attempt, result: SubmissionResult | None
 def _load(student: str, exercise: Exercise, code: str, number: int) -> None:
     workspace.replace_text(student, exercise, code, f"Attempt {number}'s code is in the editor now (and saved as "
                                                     "your draft).")
+    st.rerun()  # the whole page: the editor, outside the hand-in fragment, mounts this code
 
 
 def show_history(student: str, exercise: Exercise, titles: dict[str, str]) -> None:
@@ -52,24 +55,38 @@ def show_history(student: str, exercise: Exercise, titles: dict[str, str]) -> No
     for number in range(len(attempts), 0, -1):
         attempt = attempts[number - 1]
         result = attempt_result(attempt)
-        with st.expander(attempt_label(number, attempt, result, exercise.id), expanded=number == len(attempts)):
-            feedback_tab, code_tab, diff_tab = st.tabs(["Feedback", "Code", "Changes since the attempt before"])
-            with feedback_tab:
-                if result is None:
-                    st.caption("This attempt's feedback was not kept.")
-                else:
-                    feedback.show_result(result, [exercise.id], titles)
-            with code_tab:
-                st.code(attempt.code or "", language="python", line_numbers=True)
-                if attempt.code:
-                    st.button("Load into the editor", key=f"load-attempt-{attempt.id}", icon=":material/edit:",
-                              on_click=_load, args=(student, exercise, attempt.code, number))
-            with diff_tab:
-                if number == 1:
-                    st.caption("This is your first attempt.")
-                else:
-                    changes = code_diff(attempts[number - 2].code, attempt.code)
-                    if changes:
-                        st.code(changes, language="diff")
-                    else:
-                        st.caption("The same code as the attempt before.")
+        opened = st.expander(attempt_label(number, attempt, result, exercise.id), key=attempt_key(attempt),
+                             on_change="rerun")
+        with opened:
+            if opened.open:
+                attempt_details(student, exercise, titles, attempts, number, result)
+
+
+def attempt_key(attempt: Attempt) -> str:
+    """The session-state key of an attempt's expander (True while it is open)."""
+    return f"attempt-open-{attempt.id}"
+
+
+def attempt_details(student: str, exercise: Exercise, titles: dict[str, str], attempts: tuple[Attempt, ...],
+                    number: int, result: SubmissionResult | None) -> None:
+    attempt = attempts[number - 1]
+    feedback_tab, code_tab, diff_tab = st.tabs(["Feedback", "Code", "Changes since the attempt before"])
+    with feedback_tab:
+        if result is None:
+            st.caption("This attempt's feedback was not kept.")
+        else:
+            feedback.show_result(result, [exercise.id], titles)
+    with code_tab:
+        st.code(attempt.code or "", language="python", line_numbers=True)
+        if attempt.code:
+            st.button("Load into the editor", key=f"load-attempt-{attempt.id}", icon=":material/edit:",
+                      on_click=_load, args=(student, exercise, attempt.code, number))
+    with diff_tab:
+        if number == 1:
+            st.caption("This is your first attempt.")
+        else:
+            changes = code_diff(attempts[number - 2].code, attempt.code)
+            if changes:
+                st.code(changes, language="diff")
+            else:
+                st.caption("The same code as the attempt before.")

@@ -147,6 +147,10 @@ class GradingJob:
     def done(self) -> bool:
         return self._done.is_set()
 
+    def wait(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` s for the result; whether it is there."""
+        return self._done.wait(timeout)
+
     def result(self, timeout: float | None = None) -> SubmissionResult:
         """The result; ``TimeoutError`` after ``timeout`` s; ``GraderFault`` if the grader broke."""
         if not self._done.wait(timeout):
@@ -471,6 +475,12 @@ class GradingService:
         if ahead < judges:
             return JobStatus(job_id, "grading")
         return JobStatus(job_id, "waiting", ahead - judges + 1)
+
+    def wait(self, job_id: str, timeout: float) -> None:
+        """Wait up to ``timeout`` s for a job this service is grading (returns at once for any other)."""
+        job = self.job(job_id)
+        if job is not None:
+            job.wait(timeout)
 
     def pending_job_id(self, student: str) -> str | None:
         """The student's job still being graded (store only), to resume waiting after a reload."""

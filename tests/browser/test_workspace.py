@@ -48,17 +48,17 @@ def open_rope(page, app_url, student: str = "Ada Workspace") -> list[str]:
     return requests
 
 
-def wait_for_result_handed_in_since(page, since: datetime, timeout: float = 30.0) -> None:
-    """Until a result says it was handed in at ``since`` (whole seconds, UTC) or later."""
+def wait_for_answer_since(page, since: datetime, said: str = "Handed in at", timeout: float = 30.0) -> None:
+    """Until an answer says it was handed in (or run) at ``since`` (whole seconds, UTC) or later."""
     deadline = time.monotonic() + timeout
-    handed_in = page.get_by_text(re.compile(r"Handed in at \d\d:\d\d:\d\d UTC"))
+    handed_in = page.get_by_text(re.compile(said + r" \d\d:\d\d:\d\d UTC"))
     while time.monotonic() < deadline:
         for text in handed_in.all_inner_texts():
             moment = datetime.strptime(re.search(r"\d\d:\d\d:\d\d", text).group(), "%H:%M:%S").time()
             if moment >= since.time():
                 return
         time.sleep(0.01)
-    raise AssertionError(f"no result handed in since {since:%H:%M:%S} within {timeout:g} s")
+    raise AssertionError(f"no answer ({said}) since {since:%H:%M:%S} within {timeout:g} s")
 
 
 def off_machine(requests: list[str]) -> list[str]:
@@ -93,12 +93,10 @@ def test_type_reload_run_the_public_tests_and_submit(page, app_url):
     page.get_by_role("button", name="Run the public tests").click()
     page.get_by_text("Public tests on your draft").wait_for(timeout=180_000)  # the first run warms a judge
     shot(page, "after_first_practice")
-    started = time.monotonic()
+    page.wait_for_timeout(1000)  # the second run is in a later second than the first
+    clicked, started = datetime.now(UTC).replace(microsecond=0), time.monotonic()
     page.get_by_role("button", name="Run the public tests").click()
-    running = page.get_by_text("Running the public tests on your draft")
-    running.wait_for(timeout=10_000)
-    running.wait_for(state="hidden", timeout=30_000)  # the answer replaces it (the last one may still show)
-    page.get_by_text("Public tests on your draft").wait_for(timeout=30_000)
+    wait_for_answer_since(page, clicked, "Run at")
     warm_practice = time.monotonic() - started
     shot(page, "after_second_practice")
 
@@ -111,7 +109,7 @@ def test_type_reload_run_the_public_tests_and_submit(page, app_url):
     page.wait_for_timeout(1000)  # the second one is handed in a later second than the first
     clicked, started = datetime.now(UTC).replace(microsecond=0), time.monotonic()  # judges warm
     page.get_by_role("button", name="Submit for grading").click()
-    wait_for_result_handed_in_since(page, clicked)
+    wait_for_answer_since(page, clicked)
     second_submission = time.monotonic() - started
     page.get_by_text(re.compile(r"Attempt 2 ·")).first.wait_for(timeout=30_000)  # and in the attempts
 
@@ -119,7 +117,12 @@ def test_type_reload_run_the_public_tests_and_submit(page, app_url):
     page.get_by_text(f"{EXERCISE.title}: 2 attempts").first.wait_for(timeout=30_000)
     page.get_by_role("link", name=f"Open {EXERCISE.title}").click()
     wait_for_run(page)
-    page.get_by_text(re.compile(r"Attempt 2 ·")).first.wait_for(timeout=30_000)
+    page.get_by_text(re.compile(r"Attempt 2 ·")).first.click()  # it opens to its feedback and its code
+    wait_for_run(page)
+    attempt = page.locator('[data-testid="stExpander"]').filter(has_text=re.compile(r"Attempt 2 ·")).first
+    attempt.get_by_text(re.compile(rf"{EXERCISE.title}: [\d.]+ / [\d.]+ points")).first.wait_for(timeout=30_000)
+    attempt.get_by_role("tab", name="Code").click()
+    attempt.get_by_text("def apply_rope").first.wait_for(timeout=30_000)
     assert "exercise=rope" in page.url
     # Speed is measured, not asserted (a loaded CI machine is no stopwatch):
     # benchmarks/bench_browser.py runs this flow and prints these figures against their targets.
