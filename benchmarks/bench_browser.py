@@ -5,13 +5,16 @@
 Runs the browser flow of ``tests/browser/test_workspace.py`` (type, reload, run the public tests
 twice, submit twice) ``--runs`` times, each against a fresh app, and prints what it measured: the
 second "Run the public tests" (target < 2 s) and the second "Submit for grading", click to result
-(target < 1 s). Needs Chromium (``/usr/bin/chromium``) and bubblewrap, as the browser tests do.
+(target < 1 s). The app runs with its default judges (one per core; ``POSLAB_GRADER_WORKERS``
+overrides), not the single judge of the browser tests. Needs Chromium (``/usr/bin/chromium``) and
+bubblewrap, as the browser tests do.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -24,8 +27,9 @@ FLOW = "tests/browser/test_workspace.py::test_type_reload_run_the_public_tests_a
 
 def one_run() -> dict[str, float]:
     TIMINGS.unlink(missing_ok=True)
+    judges = {"POSLAB_GRADER_WORKERS": os.environ.get("POSLAB_GRADER_WORKERS", str(os.cpu_count() or 1))}
     finished = subprocess.run([sys.executable, "-m", "pytest", FLOW, "-q", "-p", "no:cacheprovider"], cwd=ROOT,
-                              capture_output=True, text=True)
+                              capture_output=True, text=True, env=os.environ | judges)  # the app's default judges
     if finished.returncode != 0 or not TIMINGS.exists():
         raise SystemExit(f"the browser flow failed:\n{finished.stdout[-3000:]}")
     return json.loads(TIMINGS.read_text())

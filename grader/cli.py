@@ -136,7 +136,7 @@ def grade_with_service(items: Sequence[Submission], settings: GraderSettings,
         return
     from grader.service import GradingService, as_completed
 
-    with GradingService(scheduler, workers=judges, settings=settings, suite=SUITE) as service:
+    with GradingService(scheduler, workers=judges, settings=settings, suite=SUITE, warm_modes=("hidden",)) as service:
         jobs = [service.submit_submission(item) for item in items]
         for job in as_completed(jobs):
             on_result(job.result())

@@ -9,22 +9,28 @@ the fallback, with the reason. Each Dask task is one submission's whole grading
 (``grade_on_judge``), run on this warm judge one at a time (``--nthreads 1``). Tasks carry
 trusted data only: source text and settings in, ``SubmissionResult.to_dict()`` out. Student code
 runs only in the sandboxed child, as with the CLI.
+
+``POSLAB_GRADER_WARM_MODES`` (default ``hidden,public``) says which sandbox workers the judge
+starts before it joins: ``hidden`` for graded submissions, ``public`` for the app's practice runs
+(a cold one costs seconds at the first practice run). The CLI's own judges warm ``hidden`` only.
 """
 
 from __future__ import annotations
 
 import importlib
 import logging
+import os
 import threading
 from dataclasses import asdict
 from typing import Any
 
-from grader.api import Grader, Submission
+from grader.api import MODES, Grader, Submission
 from grader.settings import GraderSettings
 
 logger = logging.getLogger("distributed.grader")  # under "distributed": the worker's log shows it
 
 JUDGE_ATTRIBUTE = "poslab_judge"
+WARM_MODES_ENV = "POSLAB_GRADER_WARM_MODES"
 
 
 def load_suite(spec: str | None) -> Any:
@@ -46,7 +52,11 @@ class Judge:
     def grader_for(self, mode: str, settings: GraderSettings, suite: str | None) -> Grader:
         key = (mode, settings, suite)
         if key not in self.graders:
-            self.graders[key] = Grader(settings, mode=mode, suite=load_suite(suite))
+            grading = Grader(settings, mode=mode, suite=load_suite(suite))
+            # The suite runs here, in the judge: another suite's warm sandbox worker serves it as well.
+            grading.worker = next((other.worker for (other_mode, other_settings, _), other in self.graders.items()
+                                   if (other_mode, other_settings) == (mode, settings)), None)
+            self.graders[key] = grading
         return self.graders[key]
 
     def warm_up(self, settings: GraderSettings, mode: str = "hidden") -> str:
@@ -63,7 +73,7 @@ class Judge:
 
     def close(self) -> None:
         for grading in self.graders.values():
-            grading.close()
+            grading.close()  # a shared worker is closed by the first; closing it again does nothing
         self.graders.clear()
 
 
@@ -102,10 +112,9 @@ def dask_setup(worker: Any) -> None:
     torch.set_num_threads(1)  # one judge per core: the hidden tests must not oversubscribe it
     settings = GraderSettings.from_env()
     judge = Judge()
-    isolation = judge.warm_up(settings)
-    # The practice runs ("Run the public tests") need a worker with pytest: a cold one costs ~9 s,
-    # measured in the browser when a practice run landed on a judge that had not run one yet.
-    judge.warm_up(settings, mode="public")
+    # A practice run ("Run the public tests") on a judge without a warm public worker took ~9 s in
+    # the browser, so the app's judges warm both; the CLI's need the hidden one only.
+    isolation = [judge.warm_up(settings, mode) for mode in warm_modes()][0]
     setattr(worker, JUDGE_ATTRIBUTE, judge)
     if isolation == "bwrap":
         logger.info("grader judge ready: isolation bwrap (bubblewrap works on this machine)")
@@ -114,6 +123,12 @@ def dask_setup(worker: Any) -> None:
         logger.warning("grader judge ready: isolation %s; bubblewrap is not used here%s. Install bubblewrap "
                        "(apt-get install bubblewrap) before grading a real class.",
                        isolation, f" ({problem})" if problem else "")
+
+
+def warm_modes() -> list[str]:
+    """The modes of ``POSLAB_GRADER_WARM_MODES`` (unknown names are ignored; none listed: hidden)."""
+    raw = os.environ.get(WARM_MODES_ENV, ",".join(MODES))
+    return [mode for mode in MODES if mode in {part.strip() for part in raw.split(",")}] or ["hidden"]
 
 
 def dask_teardown(worker: Any) -> None:

@@ -241,6 +241,8 @@ def test_submit_polls_shows_the_feedback_and_builds_a_history_with_diffs(app_env
     assert any("already have a submission being graded" in box.value for box in at.info)
     service.finish(GRADED)
     at.run()
+    # The page waited once for this job, briefly, in the click's run; every other look only reads the store.
+    assert len(service.waited) == 1 and 0 < service.waited[0] <= 0.5
     texts = markdown(at)
     assert any("Your last result" in value for value in at.header.values)
     assert f"**{EXERCISE.title}:** 5 / 12 points" in texts

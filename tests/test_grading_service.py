@@ -176,3 +176,29 @@ def test_the_task_function_is_the_one_imported_now_after_a_module_reload(monkeyp
     monkeypatch.setattr(grader, "cluster", grader.cluster)  # the package's attribute, put back afterwards too
     reloaded = task_function()
     assert reloaded is sys.modules["grader.cluster"].grade_on_judge and reloaded is not before
+
+
+# --- what a judge warms up, and its warm sandbox worker shared by suites ------------------------------
+
+@pytest.mark.parametrize("raw, modes", [(None, ["hidden", "public"]), ("hidden", ["hidden"]),
+                                        ("public, hidden", ["hidden", "public"]), ("nonsense", ["hidden"])])
+def test_a_judge_warms_the_modes_its_environment_names(monkeypatch, raw, modes):
+    from grader.cluster import WARM_MODES_ENV, warm_modes
+
+    if raw is None:
+        monkeypatch.delenv(WARM_MODES_ENV, raising=False)
+    else:
+        monkeypatch.setenv(WARM_MODES_ENV, raw)
+    assert warm_modes() == modes
+
+
+def test_another_suite_on_a_judge_reuses_its_warm_sandbox_worker_of_the_same_mode_and_settings():
+    from grader.cluster import Judge
+    from grader.settings import GraderSettings
+
+    judge, settings = Judge(), GraderSettings(timeout=3.0)
+    warm = object()  # stands for the started WorkerProcess: nothing here starts one
+    judge.grader_for("hidden", settings, None).worker = warm
+    assert judge.grader_for("hidden", settings, "tests.hostile._support:ProbeSuite").worker is warm
+    assert judge.grader_for("public", settings, None).worker is None  # another mode: its own worker
+    assert judge.grader_for("hidden", GraderSettings(timeout=5.0), None).worker is None  # other limits

@@ -163,7 +163,9 @@ def submit(student: str, files: Mapping[str, str], exercises: tuple[str, ...]) -
             st.error(str(error), icon=":material/block:")
             return False
         st.info(str(error), icon=":material/hourglass_top:")
-        st.session_state[JOB_KEY] = PendingJob(pending_id, exercises)
+        current = st.session_state.get(JOB_KEY)
+        if current is None or current.job_id != pending_id:  # pending from another tab: watch that one
+            st.session_state[JOB_KEY] = PendingJob(pending_id, exercises)
         return True
     st.session_state[JOB_KEY] = PendingJob(job.id, exercises)
     return True

@@ -40,7 +40,8 @@ def panel(student: str, exercise: Exercise) -> None:
                                     key=f"download-{exercise.id}", width="stretch")
     practice_panel(student, exercise)
     job_panel(student)
-    with st.expander("Other ways to hand in"):
+    # Keyed, so that it stays open through the page's own run that follows a result drawn by a poll.
+    with st.expander("Other ways to hand in", key="other-ways-open", on_change="rerun"):
         other_ways(student, exercise)
     history.show_history(student, exercise, TITLES)
 

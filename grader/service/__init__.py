@@ -57,7 +57,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from grader.api import GraderFault, Submission, SubmissionRejected, load_submission
 from grader.api import MODES, selected_exercises
-from grader.cluster import task_for
+from grader.cluster import WARM_MODES_ENV, task_for
 from grader.gradebook import per_test_rows
 from grader.results import SubmissionResult
 from grader.settings import GraderSettings, positive_int
@@ -214,7 +214,7 @@ class GradingService:
 
     def __init__(self, scheduler: str | None = None, *, workers: int | None = None, store: Any = None,
                  settings: GraderSettings | None = None, service_settings: ServiceSettings | None = None,
-                 suite: str | None = None) -> None:
+                 suite: str | None = None, warm_modes: Sequence[str] = MODES) -> None:
         base = service_settings or ServiceSettings()
         self.config = ServiceSettings(scheduler=scheduler or base.scheduler, workers=workers or base.workers,
                                       lease_seconds=base.lease_seconds, start_seconds=base.start_seconds)
@@ -225,6 +225,7 @@ class GradingService:
 
             self._attempt_type, self._pending_exists = AttemptToRecord, PendingJobExists
         self.suite = suite  # "module:attribute" of a stand-in suite (tests); None: the hidden suite
+        self.warm_modes = tuple(warm_modes)  # what the embedded judges warm up for (the CLI: hidden only)
         self.holder = f"{socket.gethostname()[:60]}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
         self.cluster = None
         self.client = None
@@ -262,8 +263,9 @@ class GradingService:
                 from grader.service.embedded import EmbeddedCluster
 
                 # The judges warm up with the settings the tasks carry (a --timeout of the CLI).
-                timeout = {"POSLAB_GRADER_TIMEOUT": repr(self.settings.timeout)}
-                self.cluster = EmbeddedCluster(self.config.workers, timeout)
+                environment = {"POSLAB_GRADER_TIMEOUT": repr(self.settings.timeout),
+                               WARM_MODES_ENV: ",".join(self.warm_modes)}
+                self.cluster = EmbeddedCluster(self.config.workers, environment)
                 address = self.cluster.start()
             self.client = Client(address, timeout=CONNECT_SECONDS, set_as_default=False)
             self.allowed_failures = self.client.run_on_scheduler(_allowed_failures)

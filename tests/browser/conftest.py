@@ -74,6 +74,9 @@ def app_url(tmp_path_factory):
         "POSLAB_DB_URL": f"sqlite:///{data_dir / 'browser.db'}",
         "POSLAB_DATA_DIR": str(data_dir),
         "POSLAB_INSTRUCTOR_PASSWORD": INSTRUCTOR_PASSWORD,
+        # The browser tests hand in one thing at a time: one judge warms up on half the CPU the
+        # default (one per core) takes, beside the pages under test. bench_browser.py sets the default.
+        "POSLAB_GRADER_WORKERS": os.environ.get("POSLAB_GRADER_WORKERS", "1"),
     }
     log = (data_dir / "streamlit.log").open("wb")
     process = subprocess.Popen(
@@ -131,5 +134,22 @@ def page(playwright_browser, app_url, request):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     try:
         full_page_screenshot(page, str(ARTIFACTS / f"{request.node.name}.png"))
+    finally:
+        context.close()
+
+
+@pytest.fixture(scope="session")
+def page_tour(playwright_browser, app_url):
+    """Every page visited once (``tests/browser/tour.py``), for the tests that judge every page."""
+    from tests.browser.tour import walk
+
+    context = playwright_browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    console = ConsoleLog(app_url)
+    page.on("console", console.on_console)
+    page.on("pageerror", console.on_page_error)
+    page.console_log = console
+    try:
+        yield walk(page, app_url, "Ada Lovelace")
     finally:
         context.close()

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from urllib.parse import urlparse
 
-from tests.browser.app_driver import go_to, open_app, wait_for_charts
-from tests.browser.test_accessibility import sidebar_titles, unlock_instructor
-from tests.browser.test_flows import sign_in
 
 # Schemes the browser answers by itself, without a network request.
 LOCAL_SCHEMES = {"data", "blob", "about", "chrome-extension"}
@@ -26,19 +23,10 @@ class RequestLog:
                 if urlparse(url).scheme not in LOCAL_SCHEMES and urlparse(url).netloc != ours]
 
 
-def test_no_page_requests_anything_from_another_host(page, app_url):
+def test_no_page_requests_anything_from_another_host(page_tour, app_url):
     log = RequestLog()
-    page.on("request", log.on_request)
-    open_app(page, app_url)
-    sign_in(page, "Ada Lovelace")
-    titles = sidebar_titles(page)
-    for title in titles:
-        log.where = title
-        go_to(page, title)
-        if title == "Instructor":
-            unlock_instructor(page)
-        wait_for_charts(page)
-        page.wait_for_load_state("networkidle")
+    log.urls = page_tour.requests
+    titles = page_tour.titles
     assert len(log.urls) > len(titles), "the log saw (almost) no requests: it checked nothing"
     assert any("/_stcore/" in url or "/static/" in url for _, url in log.urls), log.urls[:10]
     outside = log.outside(app_url)

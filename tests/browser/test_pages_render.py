@@ -10,22 +10,19 @@ def sidebar_titles(page) -> list[str]:
     return [link.inner_text().strip().splitlines()[-1] for link in page.locator('[data-testid="stSidebarNav"] a').all()]
 
 
-def test_every_page_renders_cleanly_and_draws_its_charts(page, app_url):
-    open_app(page, app_url)
-    titles = sidebar_titles(page)
+def test_every_page_renders_cleanly_and_draws_its_charts(page_tour):
+    titles = page_tour.titles
     assert {lesson.title for lesson in all_lessons()} <= set(titles), titles
     problems = []
     charts_seen = 0
-    for title in titles:
-        go_to(page, title)
-        boxes = exception_boxes(page)
-        if boxes:
-            problems.append(f"{title}: exception shown: {boxes[0][:300]}")
-        for chart in wait_for_charts(page):
+    for stop in page_tour.stops:
+        if stop.exceptions:
+            problems.append(f"{stop.title}: exception shown: {stop.exceptions[0][:300]}")
+        for chart in stop.charts:
             charts_seen += 1
             if chart["marks"] == 0 and chart["painted"] == 0:
-                problems.append(f"{title}: chart #{chart['index']} drew nothing")
-    problems += [f"console: {error}" for error in page.console_log.errors]
+                problems.append(f"{stop.title}: chart #{chart['index']} drew nothing")
+    problems += [f"console: {error}" for error in page_tour.console_errors]
     assert not problems, "\n".join(problems)
     assert charts_seen > 0, "no page showed a chart: the chart check checked nothing"
 
