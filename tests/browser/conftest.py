@@ -122,14 +122,20 @@ class ConsoleLog:
         return url == "" or url.startswith(self.app_url)
 
 
-@pytest.fixture
-def page(playwright_browser, app_url, request):
-    context = playwright_browser.new_context(viewport={"width": 1400, "height": 1000})
+def watched_page(browser, app_url: str):
+    """A page in a fresh context whose ``console_log`` collects its console errors; returns both."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     console = ConsoleLog(app_url)
     page.on("console", console.on_console)
     page.on("pageerror", console.on_page_error)
     page.console_log = console
+    return context, page
+
+
+@pytest.fixture
+def page(playwright_browser, app_url, request):
+    context, page = watched_page(playwright_browser, app_url)
     yield page
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     try:
@@ -143,12 +149,7 @@ def page_tour(playwright_browser, app_url):
     """Every page visited once (``tests/browser/tour.py``), for the tests that judge every page."""
     from tests.browser.tour import walk
 
-    context = playwright_browser.new_context(viewport={"width": 1400, "height": 1000})
-    page = context.new_page()
-    console = ConsoleLog(app_url)
-    page.on("console", console.on_console)
-    page.on("pageerror", console.on_page_error)
-    page.console_log = console
+    context, page = watched_page(playwright_browser, app_url)
     try:
         yield walk(page, app_url, "Ada Lovelace")
     finally:
