@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import math
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -13,6 +11,7 @@ import torch
 
 from grader.suite.expect import expect
 from grader.student import Student
+from poslab.threads import one_intra_op_thread
 
 
 def seconds_of(fn: Callable[[], object], repeats: int = 3) -> float:
@@ -44,22 +43,6 @@ class _ReferenceCall:
     run: Callable[[], object] = field(compare=False, hash=False)
 
 
-@contextlib.contextmanager
-def _one_thread():
-    """Time the reference on one thread, as the sandboxed child runs: a multi-threaded op on a busy
-    machine slowed down up to 25x (measured), which inflated the budget past a Python loop's time."""
-    with _TIMING_LOCK:  # judging threads (--jobs N) share torch's thread setting
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
-            yield
-        finally:
-            torch.set_num_threads(threads)
-
-
-_TIMING_LOCK = threading.Lock()
-
-
 _reference_best: dict[_ReferenceCall, float] = {}
 
 
@@ -68,13 +51,13 @@ def _reference_seconds(call: _ReferenceCall, repeats: int = 5) -> float:
     submission (re-timing it for every submission cost ~0.1 s of a ~0.25 s suite); ``remeasure``
     lowers it when a spike of load inflated the first measurement."""
     if call not in _reference_best:
-        with _one_thread():
+        with one_intra_op_thread():  # as the sandboxed child runs: a busy machine made threads 25x slower
             _reference_best[call] = seconds_of(call.run, repeats=repeats)
     return _reference_best[call]
 
 
 def _remeasured(call: _ReferenceCall) -> float:
-    with _one_thread():
+    with one_intra_op_thread():
         _reference_best[call] = min(_reference_best[call], seconds_of(call.run, repeats=3))
     return _reference_best[call]
 

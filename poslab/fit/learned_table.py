@@ -17,11 +17,12 @@ its position table with std 0.01): a learned table knows only the positions it w
 from __future__ import annotations
 
 import math
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Iterator
 
 import torch
+
+from poslab.threads import one_intra_op_thread
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,7 @@ def fit_learned_table(max_len: int = 64, train_len: int = 48, d_model: int = 16,
     target_entropy = float(-(target * target.clamp_min(1e-30).log()).sum(-1).mean())
     adam = _Adam([table, bilinear], lr)
     losses = []
-    with _single_thread():
+    with one_intra_op_thread():  # tiny tensors: a second thread only waits (poslab/threads.py)
         for _ in range(steps):
             seen = table[:train_len]  # (T, D): only these rows get gradients
             logits = (seen @ bilinear @ seen.T).masked_fill(future, float("-inf"))  # (T, T)
@@ -60,18 +61,6 @@ def fit_learned_table(max_len: int = 64, train_len: int = 48, d_model: int = 16,
             adam.step(loss)
             losses.append(loss.item() - target_entropy)
     return LearnedFit(table.detach().clone(), tuple(losses), train_len)
-
-
-@contextmanager
-def _single_thread() -> Iterator[None]:
-    """Run on one intra-op thread: these tensors are tiny, and on a busy 2-core machine a second
-    thread waiting for its share made 300 steps take 2.3 s instead of 0.4 s."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
 
 
 class _Adam:
