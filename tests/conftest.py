@@ -5,6 +5,9 @@ test's own store); ``app_env`` is that store's URL, to check what the app wrote.
 
 A test that needs Chromium, PostgreSQL or bubblewrap calls ``require_system_part``: locally it
 skips with the reason, under ``CI=true`` it fails, so CI cannot pass by skipping.
+
+``warm_grader`` is one Grader per test process for the modules that grade many small
+submissions.
 """
 
 from __future__ import annotations
@@ -42,6 +45,19 @@ def generator() -> torch.Generator:
 @pytest.fixture
 def root() -> Path:
     return ROOT
+
+
+@pytest.fixture(scope="session")
+def warm_grader():
+    """A Grader with the environment's settings and the hidden suite, shared by the modules that
+    grade many small submissions: its sandbox worker (bubblewrap, torch imported) starts once per
+    test process instead of once per module. Each submission still runs in a child of its own, and
+    a worker that died is replaced at the next grading."""
+    from grader.api import Grader
+    from grader.settings import GraderSettings
+
+    with Grader(GraderSettings.from_env()) as grader:
+        yield grader
 
 
 @pytest.fixture(autouse=True)
