@@ -7,7 +7,7 @@ A test that needs Chromium, PostgreSQL or bubblewrap calls ``require_system_part
 skips with the reason, under ``CI=true`` it fails, so CI cannot pass by skipping.
 
 ``warm_grader`` is one Grader per test process for the modules that grade many small
-submissions.
+submissions. The suite runs on two processes: ``tests/parallel.py`` says how.
 """
 
 from __future__ import annotations
@@ -19,10 +19,24 @@ from typing import TYPE_CHECKING, Callable
 import pytest
 import torch
 
+from tests import parallel
+
 if TYPE_CHECKING:
     from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    worker = getattr(config, "workerinput", None)
+    if worker is not None:  # an xdist worker: its own sandbox uids, before any grader starts
+        index = int(worker["workerid"].removeprefix("gw"))
+        os.environ["POSLAB_GRADER_UID_BASE"] = str(parallel.worker_uid_base(index))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    return parallel.make_scheduler(config, log)
 
 
 def in_ci() -> bool:

@@ -47,7 +47,7 @@ def run(tmp_path_factory):
                     suite="tests.hostile._support:ProbeSuite")
     assert code == 0
     return {"root": root, "out": out, "listing_before": listing_before,
-            "alive_after": sandbox_uids_alive(GraderSettings().uid_base)}
+            "alive_after": sandbox_uids_alive(GraderSettings.from_env().uid_base)}
 
 
 def result(run, name: str) -> dict:
