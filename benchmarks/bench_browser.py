@@ -28,7 +28,7 @@ FLOW = "tests/browser/test_workspace.py::test_type_reload_run_the_public_tests_a
 def one_run() -> dict[str, float]:
     TIMINGS.unlink(missing_ok=True)
     judges = {"POSLAB_GRADER_WORKERS": os.environ.get("POSLAB_GRADER_WORKERS", str(os.cpu_count() or 1))}
-    finished = subprocess.run([sys.executable, "-m", "pytest", FLOW, "-q", "-p", "no:cacheprovider"], cwd=ROOT,
+    finished = subprocess.run([sys.executable, "-m", "pytest", FLOW, "-n", "0", "-q", "-p", "no:cacheprovider"], cwd=ROOT,
                               capture_output=True, text=True, env=os.environ | judges)  # the app's default judges
     if finished.returncode != 0 or not TIMINGS.exists():
         raise SystemExit(f"the browser flow failed:\n{finished.stdout[-3000:]}")

@@ -1,15 +1,28 @@
-"""All configuration in one place, read from the environment once.
+"""The library's settings (``Settings``) and the project's folder (``PROJECT_ROOT``).
 
-Environment variables (all optional):
+``Settings.from_env()`` reads the environment each time it is called (nothing is cached, so a test
+that changes a variable is seen at the next call) and returns a frozen dataclass. A variable that
+is unset or empty takes its default:
 
-``POSLAB_DB_URL``               SQLAlchemy URL of the progress store (default: SQLite file below)
-``POSLAB_DATA_DIR``             folder for the default SQLite file (default: ``~/.poslab``)
-``POSLAB_INSTRUCTOR_PASSWORD``  password of the Instructor page (or the ``instructor_password`` secret)
-``POSLAB_GRADER_TIMEOUT``       seconds of wall-clock time per exercise when grading (default 20)
+``POSLAB_DB_URL``               SQLAlchemy URL of the progress store (default: the SQLite file
+                                ``poslab.db`` in ``POSLAB_DATA_DIR``)
+``POSLAB_DATA_DIR``             folder of that default SQLite file (default ``~/.poslab``; the
+                                store creates it when it first opens the file)
+``POSLAB_INSTRUCTOR_PASSWORD``  password of the Instructor page (default: none). When it is
+                                unset, the app looks for the ``instructor_password`` secret
+                                (``app_pages/ui/lock.py``); without either, the page stays locked
+``POSLAB_GRADER_TIMEOUT``       seconds of wall-clock time per exercise when grading (default 20;
+                                anything but a finite number above 0 is a ``ValueError`` that
+                                says so); ``grader.settings.GraderSettings`` takes it from here
+
+The other variables are read beside what they configure: the sandbox's in ``grader/settings.py``,
+the grading service's in ``grader/service/``, the app's own (``POSLAB_GRADER_START``,
+``POSLAB_LOCAL_WORKSPACE``) in ``app_pages/ui/``. The README's Configuration table lists every one.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,8 +39,8 @@ def _float(environ: Mapping[str, str], name: str, default: float) -> float:
         value = float(raw)
     except ValueError:
         raise ValueError(f"{name} must be a number, got {raw!r}") from None
-    if value <= 0:
-        raise ValueError(f"{name} must be greater than 0, got {raw!r}")
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a finite number greater than 0, got {raw!r}")
     return value
 
 

@@ -5,6 +5,9 @@ test's own store); ``app_env`` is that store's URL, to check what the app wrote.
 
 A test that needs Chromium, PostgreSQL or bubblewrap calls ``require_system_part``: locally it
 skips with the reason, under ``CI=true`` it fails, so CI cannot pass by skipping.
+
+``warm_grader`` is one Grader per test process for the modules that grade many small
+submissions. The suite runs on two processes: ``tests/parallel.py`` says how.
 """
 
 from __future__ import annotations
@@ -16,10 +19,28 @@ from typing import TYPE_CHECKING, Callable
 import pytest
 import torch
 
+from tests import parallel
+
 if TYPE_CHECKING:
     from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    worker = getattr(config, "workerinput", None)
+    if worker is not None:  # an xdist worker: its own sandbox uids, before any grader starts
+        index = int(worker["workerid"].removeprefix("gw"))
+        os.environ["POSLAB_GRADER_UID_BASE"] = str(parallel.worker_uid_base(index))
+        # Two test processes share the two cores: one torch thread each, as the grader's judges
+        # take (grader/cluster.py); two each oversubscribe the cores, where torch's threads slow
+        # down most (the suite's speed tests timed a correct in-process call at 0.4 s so).
+        torch.set_num_threads(1)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    return parallel.make_scheduler(config, log)
 
 
 def in_ci() -> bool:
@@ -42,6 +63,19 @@ def generator() -> torch.Generator:
 @pytest.fixture
 def root() -> Path:
     return ROOT
+
+
+@pytest.fixture(scope="session")
+def warm_grader():
+    """A Grader with the environment's settings and the hidden suite, shared by the modules that
+    grade many small submissions: its sandbox worker (bubblewrap, torch imported) starts once per
+    test process instead of once per module. Each submission still runs in a child of its own, and
+    a worker that died is replaced at the next grading."""
+    from grader.api import Grader
+    from grader.settings import GraderSettings
+
+    with Grader(GraderSettings.from_env()) as grader:
+        yield grader
 
 
 @pytest.fixture(autouse=True)

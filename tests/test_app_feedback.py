@@ -9,7 +9,6 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from grader.api import Grader, load_submission
-from grader.settings import GraderSettings
 from tests.corpus.bugs import BUGS
 
 
@@ -21,9 +20,8 @@ def render(result_json: str, exercise: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def grading():
-    with Grader(GraderSettings.from_env()) as grader:
-        yield grader
+def grading(warm_grader):
+    return warm_grader
 
 
 def shown(grading: Grader, source: str, exercise: str) -> AppTest:

@@ -7,7 +7,7 @@
 
 For the buggy files and the mutants, the tests each one fails are printed (``pytest -s``): read that
 list to check that no test fails for a reason other than the bug. Everything is graded in one
-sandboxed ``Grader`` (one warm worker), module-scoped, so the file takes well under a minute.
+sandboxed ``Grader`` (one warm worker, shared: ``warm_grader``), so the file takes well under a minute.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ import pytest
 from grader.api import Grader, load_submission
 from grader.mutants import list_mutants
 from grader.results import SubmissionResult
-from grader.settings import GraderSettings
 from poslab.exercises import EXERCISE_IDS, EXERCISES
 from tests.corpus.bugs import BUGS, Bug
 
@@ -31,9 +30,8 @@ MUTANTS = [mutant for mutant in list_mutants() if not mutant.slow]
 
 
 @pytest.fixture(scope="module")
-def grading():
-    with Grader(GraderSettings.from_env()) as grader:
-        yield grader
+def grading(warm_grader):
+    return warm_grader
 
 
 def implemented(source: str) -> list[str]:

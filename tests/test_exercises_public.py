@@ -37,7 +37,7 @@ def run_public_tests(*options: str) -> subprocess.CompletedProcess:
     env = {key: value for key, value in os.environ.items() if key != "POSLAB_IMPL"}
     env["COLUMNS"] = "400"  # the short summary keeps each failure's whole first line
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "exercises", "-p", "no:cacheprovider", "-q", "-rf", *options],
+        [sys.executable, "-m", "pytest", "exercises", "-n", "0", "-p", "no:cacheprovider", "-q", "-rf", *options],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
 
 

@@ -20,7 +20,6 @@ from grader.api import Grader, load_submission
 from grader.gradebook import gradescope_test_rows, per_test_rows
 from grader.mutants import get_mutant
 from grader.results import SubmissionResult
-from grader.settings import GraderSettings
 from tests.corpus.bugs import BUGS
 
 CORPUS = Path(__file__).parent / "corpus"
@@ -28,9 +27,8 @@ RAISED = "your code raised"
 
 
 @pytest.fixture(scope="module")
-def grading():
-    with Grader(GraderSettings.from_env()) as grader:
-        yield grader
+def grading(warm_grader):
+    return warm_grader
 
 
 def grade(grading: Grader, files: dict[str, str], exercises: list[str], name: str = "fairness") -> SubmissionResult:

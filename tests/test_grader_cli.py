@@ -27,9 +27,9 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
-def probe_suite(monkeypatch):
+def probe_suite():
     # `grade` runs on the grading service's judges, which load the suite by name.
-    monkeypatch.setattr(cli, "SUITE", "tests.hostile._support:ProbeSuite")
+    return "tests.hostile._support:ProbeSuite"
 
 
 @pytest.fixture
@@ -81,7 +81,7 @@ def test_help_states_the_default_timeout():
 def test_grade_writes_the_gradebook_and_gradescope_results(submissions, tmp_path, probe_suite, capsys):
     require_bwrap()
     out = tmp_path / "out"
-    assert cli.main(["grade", *map(str, submissions), "--out", str(out), "--jobs", "2", "--timeout", "5"]) == 0
+    assert cli.main(["grade", *map(str, submissions), "--out", str(out), "--jobs", "2", "--timeout", "5"], suite=probe_suite) == 0
     lines = (out / "gradebook.csv").read_text().splitlines()
     assert lines[0] == "id,status,attention,sinusoidal,learned,rope,alibi,t5,total,max"
     rows = {row["id"]: row for row in csv.DictReader(lines)}
@@ -105,11 +105,11 @@ def test_grade_writes_the_gradebook_and_gradescope_results(submissions, tmp_path
 def test_a_rerun_skips_unchanged_submissions_and_regrades_changed_ones(submissions, tmp_path, probe_suite, capsys):
     require_bwrap()
     out = tmp_path / "out"
-    assert cli.main(["grade", *map(str, submissions), "--out", str(out)]) == 0
+    assert cli.main(["grade", *map(str, submissions), "--out", str(out)], suite=probe_suite) == 0
     first = {name: (out / name / "results.json").read_text() for name in ("alice", "bob")}
     (submissions[1] / "attention.py").write_text(reference_submission())  # bob now has rope too
     capsys.readouterr()
-    assert cli.main(["grade", *map(str, submissions), "--out", str(out)]) == 0
+    assert cli.main(["grade", *map(str, submissions), "--out", str(out)], suite=probe_suite) == 0
     assert "1 submission(s) unchanged" in capsys.readouterr().err
     assert (out / "alice" / "results.json").read_text() == first["alice"]
     assert json.loads((out / "bob" / "results.json").read_text())["score"] == PROBE_MAX
@@ -160,7 +160,7 @@ def test_the_bundle_has_the_course_and_no_instructor_material(bundle):
     assert any(name.startswith("app_pages/") for name in files)
     for name in files:
         assert not name.startswith(("tests/", ".git/", "grader/mutants/", "grader/suite/", ".ci/")), name
-        assert name not in ("grader/cli.py", "grader/__main__.py"), name
+        assert not name.startswith(("grader/cli/", "grader/cli.py", "grader/__main__.py")), name
         assert "instructor" not in name, name
         assert "__pycache__" not in name
 

@@ -43,12 +43,11 @@ def run(tmp_path_factory):
         paths += [subs / f"{name}.py", subs / f"good_after_{name}.py"]
     listing_before = sorted(p.name for p in subs.iterdir())
     out = root / "out"
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(cli, "SUITE", "tests.hostile._support:ProbeSuite")
-        code = cli.main(["grade", *map(str, paths), "--out", str(out), "--jobs", "2", "--timeout", str(TIMEOUT)])
+    code = cli.main(["grade", *map(str, paths), "--out", str(out), "--jobs", "2", "--timeout", str(TIMEOUT)],
+                    suite="tests.hostile._support:ProbeSuite")
     assert code == 0
     return {"root": root, "out": out, "listing_before": listing_before,
-            "alive_after": sandbox_uids_alive(GraderSettings().uid_base)}
+            "alive_after": sandbox_uids_alive(GraderSettings.from_env().uid_base)}
 
 
 def result(run, name: str) -> dict:

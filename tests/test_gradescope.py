@@ -301,6 +301,7 @@ def test_the_zip_holds_what_judging_imports_and_nothing_for_instructors_only(pac
     assert not [name for name in names if name.startswith(("grader/mutants/", "tests/", "app_pages/", "pages/",
                                                            "poslab/store/", "poslab/viz/", ".git"))]
     assert not {"grader/cli.py", "grader/release.py", "app.py", "poslab/lessons.py"} & names
+    assert not [name for name in names if name.startswith("grader/cli/")]
     modes = {info.filename: (info.external_attr >> 16) & 0o777 for info in zipfile.ZipFile(package).infolist()}
     assert modes["setup.sh"] == modes["run_autograder"] == 0o755
 

@@ -1,8 +1,21 @@
 """The layers import one way, read from the sources with ``ast`` (nothing is imported to check).
 
-* ``poslab/`` (the library) imports neither ``grader`` nor ``streamlit``;
+* ``poslab/`` (the library) imports neither ``grader``, ``streamlit`` nor the app;
+* ``grader/`` never imports the app (``app``, ``app_pages``);
+* the grader's core (all of ``grader/`` but its service and its front ends) imports neither the
+  service (``grader/service/`` and its Dask preload ``grader/cluster.py``) nor a front end: the
+  command line (``grader/cli/``, ``grader/__main__.py`` and every module a command is registered
+  with in ``grader/cli/commands.py``) and the Gradescope runner (``grader/gradescope/``, which, like
+  the command line, is a way in that sits on the core);
+* the service imports no front end;
 * ``grader/sandboxed/`` (what runs inside the sandbox) imports only the standard library, torch,
   numpy, pytest and itself;
+* ``exercises/`` (what a student gets) imports nothing of the project: only the standard library,
+  torch, numpy and pytest. One exception, by name: ``exercises/conftest.py`` imports
+  ``poslab.encodings`` when asked for ``--impl=reference``, which exists only in the course's own
+  repository and bundle, never in the sandbox;
+* the app (``app.py``, ``app_pages/``) imports from ``grader`` only the modules of
+  ``APP_MAY_IMPORT_FROM_GRADER`` (the README's Layout section says why each);
 * the pages (``app_pages/``) never import ``sqlalchemy``: they go through the store;
 * outside the app layer (``app.py``, ``app_pages/``), ``tests/`` and ``benchmarks/``, nothing
   imports ``streamlit``.
@@ -11,7 +24,6 @@ Every import counts, also one inside a function (a lazy import is still a depend
 ``importlib.import_module("...")`` with a literal name. Each rule is also run once on a small
 made-up source with a forbidden import, to show it can fail.
 """
-
 from __future__ import annotations
 
 import ast
@@ -26,6 +38,19 @@ from poslab.config import PROJECT_ROOT
 SANDBOXED = "grader/sandboxed"
 APP_PAGES = "app_pages"
 SANDBOX_MAY_IMPORT = frozenset(sys.stdlib_module_names) | {"torch", "numpy", "pytest"}
+EXERCISES_MAY_IMPORT = SANDBOX_MAY_IMPORT
+EXERCISES_EXCEPTIONS = {("exercises/conftest.py", "poslab.encodings")}  # --impl=reference, see above
+# What the app may import from the grader, and nothing else of it (the README's Layout says why):
+APP_MAY_IMPORT_FROM_GRADER = (
+    "grader.service",  # the grading service: the only way the app gets student code run
+    "grader.results",  # the typed, plain results the pages render
+    "grader.submissions",  # the hand-in rules (size, file name), checked on the page before a hand-in
+    "grader.gradebook",  # the reader of the gradebook folder that `python -m grader grade` writes
+    "grader.api",  # running_in_bundle(): whether this app is a student bundle (no hidden suite)
+)
+GRADER_SERVICE = ("grader/service", "grader/cluster.py")
+GRADER_FRONT_ENDS = ("grader/cli", "grader/__main__.py", "grader/gradescope")
+COMMAND_TABLE = "grader/cli/commands.py"
 SKIPPED_FOLDERS = {"__pycache__", "node_modules"}  # and every folder whose name starts with "."
 
 
@@ -102,11 +127,56 @@ def _in_app_tests_or_benchmarks(path: str) -> bool:
     return path == "app.py" or any(path.startswith(f"{folder}/") for folder in (APP_PAGES, "tests", "benchmarks"))
 
 
-LIBRARY = Rule("the library (poslab/) imports neither grader nor streamlit",
-               _under("poslab"), lambda item: item.top in ("grader", "streamlit"))
+def _module_of(path: str) -> str:
+    """``grader/cli/grade.py`` -> ``grader.cli.grade``; a package's ``__init__.py`` is the package."""
+    return path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+
+
+def _within_any(module: str, packages: Iterable[str]) -> bool:
+    return any(module == package or module.startswith(package + ".") for package in packages)
+
+
+def registered_command_modules(source: str) -> tuple[str, ...]:
+    """The module of every ``Command(name, module, help)`` in the CLI's command table, read with ast."""
+    modules = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Command":
+            arguments = [*node.args[1:2], *(keyword.value for keyword in node.keywords if keyword.arg == "module")]
+            modules += [argument.value for argument in arguments if isinstance(argument, ast.Constant)]
+    return tuple(modules)
+
+
+def _service_modules() -> tuple[str, ...]:
+    return tuple(_module_of(part) for part in GRADER_SERVICE)
+
+
+def grader_core_rule(front_ends: tuple[str, ...]) -> Rule:
+    upper = (*_service_modules(), *front_ends)
+    return Rule("the grader's core imports neither its service (grader.service, grader.cluster) nor a front end "
+                "(the command line, its commands, Gradescope)",
+                lambda path: path.startswith("grader/") and not _within_any(_module_of(path), upper),
+                lambda item: _within_any(item.module, upper))
+
+
+def grader_service_rule(front_ends: tuple[str, ...]) -> Rule:
+    return Rule("the grading service (grader.service, grader.cluster) imports no front end",
+                lambda path: _within_any(_module_of(path), _service_modules()),
+                lambda item: _within_any(item.module, front_ends))
+
+
+LIBRARY = Rule("the library (poslab/) imports neither grader, streamlit nor the app",
+               _under("poslab"), lambda item: item.top in ("grader", "streamlit", "app", "app_pages"))
+GRADER_BELOW_THE_APP = Rule("grader/ never imports the app (app.py, app_pages/)",
+                            _under("grader"), lambda item: item.top in ("app", "app_pages"))
 SANDBOXED_SIDE = Rule("grader/sandboxed/ imports only the standard library, torch, numpy, pytest and itself",
                       _under(SANDBOXED),
                       lambda item: not (item.top in SANDBOX_MAY_IMPORT or item.is_within("grader.sandboxed")))
+EXERCISES = Rule("exercises/ imports nothing of the project: only the standard library, torch, numpy and pytest",
+                 _under("exercises"),
+                 lambda item: item.top not in EXERCISES_MAY_IMPORT and (item.path, item.module) not in EXERCISES_EXCEPTIONS)
+APP_GRADER = Rule(f"the app (app.py, app_pages/) imports from grader only {', '.join(APP_MAY_IMPORT_FROM_GRADER)}",
+                  lambda path: path == "app.py" or _under(APP_PAGES)(path),
+                  lambda item: item.top == "grader" and not _within_any(item.module, APP_MAY_IMPORT_FROM_GRADER))
 PAGES = Rule("a page (app_pages/) never imports sqlalchemy; it goes through the store",
              _under(APP_PAGES), lambda item: item.top == "sqlalchemy")
 STREAMLIT_IN_THE_APP_ONLY = Rule("only app.py, app_pages/, tests/ and benchmarks/ import streamlit",
@@ -157,6 +227,39 @@ def test_only_the_app_layer_tests_and_benchmarks_import_streamlit():
     _assert_none(STREAMLIT_IN_THE_APP_ONLY.violations(project_sources()))
 
 
+def test_the_grader_never_imports_the_app():
+    _require_folder("grader")
+    _assert_none(GRADER_BELOW_THE_APP.violations(project_sources()))
+
+
+def test_exercises_import_nothing_of_the_project():
+    _require_folder("exercises")
+    _assert_none(EXERCISES.violations(project_sources()))
+
+
+def real_front_ends() -> tuple[str, ...]:
+    registered = registered_command_modules((PROJECT_ROOT / COMMAND_TABLE).read_text(encoding="utf-8"))
+    assert "grader.cli.grade" in registered, f"{COMMAND_TABLE} was not read: no command found"
+    return (*(_module_of(part) for part in GRADER_FRONT_ENDS), *registered)
+
+
+def test_the_graders_core_imports_neither_the_service_nor_a_front_end():
+    for part in (*GRADER_SERVICE, *GRADER_FRONT_ENDS):
+        assert (PROJECT_ROOT / part).exists(), f"{part} is gone: update GRADER_SERVICE / GRADER_FRONT_ENDS"
+    _assert_none(grader_core_rule(real_front_ends()).violations(project_sources()))
+
+
+def test_the_service_imports_no_front_end():
+    _assert_none(grader_service_rule(real_front_ends()).violations(project_sources()))
+
+
+def test_the_app_imports_only_the_listed_grader_modules():
+    _require_folder(APP_PAGES)
+    modules = {_module_of(path) for path, _ in project_sources() if path.startswith("grader/")}
+    assert set(APP_MAY_IMPORT_FROM_GRADER) <= modules, "the allow-list names a module that no longer exists"
+    _assert_none(APP_GRADER.violations(project_sources()))
+
+
 # ---- each rule can fail
 
 LAZY_GRADER_IMPORT = "import math\n\n\ndef grade():\n    from grader.api import grade_submission\n"
@@ -175,13 +278,74 @@ LAZY_GRADER_IMPORT = "import math\n\n\ndef grade():\n    from grader.api import 
      [f"{SANDBOXED}/worker.py:1 imports grader.student.Student"]),
     (PAGES, f"{APP_PAGES}/progress.py", "import streamlit as st\nfrom sqlalchemy import select\n",
      [f"{APP_PAGES}/progress.py:2 imports sqlalchemy.select"]),
-    (STREAMLIT_IN_THE_APP_ONLY, "grader/cli.py", "def show():\n    import streamlit\n", ["grader/cli.py:2 imports streamlit"]),
+    (STREAMLIT_IN_THE_APP_ONLY, "grader/cli/grade.py", "def show():\n    import streamlit\n",
+     ["grader/cli/grade.py:2 imports streamlit"]),
     (STREAMLIT_IN_THE_APP_ONLY, "exercises/rope.py", "from streamlit import cache_data\n",
      ["exercises/rope.py:1 imports streamlit.cache_data"]),
+    (LIBRARY, "poslab/page.py", "from app_pages.ui import frame\n", ["poslab/page.py:1 imports app_pages.ui.frame"]),
+    (GRADER_BELOW_THE_APP, "grader/api.py", "def show():\n    from app_pages.ui import feedback\n",
+     ["grader/api.py:2 imports app_pages.ui.feedback"]),
+    (EXERCISES, "exercises/rope.py", "import torch\nfrom poslab.encodings import apply_rope\n",
+     ["exercises/rope.py:2 imports poslab.encodings.apply_rope"]),
+    (EXERCISES, "exercises/test_rope.py", "import pytest\nimport pandas\n", ["exercises/test_rope.py:2 imports pandas"]),
+    (EXERCISES, "exercises/rope.py", "import poslab.encodings\n", ["exercises/rope.py:1 imports poslab.encodings"]),
+    (EXERCISES, "exercises/conftest.py", "def impl():\n    import poslab.store\n",
+     ["exercises/conftest.py:2 imports poslab.store"]),
+    (EXERCISES, "exercises/alibi.py", "from grader.suite import inputs\n", ["exercises/alibi.py:1 imports grader.suite.inputs"]),
+    (APP_GRADER, f"{APP_PAGES}/ui/grading.py", "from grader.sandbox import WorkerProcess\n",
+     [f"{APP_PAGES}/ui/grading.py:1 imports grader.sandbox.WorkerProcess"]),
+    (APP_GRADER, "app.py", "import grader.api\nfrom grader.suite import collect\n", ["app.py:2 imports grader.suite.collect"]),
+    (APP_GRADER, f"{APP_PAGES}/instructor.py", "def run():\n    from grader import cli\n",
+     [f"{APP_PAGES}/instructor.py:2 imports grader.cli"]),
 ])
 def test_a_forbidden_import_is_reported_with_its_file_and_line(rule, path, source, expected):
     reported = rule.violations([(path, source)])
     assert reported == [f"{where_and_what}: {rule.what}" for where_and_what in expected]
+
+
+FRONT_ENDS_WITH_A_NEW_COMMAND = ("grader.cli", "grader.__main__", "grader.gradescope", "grader.mutation")
+
+
+@pytest.mark.parametrize("path, source, expected", [
+    ("grader/api.py", "from grader.service import GradingService\n", ["grader/api.py:1 imports grader.service.GradingService"]),
+    ("grader/results.py", "def f():\n    import grader.cli\n", ["grader/results.py:2 imports grader.cli"]),
+    ("grader/submissions.py", "from grader import cluster\n", ["grader/submissions.py:1 imports grader.cluster"]),
+    ("grader/sandbox/session.py", "from ..cli.common import atomic_write\n",
+     ["grader/sandbox/session.py:1 imports grader.cli.common.atomic_write"]),
+    ("grader/release.py", "import importlib\nimportlib.import_module('grader.gradescope.package')\n",
+     ["grader/release.py:2 imports grader.gradescope.package"]),
+    ("grader/api.py", "from grader.mutation import run\n", ["grader/api.py:1 imports grader.mutation.run"]),  # a registered command
+])
+def test_the_graders_core_rule_can_fail(path, source, expected):
+    rule = grader_core_rule(FRONT_ENDS_WITH_A_NEW_COMMAND)
+    assert rule.violations([(path, source)]) == [f"{where_and_what}: {rule.what}" for where_and_what in expected]
+
+
+@pytest.mark.parametrize("path, source, expected", [
+    ("grader/service/dispatch.py", "from grader.cli.common import atomic_write\n",
+     ["grader/service/dispatch.py:1 imports grader.cli.common.atomic_write"]),
+    ("grader/cluster.py", "def f():\n    import grader.gradescope.run\n", ["grader/cluster.py:2 imports grader.gradescope.run"]),
+])
+def test_the_service_rule_can_fail(path, source, expected):
+    rule = grader_service_rule(FRONT_ENDS_WITH_A_NEW_COMMAND)
+    assert rule.violations([(path, source)]) == [f"{where_and_what}: {rule.what}" for where_and_what in expected]
+
+
+@pytest.mark.parametrize("path, source", [
+    ("grader/api.py", "from grader.results import SubmissionResult\nfrom grader.sandbox import GraderFault\nimport poslab\n"),
+    ("grader/cli/grading.py", "from grader.service import GradingService\n"),  # a front end may use the service
+    ("grader/mutation/__init__.py", "from grader.cli.common import UsageError\n"),  # so may a registered command
+    ("grader/gradescope/run.py", "from grader.api import Grader\n"),
+    ("grader/service/__init__.py", "from grader.api import Grader\nfrom grader.cluster import task_for\n"),
+])
+def test_the_grader_rules_allow_what_the_layers_allow(path, source):
+    for rule in (grader_core_rule(FRONT_ENDS_WITH_A_NEW_COMMAND), grader_service_rule(FRONT_ENDS_WITH_A_NEW_COMMAND)):
+        assert rule.violations([(path, source)]) == [], rule.what
+
+
+def test_registered_commands_are_read_from_the_table():
+    table = 'COMMANDS = (Command("grade", "grader.cli.grade", "..."), Command("mutation", module="grader.mutation", help=""))'
+    assert registered_command_modules(table) == ("grader.cli.grade", "grader.mutation")
 
 
 @pytest.mark.parametrize("rule, path, source", [
@@ -194,6 +358,12 @@ def test_a_forbidden_import_is_reported_with_its_file_and_line(rule, path, sourc
     (STREAMLIT_IN_THE_APP_ONLY, f"{APP_PAGES}/ui/lesson_frame.py", "import streamlit as st\n"),
     (STREAMLIT_IN_THE_APP_ONLY, "tests/test_app.py", "from streamlit.testing.v1 import AppTest\n"),
     (STREAMLIT_IN_THE_APP_ONLY, "benchmarks/bench_pages.py", "import streamlit\n"),
+    (EXERCISES, "exercises/conftest.py", "import importlib.util\nimport pytest\n\n\ndef f():\n    import poslab.encodings\n"),
+    (EXERCISES, "exercises/test_rope.py", "import math\nimport torch\nimport numpy as np\nimport pytest\n"),
+    (APP_GRADER, f"{APP_PAGES}/ui/grading.py",
+     "from grader import api\nfrom grader.service import GradingService\nfrom grader.results import SubmissionResult\n"),
+    (APP_GRADER, f"{APP_PAGES}/instructor.py", "from grader.gradebook import load_gradebook\nfrom poslab.store import Store\n"),
+    (GRADER_BELOW_THE_APP, "grader/api.py", "import poslab.config\n"),
 ])
 def test_an_allowed_import_is_not_reported(rule, path, source):
     assert rule.violations([(path, source)]) == []

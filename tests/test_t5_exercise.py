@@ -41,12 +41,8 @@ def test_oracle_without_clamp_describes_the_overflow():
 
 
 @pytest.fixture(scope="module")
-def grading():
-    from grader.api import Grader
-    from grader.settings import GraderSettings
-
-    with Grader(GraderSettings.from_env()) as grader:
-        yield grader
+def grading(warm_grader):
+    return warm_grader
 
 
 @pytest.mark.parametrize("filename", T5_STYLES)

@@ -1,4 +1,4 @@
-"""Write the Gradescope autograder zip: ``python -m grader gradescope OUT.zip``.
+"""Write the Gradescope autograder zip (the command ``python -m grader gradescope OUT.zip`` is in ``grader/cli/``).
 
 The zip holds, at its root, ``setup.sh`` (Gradescope runs it once, as root, when it builds the
 image), ``run_autograder`` (run per submission), ``requirements.txt`` (the pinned lines of the
@@ -12,7 +12,6 @@ mutants, the CLI, the app and the tests are not imported by judging, so they sta
 
 from __future__ import annotations
 
-import argparse
 import ast
 import importlib.metadata
 import re
@@ -22,7 +21,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.settings import ISOLATIONS, GraderSettings
+from grader.settings import GraderSettings
 from poslab.config import PROJECT_ROOT
 
 LOCAL_PACKAGES = ("grader", "poslab")
@@ -204,35 +203,3 @@ def build_package(out: Path, settings: GraderSettings, root: Path = PROJECT_ROOT
             archive.writestr(_entry(name, 0o644), (root / name).read_bytes())
     temporary.replace(out)
     return [*generated, *parts.files]
-
-
-# ---------------------------------------------------------------- the command
-
-
-def add_gradescope_command(commands) -> None:
-    command = commands.add_parser(
-        "gradescope", help="write a Gradescope autograder zip (setup.sh, run_autograder, hidden suite)",
-        description="Write the autograder zip to upload to Gradescope (programming assignment, "
-                    "base image Ubuntu 22.04). See grader/README.md.")
-    command.add_argument("out", metavar="OUT.zip", help="the zip to write")
-    command.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
-                         help="wall-clock limit per exercise (default: POSLAB_GRADER_TIMEOUT, or 20)")
-    command.add_argument("--isolation", choices=ISOLATIONS, default=None,
-                         help="the sandbox to use on Gradescope (default: POSLAB_GRADER_ISOLATION, or auto)")
-
-
-def command_gradescope(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    if args.timeout is not None and args.timeout <= 0:
-        parser.error("--timeout must be positive")
-    if not args.out.endswith(".zip"):
-        parser.error("OUT must end in .zip")
-    settings = GraderSettings.from_env().with_changes(timeout=args.timeout, isolation=args.isolation)
-    try:
-        names = build_package(Path(args.out), settings)
-    except PackageError as error:
-        print(f"cannot build the package: {error}", file=sys.stderr)
-        return 3
-    suite = sum(name.startswith("grader/suite/test_") for name in names)
-    print(f"wrote {args.out}: {len(names)} files, {suite} hidden test modules; "
-          f"isolation {settings.isolation}, timeout {settings.timeout:g} s per exercise")
-    return 0

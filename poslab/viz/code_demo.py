@@ -18,7 +18,7 @@ import torch
 
 from poslab.permutation import permutation_matrix
 from poslab.viz.common import axis_title, heatmap
-from poslab.viz.permutation import validate_order
+from poslab.viz.permutation.orders import validate_order
 
 SEED_ORDER = (2, 0, 3, 1)  # the source lesson's P = [[0,0,1,0],[1,0,0,0],[0,0,0,1],[0,1,0,0]]
 # name -> (atol, rtol) passed to torch.allclose; the first is the source lesson's call (rtol left at its default)

@@ -132,7 +132,11 @@ def require_bwrap() -> None:
 
 
 def sandbox_uids_alive(uid_base: int) -> list[str]:
-    """Processes on this machine whose real uid is one the grader gives children (>= uid_base)."""
+    """Processes on this machine whose real uid is one that a grader with this ``uid_base`` gives its
+    children (``uid_base`` to ``uid_base + SANDBOX_UID_SPAN - 1``). Each test process of the
+    parallel suite has a base of its own (tests/parallel.py): this sees its own sandboxes only."""
+    from tests.parallel import SANDBOX_UID_SPAN
+
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -143,6 +147,6 @@ def sandbox_uids_alive(uid_base: int) -> list[str]:
             continue
         fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
         uid = int(fields["Uid"].split()[0])
-        if uid >= uid_base and fields.get("State", "").strip()[:1] not in ("Z", "X"):
+        if uid_base <= uid < uid_base + SANDBOX_UID_SPAN and fields.get("State", "").strip()[:1] not in ("Z", "X"):
             found.append(f"{entry} uid={uid} {fields.get('Name', '').strip()}")
     return found

@@ -1,0 +1,64 @@
+"""The table of commands, the parser built from it, and ``main``.
+
+A command is a module with ``add_arguments(parser)`` and ``run(args) -> int``; adding one to
+``python -m grader`` is one line in ``COMMANDS``. Modules are imported when the parser is built.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Sequence
+
+from grader.cli.common import EXIT_FAULT, EXIT_INTERRUPTED, UsageError
+from grader.sandbox import GraderFault
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str  # the word after ``python -m grader``
+    module: str  # dotted name of the module with add_arguments(parser) and run(args)
+    help: str  # one line in ``python -m grader --help``
+
+    def load(self) -> ModuleType:
+        return importlib.import_module(self.module)
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command("grade", "grader.cli.grade", "grade submissions with the hidden suite"),
+    Command("validate", "grader.cli.validate", "check the reference scores full marks and every mutant loses points"),
+    Command("release", "grader.cli.release", "write a student bundle (no hidden tests, no mutants)"),
+    Command("gradescope", "grader.cli.gradescope",
+            "write a Gradescope autograder zip (setup.sh, run_autograder, hidden suite)"),
+)
+
+
+def build_parser(commands: Sequence[Command] = COMMANDS) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m grader", description="Position Lab's autograder.")
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    for command in commands:
+        module = command.load()
+        subparser = subparsers.add_parser(command.name, help=command.help)
+        module.add_arguments(subparser)
+        subparser.set_defaults(command_run=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, *, suite: str | None = None) -> int:
+    """Run one command; ``suite`` ("module:attribute") stands in for the hidden suite (tests)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    args.stand_in_suite = suite  # a name no command's option uses
+    try:
+        return args.command_run(args)
+    except UsageError as error:
+        parser.error(str(error))  # exits 2 after printing the usage
+    except GraderFault as fault:
+        print(f"grader fault: {fault}", file=sys.stderr)
+        return EXIT_FAULT
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED

@@ -1,0 +1,126 @@
+"""``python -m grader grade PATH... --out DIR``: the hidden suite on every submission, a gradebook.
+
+A rerun keeps a submission's ``results.json`` when both its content hash and the suite's hash are
+unchanged. Every file is written atomically.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import sys
+import threading
+from pathlib import Path
+from typing import Sequence
+
+from grader.api import Grader, load_submission, submission_id_for
+from grader.cli.common import EXIT_FAULT, EXIT_OK, ProgressBar, UsageError, atomic_write, format_table
+from grader.cli.grading import grade_with_service
+from grader.cluster import load_suite
+from grader.results import GRADEBOOK_HEADER, SubmissionResult
+from grader.sandbox import GraderFault
+from grader.settings import GraderSettings
+
+DEFAULT_TIMEOUT = GraderSettings().timeout
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("Grade submissions (a .py file, or a folder of .py files; "
+                          "test_*.py and conftest.py are ignored).")
+    parser.add_argument("paths", nargs="+", metavar="PATH",
+                        help="a submission; its id is the file's stem or the folder's name "
+                             "(for a folder named 'exercises', its parent's name)")
+    parser.add_argument("--out", required=True, metavar="DIR", help="where gradebook.csv and <id>/results.json go")
+    parser.add_argument("--jobs", type=int, default=1, metavar="N",
+                        help="warm judges started on this machine, submissions graded at once (default 1)")
+    parser.add_argument("--scheduler", default=None, metavar="tcp://HOST:8786",
+                        help="grade on this Dask cluster (workers: dask worker ADDRESS --nthreads 1 "
+                             "--preload grader.cluster) instead of judges started here")
+    parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                        help=f"wall-clock limit per exercise (default {DEFAULT_TIMEOUT:g}, "
+                             f"or POSLAB_GRADER_TIMEOUT)")
+
+
+def submission_paths(raw_paths: Sequence[str]) -> dict[str, Path]:
+    """Submission id -> path, in the order given; two paths with one id are bad usage."""
+    ids: dict[str, Path] = {}
+    for raw in raw_paths:
+        path = Path(raw)
+        if not path.exists():
+            raise UsageError(f"{raw} does not exist")
+        submission_id = submission_id_for(path)
+        if submission_id in ids:
+            raise UsageError(f"{raw} and {ids[submission_id]} would both be graded as {submission_id!r}")
+        ids[submission_id] = path
+    return ids
+
+
+def check_options(args: argparse.Namespace) -> None:
+    if args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    if args.timeout is not None and args.timeout <= 0:
+        raise UsageError("--timeout must be positive")
+    if args.scheduler is not None and "://" not in args.scheduler:
+        raise UsageError(f"--scheduler must be an address like tcp://host:8786, got {args.scheduler!r}")
+
+
+def previous_result(path: Path) -> SubmissionResult | None:
+    try:
+        return SubmissionResult.from_gradescope(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        return None  # absent or not ours: grade again
+
+
+def gradebook_csv(results: Sequence[SubmissionResult]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(GRADEBOOK_HEADER)
+    for result in results:
+        writer.writerow(result.gradebook_row())
+    return buffer.getvalue()
+
+
+def run(args: argparse.Namespace) -> int:
+    ids = submission_paths(args.paths)
+    check_options(args)
+    suite = getattr(args, "stand_in_suite", None)  # set by tests through main(suite=...)
+    settings = GraderSettings.from_env().with_changes(timeout=args.timeout)
+    out = Path(args.out)
+    suite_hash = Grader(settings, suite=load_suite(suite)).suite_hash()
+    submissions = [load_submission(path, submission_id, settings) for submission_id, path in ids.items()]
+    results: dict[str, SubmissionResult] = {}
+    todo = []
+    for submission in submissions:
+        old = previous_result(out / submission.submission_id / "results.json")
+        if (old is not None and old.submission_hash == submission.content_hash
+                and old.suite_hash == suite_hash and not old.public_tests_only):
+            results[submission.submission_id] = old
+        else:
+            todo.append(submission)
+    if results:
+        print(f"{len(results)} submission(s) unchanged since the last run: kept their results.", file=sys.stderr)
+    progress = ProgressBar(len(todo))
+    lock = threading.Lock()
+
+    def keep(result: SubmissionResult) -> None:
+        atomic_write(out / result.submission_id / "results.json",
+                     json.dumps(result.to_gradescope(), indent=2) + "\n")
+        with lock:
+            results[result.submission_id] = result
+        progress.step(f"{result.submission_id}: {result.score:g}/{result.max_score:g}")
+
+    try:
+        # No more judges than submissions to grade: each costs a torch start-up.
+        grade_with_service(todo, settings, keep, scheduler=args.scheduler,
+                           judges=max(1, min(args.jobs, len(todo))), suite=suite)
+    except GraderFault as fault:
+        print(f"grader fault: {fault}", file=sys.stderr)
+        return EXIT_FAULT
+    ordered = [results[submission_id] for submission_id in ids]
+    atomic_write(out / "gradebook.csv", gradebook_csv(ordered))
+    rows = [result.gradebook_row() + [result.isolation] for result in ordered]
+    print(format_table([*GRADEBOOK_HEADER, "isolation"], rows))
+    print(f"\nwrote {out / 'gradebook.csv'} and {len(ordered)} results.json")
+    return EXIT_OK

@@ -1,0 +1,39 @@
+"""``python -m grader gradescope OUT.zip``: the autograder zip (``grader/gradescope/package.py``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from grader.cli.common import EXIT_FAULT, EXIT_OK, UsageError
+from grader.settings import ISOLATIONS, GraderSettings
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("Write the autograder zip to upload to Gradescope (programming assignment, "
+                          "base image Ubuntu 22.04). See grader/README.md.")
+    parser.add_argument("out", metavar="OUT.zip", help="the zip to write")
+    parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                        help="wall-clock limit per exercise (default: POSLAB_GRADER_TIMEOUT, or 20)")
+    parser.add_argument("--isolation", choices=ISOLATIONS, default=None,
+                        help="the sandbox to use on Gradescope (default: POSLAB_GRADER_ISOLATION, or auto)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from grader.gradescope.package import PackageError, build_package
+
+    if args.timeout is not None and args.timeout <= 0:
+        raise UsageError("--timeout must be positive")
+    if not args.out.endswith(".zip"):
+        raise UsageError("OUT must end in .zip")
+    settings = GraderSettings.from_env().with_changes(timeout=args.timeout, isolation=args.isolation)
+    try:
+        names = build_package(Path(args.out), settings)
+    except PackageError as error:
+        print(f"cannot build the package: {error}", file=sys.stderr)
+        return EXIT_FAULT
+    suite = sum(name.startswith("grader/suite/test_") for name in names)
+    print(f"wrote {args.out}: {len(names)} files, {suite} hidden test modules; "
+          f"isolation {settings.isolation}, timeout {settings.timeout:g} s per exercise")
+    return EXIT_OK

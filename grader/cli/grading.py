@@ -1,0 +1,63 @@
+"""Grading many submissions: on the grading service's judges (``grade``), or on threads that
+each own one warm Grader (``validate``, benchmarks)."""
+
+from __future__ import annotations
+
+import queue
+import threading
+from typing import Callable, Sequence
+
+from grader.api import Grader, Submission
+from grader.results import SubmissionResult
+from grader.settings import GraderSettings
+
+
+def grade_in_parallel(items: Sequence[Submission], jobs: int, make_grader: Callable[[], Grader],
+                      on_result: Callable[[SubmissionResult], None]) -> None:
+    """Grade ``items`` with ``jobs`` threads, each owning one Grader (one worker process).
+
+    The judging threads share this process (the hidden tests run here); each worker and its
+    children are separate processes. The first grader fault stops the run and is re-raised.
+    """
+    pending: queue.Queue[Submission] = queue.Queue()
+    for item in items:
+        pending.put(item)
+    faults: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            with make_grader() as grading:
+                while not faults:
+                    try:
+                        item = pending.get_nowait()
+                    except queue.Empty:
+                        return
+                    on_result(grading.grade(item))
+        except BaseException as error:  # noqa: BLE001 - handed to the main thread
+            faults.append(error)
+
+    threads = [threading.Thread(target=run, name=f"grader-{index}", daemon=True) for index in range(max(1, min(jobs, len(items))))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if faults:
+        raise faults[0]
+
+
+def grade_with_service(items: Sequence[Submission], settings: GraderSettings,
+                       on_result: Callable[[SubmissionResult], None], *, scheduler: str | None, judges: int,
+                       suite: str | None = None) -> None:
+    """Grade ``items`` on the grading service: ``judges`` warm judges here, or the cluster at ``scheduler``.
+
+    ``suite`` names a stand-in for the hidden suite ("module:attribute"; tests). Nothing goes to
+    the store; the first grader fault stops the run and is raised.
+    """
+    if not items:
+        return
+    from grader.service import GradingService, as_completed
+
+    with GradingService(scheduler, workers=judges, settings=settings, suite=suite, warm_modes=("hidden",)) as service:
+        jobs = [service.submit_submission(item) for item in items]
+        for job in as_completed(jobs):
+            on_result(job.result())

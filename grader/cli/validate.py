@@ -1,0 +1,67 @@
+"""``python -m grader validate``: the reference scores full marks and every mutant loses points.
+
+A mutant counts as caught only when its own exercise lost points while it imported and ran.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from grader.api import Grader, load_submission
+from grader.cli.common import EXIT_FAULT, EXIT_OK, EXIT_WEAK_SUITE, ProgressBar, format_table
+from grader.cli.grading import grade_in_parallel
+from grader.results import SubmissionResult
+from grader.sandbox import GraderFault
+from grader.settings import GraderSettings
+
+DEFAULT_TIMEOUT = GraderSettings().timeout
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--jobs", type=int, default=2, metavar="N", help="submissions graded at once (default 2)")
+    parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                        help=f"wall-clock limit per exercise (default {DEFAULT_TIMEOUT:g})")
+
+
+def run(args: argparse.Namespace) -> int:
+    from grader.mutants import PatchError, list_mutants, reference_source
+
+    settings = GraderSettings.from_env().with_changes(timeout=args.timeout)
+    try:
+        mutants = {mutant.name: mutant for mutant in list_mutants()}
+    except PatchError as error:
+        print(f"grader fault: the bundled mutants no longer fit the reference: {error}", file=sys.stderr)
+        return EXIT_FAULT
+    submissions = [load_submission({"reference.py": reference_source()}, "reference", settings)]
+    submissions += [load_submission({f"{name}.py": mutant.source}, name, settings) for name, mutant in mutants.items()]
+    results: dict[str, SubmissionResult] = {}
+    progress = ProgressBar(len(submissions))
+
+    def keep(result: SubmissionResult) -> None:
+        results[result.submission_id] = result
+        progress.step(result.submission_id)
+
+    try:
+        grade_in_parallel(submissions, args.jobs, lambda: Grader(settings), keep)
+    except GraderFault as fault:
+        print(f"grader fault: {fault}", file=sys.stderr)
+        return EXIT_FAULT
+    rows, weak = [], 0
+    reference = results["reference"]
+    ok = reference.status == "graded" and reference.max_score > 0 and reference.score == reference.max_score
+    weak += not ok
+    rows.append(["reference", "all", f"{reference.score:g}/{reference.max_score:g}", "-",
+                 "full marks" if ok else "NOT FULL MARKS"])
+    for name, mutant in mutants.items():
+        result = results[name]
+        own = result.exercises.get(mutant.exercise)
+        # Caught means its own exercise lost points while it imported and ran: a mutant that fails
+        # to import loses everything and would otherwise hide a suite that catches nothing.
+        caught = result.status == "graded" and own is not None and own.score < own.max_score
+        weak += not caught
+        rows.append([name, mutant.exercise, f"{result.score:g}/{result.max_score:g}",
+                     f"{own.score:g}/{own.max_score:g}" if own else "-", "caught" if caught else "NOT CAUGHT"])
+    print(format_table(["submission", "exercise", "total", "its exercise", "verdict"], rows))
+    print(f"\n{len(mutants)} mutants, {weak} problem(s)")
+    return EXIT_OK if weak == 0 else EXIT_WEAK_SUITE
