@@ -6,6 +6,8 @@
 * the pages (``app_pages/``) never import ``sqlalchemy``: they go through the store;
 * outside the app layer (``app.py``, ``app_pages/``), ``tests/`` and ``benchmarks/``, nothing
   imports ``streamlit``.
+* only ``tests/`` imports ``transformers`` (a test-only dependency: the decode reference is held
+  against it).
 
 Every import counts, also one inside a function (a lazy import is still a dependency) and
 ``importlib.import_module("...")`` with a literal name. Each rule is also run once on a small
@@ -109,6 +111,8 @@ SANDBOXED_SIDE = Rule("grader/sandboxed/ imports only the standard library, torc
                       lambda item: not (item.top in SANDBOX_MAY_IMPORT or item.is_within("grader.sandboxed")))
 PAGES = Rule("a page (app_pages/) never imports sqlalchemy; it goes through the store",
              _under(APP_PAGES), lambda item: item.top == "sqlalchemy")
+TRANSFORMERS_IN_TESTS_ONLY = Rule("only tests/ import transformers (a test-only dependency, requirements-dev.txt)",
+                                  lambda path: not path.startswith("tests/"), lambda item: item.top == "transformers")
 STREAMLIT_IN_THE_APP_ONLY = Rule("only app.py, app_pages/, tests/ and benchmarks/ import streamlit",
                                  lambda path: not _in_app_tests_or_benchmarks(path),
                                  lambda item: item.top == "streamlit")
@@ -157,6 +161,11 @@ def test_only_the_app_layer_tests_and_benchmarks_import_streamlit():
     _assert_none(STREAMLIT_IN_THE_APP_ONLY.violations(project_sources()))
 
 
+def test_only_tests_import_transformers():
+    _require_folder("tests")
+    _assert_none(TRANSFORMERS_IN_TESTS_ONLY.violations(project_sources()))
+
+
 # ---- each rule can fail
 
 LAZY_GRADER_IMPORT = "import math\n\n\ndef grade():\n    from grader.api import grade_submission\n"
@@ -178,6 +187,8 @@ LAZY_GRADER_IMPORT = "import math\n\n\ndef grade():\n    from grader.api import 
     (STREAMLIT_IN_THE_APP_ONLY, "grader/cli.py", "def show():\n    import streamlit\n", ["grader/cli.py:2 imports streamlit"]),
     (STREAMLIT_IN_THE_APP_ONLY, "exercises/rope.py", "from streamlit import cache_data\n",
      ["exercises/rope.py:1 imports streamlit.cache_data"]),
+    (TRANSFORMERS_IN_TESTS_ONLY, "poslab/encodings/decode.py", "def check():\n    import transformers\n",
+     ["poslab/encodings/decode.py:2 imports transformers"]),
 ])
 def test_a_forbidden_import_is_reported_with_its_file_and_line(rule, path, source, expected):
     reported = rule.violations([(path, source)])
@@ -194,6 +205,7 @@ def test_a_forbidden_import_is_reported_with_its_file_and_line(rule, path, sourc
     (STREAMLIT_IN_THE_APP_ONLY, f"{APP_PAGES}/ui/lesson_frame.py", "import streamlit as st\n"),
     (STREAMLIT_IN_THE_APP_ONLY, "tests/test_app.py", "from streamlit.testing.v1 import AppTest\n"),
     (STREAMLIT_IN_THE_APP_ONLY, "benchmarks/bench_pages.py", "import streamlit\n"),
+    (TRANSFORMERS_IN_TESTS_ONLY, "tests/test_decode_hf.py", "from transformers import LlamaConfig\n"),
 ])
 def test_an_allowed_import_is_not_reported(rule, path, source):
     assert rule.violations([(path, source)]) == []
