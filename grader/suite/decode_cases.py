@@ -112,7 +112,7 @@ def run(student, inputs: DecodeInputs, strict: bool = False, **changes) -> tuple
 
 
 def tolerance(inputs: DecodeInputs) -> torch.Tensor:
-    return decode_tolerance(inputs.q, inputs.k, inputs.v, inputs.positions)
+    return decode_tolerance(inputs.q, inputs.k, inputs.v, inputs.positions, inputs.base)
 
 
 def real_only(tensor: torch.Tensor, real: torch.Tensor) -> torch.Tensor:
@@ -164,7 +164,7 @@ def expect_cached_slots(cached_keys: torch.Tensor, inputs: DecodeInputs) -> None
                  "cached_keys (S = T without a window, min(W, T) with one)")
     real, keys = inputs.real[:, kept], inputs.k[..., kept, :]
     lengths = cached_keys.double().norm(dim=-1, keepdim=True)
-    tolerance = cached_key_tolerance(keys, inputs.positions[:, kept])
+    tolerance = cached_key_tolerance(keys, inputs.positions[:, kept], inputs.base)
     if not within(real_only(lengths, real), real_only(keys.double().norm(dim=-1, keepdim=True), real), tolerance):
         raise Fail("cached_keys must hold the keys of the last " + ("W tokens" if case.window else "T tokens") +
                    ", oldest first, one slot per token (a rotation keeps each key's length; these lengths differ).")
@@ -190,7 +190,7 @@ def expect_cached_keys(cached_keys: torch.Tensor, inputs: DecodeInputs, cache: s
         expect(cached_keys.dim() == 4 and tuple(cached_keys.shape[:2]) + tuple(cached_keys.shape[3:]) ==
                (case.batch, case.heads, case.dim), "cached_keys must be [B, H, S, D].")
     real, positions = inputs.real[:, kept], inputs.positions[:, kept]
-    tolerance = cached_key_tolerance(inputs.k[..., kept, :], positions)
+    tolerance = cached_key_tolerance(inputs.k[..., kept, :], positions, inputs.base)
     if count:
         def holds(expected):
             return within(real_only(cached_keys, real), real_only(expected, real), tolerance)
@@ -252,9 +252,7 @@ def mistakes(inputs: DecodeInputs) -> dict[str, Callable[[], torch.Tensor]]:
     if padded:
         variants["padding keys get weight: the attention mask is not applied"] = lambda: expected_out(
             inputs, visible=decode_visibility(torch.ones_like(real), window))
-        if not case.position_ids:
-            variants["the positions count the padding: each row should start at 0 at its first real token"] = (
-                lambda: expected_out(inputs, query_positions=slots, key_positions=slots))
+        # Positions that count the padding shift a whole row alike: out cannot show it, the rotated keys do.
     if "position_ids" in inputs.kwargs:
         counted = (positions - case.start) // case.stride
         variants["the position_ids argument is ignored"] = lambda: expected_out(
