@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from grader.suite.decode_cases import DecodeCase, build, mistakes, real_only, tolerance, truth
+from grader.suite.decode_cases import DecodeCase, build, real_only, tolerance, truth
+from grader.suite.decode_mistakes import mistakes
 from grader.suite.local import namespace_from_source
 from grader.suite.oracles import decode_visibility, oracle_decode
 from grader.suite.test_decode import VALUE_CASES

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import cache
-from typing import Callable
 
 import torch
 
-from grader.student import NotATensor
-from grader.suite.expect import Fail, as_tensor, diagnose, expect, expect_shape, within
+from grader.student import NotATensor, Transposed
+from grader.suite.expect import Fail, as_tensor, expect_shape, within
 from grader.suite.inputs import randn
 from grader.suite.oracles import decode_visibility, oracle_decode, oracle_rope
 from grader.suite.tolerances import cached_key_tolerance, decode_tolerance
@@ -44,6 +43,16 @@ class DecodeCase:
     dtype: torch.dtype = torch.float32
     scale: float = 1.0
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        """The spec's domain: a point outside it is a mistake of the suite, said at once."""
+        pads = self.pads or (0,) * self.batch
+        if not (self.batch >= 1 and self.heads >= 1 and self.dim >= 2 and self.dim % 2 == 0
+                and 1 <= self.prompt_len <= self.length and (self.window is None or self.window >= 1)
+                and len(pads) == self.batch and all(0 <= pad < self.prompt_len for pad in pads)
+                and self.cache in ("rotated", "raw") and self.pairing in PAIRINGS and self.stride >= 1
+                and self.start >= 0 and self.dtype in (torch.float32, torch.float64)):
+            raise ValueError(f"{self} is outside decode's spec")
 
     @property
     def cached_slots(self) -> int:
@@ -98,17 +107,37 @@ def single_row(inputs: DecodeInputs, row: int) -> DecodeInputs:
                    positions=inputs.positions[row:row + 1, pads:])
 
 
-def run(student, inputs: DecodeInputs, strict: bool = False, **changes) -> tuple[torch.Tensor, torch.Tensor]:
-    """The student's (out, cached_keys); out's shape is checked here, cached_keys' by the cache tests."""
-    output = student.call("decode", inputs.q, inputs.k, inputs.v, inputs.case.prompt_len,
-                          **(inputs.kwargs | changes)).output
-    if isinstance(output, NotATensor) or not (isinstance(output, tuple) and len(output) == 2):
-        returned = output.returned if isinstance(output, NotATensor) else f"{type(output).__name__} of {len(output)}"
-        raise Fail(f"decode must return a pair (out, cached_keys); it returned {returned}.")
-    out, cached_keys = (as_tensor(part, f"decode's {name}", strict)
-                        for part, name in zip(output, ("out", "cached_keys")))
+def run(student, inputs: DecodeInputs, strict: bool = False, views: bool = False, **changes) -> tuple[torch.Tensor, object]:
+    """The student's (out, cached_keys). out is checked here (a tensor of q's shape); cached_keys only by the
+    tests that judge it (``cached``), so that a missing cache costs those tests alone. ``strict``: the type
+    test; ``views``: q, k and v arrive as transposes of [B, T, H, D] tensors (not contiguous)."""
+    tensors = (inputs.q, inputs.k, inputs.v)
+    if views:
+        tensors = tuple(Transposed(tensor, 1, 2) for tensor in tensors)
+    output = student.call("decode", *tensors, inputs.case.prompt_len, **(inputs.kwargs | changes)).output
+    if isinstance(output, torch.Tensor) and not strict:
+        output = (output, OUT_ALONE)  # the values tests judge it as out; the cache tests say what is missing
+    if not (isinstance(output, tuple) and len(output) == 2):
+        raise Fail(f"decode must return a pair of tensors (out, cached_keys); it returned {_returned(output)}.")
+    out = as_tensor(output[0], "decode's out", strict)
     expect_shape(out, inputs.q.shape, "decode's out")
-    return out, cached_keys
+    return out, (as_tensor(output[1], "decode's cached_keys", strict) if strict else output[1])
+
+
+OUT_ALONE = object()  # decode returned one tensor: out without cached_keys
+
+
+def _returned(output: object) -> str:
+    if isinstance(output, NotATensor):
+        return "None" if output.returned == "None" else f"a {output.returned} with no tensor in it"
+    return f"a tuple of {len(output)}" if isinstance(output, tuple) else "one tensor"
+
+
+def cached(value: object) -> torch.Tensor:
+    if value is OUT_ALONE:
+        raise Fail("decode must return a pair (out, cached_keys); it returned one tensor, so there are no cached "
+                   "keys to check.")
+    return as_tensor(value, "decode's cached_keys")
 
 
 def tolerance(inputs: DecodeInputs) -> torch.Tensor:
@@ -157,9 +186,9 @@ def _kept(inputs: DecodeInputs) -> slice:
     return slice(inputs.case.length - inputs.case.cached_slots, None)
 
 
-def expect_cached_slots(cached_keys: torch.Tensor, inputs: DecodeInputs) -> None:
+def expect_cached_slots(cached_keys: object, inputs: DecodeInputs) -> None:
     """cached_keys holds the last S keys, oldest first, judged by their lengths (whatever their rotation)."""
-    case, kept = inputs.case, _kept(inputs)
+    case, kept, cached_keys = inputs.case, _kept(inputs), cached(cached_keys)
     expect_shape(cached_keys, (case.batch, case.heads, case.cached_slots, case.dim),
                  "cached_keys (S = T without a window, min(W, T) with one)")
     real, keys = inputs.real[:, kept], inputs.k[..., kept, :]
@@ -178,17 +207,22 @@ def _held_somewhere(cached_keys: torch.Tensor, expected: torch.Tensor, tolerance
     return bool((found | ~real[:, None, :]).all())
 
 
-def expect_cached_keys(cached_keys: torch.Tensor, inputs: DecodeInputs, cache: str, count: bool = True) -> None:
+def expect_cached_keys(cached_keys: object, inputs: DecodeInputs, cache: str, count: bool = True) -> None:
     """cached_keys holds the last S keys, rotated by their own positions or raw, as ``cache`` says.
 
-    ``count=False`` judges only what the keys are, not how many or in which order (the window tests do).
+    ``count=False`` judges only what the keys are, not how many or in which order (the window tests do),
+    and nothing when they are not a [B, H, S, D] tensor (the type, shape and mode tests say so).
     """
     case, kept = inputs.case, _kept(inputs)
     if count:
+        cached_keys = cached(cached_keys)
         expect_cached_slots(cached_keys, inputs)
     else:
-        expect(cached_keys.dim() == 4 and tuple(cached_keys.shape[:2]) + tuple(cached_keys.shape[3:]) ==
-               (case.batch, case.heads, case.dim), "cached_keys must be [B, H, S, D].")
+        values = cached_keys.values if isinstance(cached_keys, NotATensor) else cached_keys
+        if not (isinstance(values, torch.Tensor) and values.dim() == 4
+                and (values.shape[0], values.shape[1], values.shape[3]) == (case.batch, case.heads, case.dim)):
+            return
+        cached_keys = values
     real, positions = inputs.real[:, kept], inputs.positions[:, kept]
     tolerance = cached_key_tolerance(inputs.k[..., kept, :], positions, inputs.base)
     if count:
@@ -211,60 +245,3 @@ def expect_cached_keys(cached_keys: torch.Tensor, inputs: DecodeInputs, cache: s
         hint = ("They are not rotated by their own positions: position_ids[b, t] when given, else the count of real "
                 "tokens before them in their row (0 at the first real token).")
     raise Fail(f"cached_keys with cache='{cache}' must hold what the cache keeps after the last token. {hint}")
-
-
-def diagnosis(out: torch.Tensor, inputs: DecodeInputs) -> str:
-    """' Your values match a known mistake: ...' for the real tokens, or ''."""
-    wrong = {name: (lambda thunk=thunk: real_only(thunk(), inputs.real)) for name, thunk in mistakes(inputs).items()}
-    return diagnose(real_only(out, inputs.real), wrong, tolerance(inputs))
-
-
-def mistakes(inputs: DecodeInputs) -> dict[str, Callable[[], torch.Tensor]]:
-    """Known wrong readings of the spec, as oracle outputs built only if needed."""
-    case, real, positions = inputs.case, inputs.real, inputs.positions
-    slots = torch.arange(case.length).expand(case.batch, case.length)
-    padded, window, decoded = case.pads is not None and any(case.pads), case.window, slots >= case.prompt_len
-    variants = {
-        "the prompt is not masked causally: a prompt token sees the prompt tokens after it":
-            lambda: expected_out(inputs, visible=decode_visibility(real, window) | (
-                (slots[:, :, None] < case.prompt_len) & (slots[:, None, :] < case.prompt_len) & real[:, None, :])),
-        "keys are rotated twice (before caching and again when read)":
-            lambda: expected_out(inputs, key_positions=2 * positions),
-        "the decoded tokens' queries are not rotated":
-            lambda: expected_out(inputs, query_positions=torch.where(decoded, 0, positions)),
-        "the rotation goes clockwise":
-            lambda: expected_out(inputs, query_positions=-positions, key_positions=-positions),
-        "the other pairing is used": lambda: expected_out(
-            inputs, pairing="half" if case.pairing == "interleaved" else "interleaved"),
-    }
-    if case.cache == "raw":
-        variants["the cached raw keys are never rotated"] = lambda: expected_out(
-            inputs, key_positions=torch.zeros_like(positions))
-        first_slot = torch.where(slots >= case.prompt_len, (slots - (window or case.length) + 1).clamp(min=0), 0)
-        variants["the cached raw keys are rotated by their slot in the cache, not by their positions"] = (
-            lambda: expected_out(inputs, key_positions=(slots[:, None, :] - first_slot[:, :, None]).clamp(min=0)))
-    if padded or window:
-        held = slots.clamp(max=window) if window else slots
-        variants["a decoded token's position is the number of keys in the cache (that counts padding, and "
-                 "stops growing in a rolling buffer)"] = lambda: expected_out(
-            inputs, query_positions=torch.where(decoded, held, positions),
-            key_positions=torch.where(decoded, held, positions))
-    if padded:
-        variants["padding keys get weight: the attention mask is not applied"] = lambda: expected_out(
-            inputs, visible=decode_visibility(torch.ones_like(real), window))
-        # Positions that count the padding shift a whole row alike: out cannot show it, the rotated keys do.
-    if "position_ids" in inputs.kwargs:
-        counted = (positions - case.start) // case.stride
-        variants["the position_ids argument is ignored"] = lambda: expected_out(
-            inputs, query_positions=counted, key_positions=counted)
-    if window:
-        variants["the window keeps W + 1 tokens"] = lambda: expected_out(inputs, window=window + 1)
-        variants["the prefill's window lets one more token through (t - s <= W)"] = lambda: expected_out(
-            inputs, visible=torch.where(slots[:, :, None] < case.prompt_len, decode_visibility(real, window + 1),
-                                        decode_visibility(real, window)))
-        if window > 1:
-            variants["the window keeps W - 1 tokens"] = lambda: expected_out(inputs, window=window - 1)
-        variants["the prefill ignores the window"] = lambda: expected_out(
-            inputs, visible=torch.where(slots[:, :, None] < case.prompt_len, decode_visibility(real),
-                                        decode_visibility(real, window)))
-    return variants

@@ -15,14 +15,12 @@ from dataclasses import replace
 
 import torch
 
-from grader.student import Transposed
 from grader.suite import graded
 from grader.suite.decode_cases import (
     PAIRINGS,
     SPEC,
     DecodeCase,
     build,
-    diagnosis,
     expect_cached_keys,
     expect_cached_slots,
     matches,
@@ -30,6 +28,7 @@ from grader.suite.decode_cases import (
     single_row,
     truth,
 )
+from grader.suite.decode_mistakes import diagnosis
 from grader.suite.expect import Fail, expect, expect_dtype, expect_shape, expect_untouched
 
 STEPS = ("Decoding one token at a time must give what one pass over the whole sequence gives: each new token's "
@@ -192,10 +191,7 @@ def test_inputs_untouched_and_views_accepted(student):
         expect_untouched(result.inputs_after, (inputs.q, inputs.k, inputs.v, inputs.kwargs["attention_mask"],
                                                inputs.kwargs["position_ids"]), "decode")
     inputs = build(VIEW_CASE)
-    views = (Transposed(inputs.q, 1, 2), Transposed(inputs.k, 1, 2), Transposed(inputs.v, 1, 2))
-    output = student.call("decode", *views, 2, **inputs.kwargs).output
-    expect(isinstance(output, tuple) and len(output) == 2 and isinstance(output[0], torch.Tensor)
-           and matches(output[0], run(student, inputs)[0], inputs, scale=2.0),
+    expect(matches(run(student, inputs, views=True)[0], run(student, inputs)[0], inputs, scale=2.0),
            "decode must accept non-contiguous q, k and v, such as the transposes of [B, T, H, D] projections: "
            "use reshape, not view, and index rather than assume a layout.")
 
