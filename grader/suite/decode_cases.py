@@ -107,7 +107,8 @@ def single_row(inputs: DecodeInputs, row: int) -> DecodeInputs:
                    positions=inputs.positions[row:row + 1, pads:])
 
 
-def run(student, inputs: DecodeInputs, strict: bool = False, views: bool = False, **changes) -> tuple[torch.Tensor, object]:
+def run(student, inputs: DecodeInputs, strict: bool = False, views: bool = False,
+        **changes) -> tuple[torch.Tensor, object]:
     """The student's (out, cached_keys). out is checked here (a tensor of q's shape); cached_keys only by the
     tests that judge it (``cached``), so that a missing cache costs those tests alone. ``strict``: the type
     test; ``views``: q, k and v arrive as transposes of [B, T, H, D] tensors (not contiguous)."""

@@ -229,7 +229,7 @@ def test_window_masks_the_full_forward(student):
 
 @graded(points=2, family="left_padding", visibility="hidden")
 def test_left_padded_batch_gives_each_row_alone(student):
-    """A left-padded batch gives each row its unpadded result (1/0 or boolean masks, both caches, windows, position ids)."""
+    """A left-padded batch gives each row its unpadded result (1/0 or True/False masks, both caches, windows, ids)."""
     for case in PADDING_CASES:
         _expect_rows_alone(student, case)
 

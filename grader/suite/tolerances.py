@@ -74,7 +74,8 @@ def angle_errors(dtype: torch.dtype, positions, head_dim: int, base: float = 100
     return _working_eps(dtype) * (p * per_position + 2)
 
 
-def decode_tolerance(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, positions, base: float = 10000.0) -> torch.Tensor:
+def decode_tolerance(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, positions,
+                     base: float = 10000.0) -> torch.Tensor:
     """Per query [B, H, T, 1]: how far a correct decode's out may sit from the float64 oracle.
 
     q, k, v [B, H, T, D] as given to the student (their dtype sets eps); positions [B, T] of the tokens.
