@@ -24,7 +24,6 @@ from grader.settings import GraderSettings
 from poslab.exercises import EXERCISES, HINT_TIERS, get_exercise
 from poslab.exercises import hints as exercise_hints
 from poslab.exercises import spec
-from poslab.lessons import all_lessons
 from poslab.store import Store
 from tests.app_harness import go, open_app, progress_texts, sign_in
 from tests.conftest import ROOT
@@ -206,21 +205,6 @@ def test_the_exercise_is_in_the_address_and_the_session_and_progress_links_open_
     at.query_params.pop("exercise", None)
     go(at, EXERCISE_PAGE)  # back without the address: the session remembers
     assert at.selectbox(key="exercise-pick").value == "rope"
-
-
-def test_every_exercise_is_offered_and_the_decode_exercise_has_its_spec_stub_hints_and_progress_row(app_env, service):
-    at = exercise_page(exercise="decode")
-    picker = at.selectbox(key="exercise-pick")
-    assert picker.value == "decode" and len(picker.options) == len(EXERCISES) == 7
-    assert get_exercise("decode").title in picker.options
-    assert spec("decode") in [code.value for code in at.code]
-    assert editor_code(at) == (ROOT / "exercises" / "decode.py").read_text()
-    assert any("decode.py" in caption.value for caption in at.caption)
-    progress = go(at, "app_pages/progress.py")
-    rows = progress_texts(progress.main)
-    assert len(rows) == len(all_lessons()) + len(EXERCISES)
-    assert any(row.startswith(f"{get_exercise('decode').title}: 0 attempts") for row in rows), rows
-    assert f"Open {get_exercise('decode').title}" in [link.proto.label for link in progress.get("page_link")]
 
 
 def test_reset_asks_first_then_puts_the_starter_code_back(app_env, service):
