@@ -1,8 +1,8 @@
 """Plumbing for the public tests in this folder: which implementation they check.
 
 By default your own files next to this one (attention.py, sinusoidal.py, learned.py, rope.py,
-alibi.py, t5.py; a name found in none of them is looked up in the other .py files here), each loaded
-only when a test needs it, so a mistake in one file does not stop the others' tests.
+alibi.py, t5.py, decode.py; a name found in none of them is looked up in the other .py files here),
+each loaded only when a test needs it, so a mistake in one file does not stop the others' tests.
 ``pytest exercises/ --impl=reference`` (or ``POSLAB_IMPL=reference``) checks the course's
 reference implementation instead; it must pass every test here.
 """
@@ -26,6 +26,7 @@ FILE_OF = {
     "alibi_bias": "alibi.py",
     "t5_relative_bucket": "t5.py",
     "t5_relative_bias": "t5.py",
+    "decode": "decode.py",
 }
 IMPLEMENTATIONS = ("student", "reference")
 

@@ -13,7 +13,7 @@ Operations (``op``) come from the exercise table, ``poslab.exercises.EXERCISES``
 ``NAME_OF_OP`` below), and do this in the child:
 
 ``"attention"``, ``"sinusoidal_encoding"``, ``"apply_rope"``, ``"alibi_slopes"``, ``"alibi_bias"``,
-``"t5_relative_bucket"``, ``"t5_relative_bias"``
+``"t5_relative_bucket"``, ``"t5_relative_bias"``, ``"decode"``
     (each function an exercise names) call the submission's function of that name with
     ``args``/``kwargs``.
 ``"learned.parameters"``  kwargs ``max_len``, ``d_model``: build the module and report every

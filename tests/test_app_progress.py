@@ -6,6 +6,7 @@ Each test gets its own SQLite file (``app_env``); what the app wrote is checked 
 
 from streamlit.testing.v1 import AppTest
 
+from poslab.exercises import EXERCISES
 from poslab.lessons import all_lessons, get_lesson
 from poslab.store import Store
 from tests.app_harness import APP, TIMEOUT, button, go, open_app, progress_texts, sign_in, texts
@@ -65,7 +66,7 @@ def test_visits_checks_and_done_are_stored_and_the_sidebar_percentage_moves(app_
     assert progress.lesson(FIRST).checks_right == (right.id,)
     assert wrong.id not in progress.lesson(FIRST).checks_right
     assert progress.lesson(FIRST).marked_done and not progress.lesson(SECOND).done
-    items = len(all_lessons()) + 6  # every lesson and the six exercises count equally
+    items = len(all_lessons()) + len(EXERCISES)  # every lesson and every exercise count equally
     assert progress_texts(at.sidebar) == [f"Course progress: {100 / items:.0f}%"]
 
 

@@ -96,6 +96,7 @@ def test_stubs_raise_not_implemented(exercise):
         "alibi_bias": lambda f: f(8, 4),
         "t5_relative_bucket": lambda f: f(None),
         "t5_relative_bias": lambda f: f(None, 4, 4),
+        "decode": lambda f: f(None, None, None, 1),
     }
     for name in exercise.names:
         with pytest.raises(NotImplementedError, match="not implemented yet"):
@@ -114,6 +115,9 @@ def test_spec_states_shapes_and_conventions(exercise):
         assert "interleaved" in text and "concatenated" in text
     if exercise.id == "rope":
         assert "(x[2i], x[2i+1])" in text and "(x[i], x[i + D/2])" in text
+    if exercise.id == "decode":
+        assert all(word in text for word in ('"interleaved"', '"half"', '"rotated"', '"raw"', "position_ids",
+                                             "attention_mask", "window", "cached_keys", "[B, H, T, D]"))
 
 
 @pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: e.id)

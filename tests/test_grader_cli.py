@@ -83,7 +83,7 @@ def test_grade_writes_the_gradebook_and_gradescope_results(submissions, tmp_path
     out = tmp_path / "out"
     assert cli.main(["grade", *map(str, submissions), "--out", str(out), "--jobs", "2", "--timeout", "5"], suite=probe_suite) == 0
     lines = (out / "gradebook.csv").read_text().splitlines()
-    assert lines[0] == "id,status,attention,sinusoidal,learned,rope,alibi,t5,total,max"
+    assert lines[0] == "id,status,attention,sinusoidal,learned,rope,alibi,t5,decode,total,max"
     rows = {row["id"]: row for row in csv.DictReader(lines)}
     assert rows["alice"]["status"] == "graded" and float(rows["alice"]["total"]) == PROBE_MAX
     assert rows["bob"]["rope"] == "0" and float(rows["bob"]["total"]) == PROBE_MAX - 2

@@ -218,7 +218,8 @@ def test_import_problems_are_sentences_and_cost_only_their_exercise(tmp_path):
         result = grading.grade(load_submission(folder))
     scores = {exercise: score.score for exercise, score in result.exercises.items()}
     # sinusoidal_encoding is found in attention.py; learned looks through every file and hangs in rope.py
-    assert scores == {"attention": 2.0, "sinusoidal": 2.0, "learned": 0.0, "rope": 0.0, "alibi": 0.0, "t5": 0.0}
+    assert scores == {"attention": 2.0, "sinusoidal": 2.0, "learned": 0.0, "rope": 0.0, "alibi": 0.0, "t5": 0.0,
+                      "decode": 0.0}
     assert result.status == "import_failed"
     # What did not import is one message, not a "not implemented" failure per test (issue 11).
     named = ("attention", "sinusoidal", "learned", "rope", "alibi")

@@ -19,6 +19,8 @@
 * the pages (``app_pages/``) never import ``sqlalchemy``: they go through the store;
 * outside the app layer (``app.py``, ``app_pages/``), ``tests/`` and ``benchmarks/``, nothing
   imports ``streamlit``.
+* only ``tests/`` imports ``transformers`` (a test-only dependency: the decode reference is held
+  against it).
 
 Every import counts, also one inside a function (a lazy import is still a dependency) and
 ``importlib.import_module("...")`` with a literal name. Each rule is also run once on a small
@@ -179,6 +181,8 @@ APP_GRADER = Rule(f"the app (app.py, app_pages/) imports from grader only {', '.
                   lambda item: item.top == "grader" and not _within_any(item.module, APP_MAY_IMPORT_FROM_GRADER))
 PAGES = Rule("a page (app_pages/) never imports sqlalchemy; it goes through the store",
              _under(APP_PAGES), lambda item: item.top == "sqlalchemy")
+TRANSFORMERS_IN_TESTS_ONLY = Rule("only tests/ import transformers (a test-only dependency, requirements-dev.txt)",
+                                  lambda path: not path.startswith("tests/"), lambda item: item.top == "transformers")
 STREAMLIT_IN_THE_APP_ONLY = Rule("only app.py, app_pages/, tests/ and benchmarks/ import streamlit",
                                  lambda path: not _in_app_tests_or_benchmarks(path),
                                  lambda item: item.top == "streamlit")
@@ -260,6 +264,11 @@ def test_the_app_imports_only_the_listed_grader_modules():
     _assert_none(APP_GRADER.violations(project_sources()))
 
 
+def test_only_tests_import_transformers():
+    _require_folder("tests")
+    _assert_none(TRANSFORMERS_IN_TESTS_ONLY.violations(project_sources()))
+
+
 # ---- each rule can fail
 
 LAZY_GRADER_IMPORT = "import math\n\n\ndef grade():\n    from grader.api import grade_submission\n"
@@ -297,6 +306,8 @@ LAZY_GRADER_IMPORT = "import math\n\n\ndef grade():\n    from grader.api import 
     (APP_GRADER, "app.py", "import grader.api\nfrom grader.suite import collect\n", ["app.py:2 imports grader.suite.collect"]),
     (APP_GRADER, f"{APP_PAGES}/instructor.py", "def run():\n    from grader import cli\n",
      [f"{APP_PAGES}/instructor.py:2 imports grader.cli"]),
+    (TRANSFORMERS_IN_TESTS_ONLY, "poslab/encodings/decode.py", "def check():\n    import transformers\n",
+     ["poslab/encodings/decode.py:2 imports transformers"]),
 ])
 def test_a_forbidden_import_is_reported_with_its_file_and_line(rule, path, source, expected):
     reported = rule.violations([(path, source)])
@@ -364,6 +375,9 @@ def test_registered_commands_are_read_from_the_table():
      "from grader import api\nfrom grader.service import GradingService\nfrom grader.results import SubmissionResult\n"),
     (APP_GRADER, f"{APP_PAGES}/instructor.py", "from grader.gradebook import load_gradebook\nfrom poslab.store import Store\n"),
     (GRADER_BELOW_THE_APP, "grader/api.py", "import poslab.config\n"),
+
+
+    (TRANSFORMERS_IN_TESTS_ONLY, "tests/test_decode_hf.py", "from transformers import LlamaConfig\n"),
 ])
 def test_an_allowed_import_is_not_reported(rule, path, source):
     assert rule.violations([(path, source)]) == []

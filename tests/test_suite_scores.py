@@ -17,6 +17,7 @@ from grader.mutants import list_mutants, reference_source
 from grader.suite import collect, run_case
 from grader.suite.local import LocalStudent
 from poslab.exercises import EXERCISE_IDS
+from tests.decode_sources import TUTORIAL_DECODE, UNSEEN_DECODE_MISTAKE
 
 POINTS_PER_EXERCISE = 20.0
 
@@ -152,7 +153,7 @@ def t5_relative_bias(table, query_len, key_len, bidirectional=True, max_distance
     k = torch.arange(key_len).view(1, -1)
     buckets = t5_relative_bucket(k - q, bidirectional, table.shape[0], max_distance)
     return table[buckets.flatten()].T.reshape(table.shape[1], query_len, key_len)
-'''
+''' + TUTORIAL_DECODE
 
 COMPLEX_STYLE = '''
 import torch
@@ -256,6 +257,7 @@ def t5_relative_bucket(relative_position, bidirectional=True, num_buckets=32, ma
     far = exact + (torch.log(n.float().clamp(min=1) / exact) / math.log(max_distance) * (n_side - exact)).long()
     return upper + torch.where(n < exact, n, far.clamp(max=n_side - 1))
 ''',
+    "decode": UNSEEN_DECODE_MISTAKE,
 }
 
 

@@ -18,7 +18,7 @@ from poslab.config import PROJECT_ROOT
 
 ENCODINGS_DIR = PROJECT_ROOT / "poslab" / "encodings"
 # Order matters: each module only uses names defined above it.
-REFERENCE_MODULES = ("_checks.py", "attention.py", "sinusoidal.py", "learned.py", "rope.py", "alibi.py", "t5.py")
+REFERENCE_MODULES = ("_checks.py", "attention.py", "sinusoidal.py", "learned.py", "rope.py", "alibi.py", "t5.py", "decode.py")
 ALLOWED_IMPORTS = ("torch", "math", "typing", "__future__")
 
 

@@ -49,6 +49,15 @@ T5_LOG_SPACED = ("log_spaced = (max_exact + (log_ratio * (per_direction - max_ex
                  ".clamp(max=per_direction - 1)")
 T5_BIAS_RELATIVE = "relative_position = keys[None, :] - queries[:, None]"
 T5_BIAS_GATHER = "return table[buckets].permute(2, 0, 1)"
+DECODE_STEP_POSITIONS = "step_positions = positions[:, step]"
+DECODE_READ = 'return self.keys if self.mode == "rotated" else self.rotate(self.keys, self.positions)'
+DECODE_STORE = 'stored = self.rotate(keys, positions) if self.mode == "rotated" else keys'
+DECODE_KEEP_LAST = "start = max(self.keys.shape[-2] - window, 0)"
+DECODE_CAUSAL = "allowed = offset >= 0"
+DECODE_PREFILL_WINDOW = "allowed = allowed & (offset < window)"
+DECODE_PREFILL_PADDING = "return (allowed[None] & real[:, None, :])[:, None]"
+DECODE_STEP_PADDING = "store.values, store.real[:, None, None, :]))"
+DECODE_QUERY = "query = rotate(q[..., step, :], step_positions)"
 
 
 @dataclass(frozen=True)
@@ -227,4 +236,44 @@ MUTANT_SPECS: tuple[MutantSpec, ...] = (
                                  "            bias[:, i, j] = table[bucket]\n"
                                  "    return bias"),),
                slow=True),
+    # ---- decode
+    MutantSpec("decode_position_is_cache_length", "decode",
+               "a decoded token at position = the number of cached keys (HF's get_seq_length): counts padding, "
+               "stops growing in a rolling buffer",
+               ((DECODE_STEP_POSITIONS,
+                 "step_positions = torch.full_like(positions[:, step], store.keys.shape[-2])"),)),
+    MutantSpec("decode_positions_count_padding", "decode", "positions from the slot index, ignoring the attention mask",
+               (("return (real.long().cumsum(dim=-1) - 1).clamp(min=0)",
+                 "return torch.arange(real.shape[-1], device=real.device).expand(real.shape)"),)),
+    MutantSpec("decode_position_ids_ignored", "decode", "the position_ids argument is ignored",
+               (("    if position_ids is not None:\n        return position_ids",
+                 "    if False:\n        return position_ids"),)),
+    MutantSpec("decode_rotates_twice", "decode", "rotated keys are rotated again when read",
+               ((DECODE_READ, "return self.rotate(self.keys, self.positions)"),)),
+    MutantSpec("decode_raw_never_rotated", "decode", "cache='raw' caches raw keys and reads them raw",
+               ((DECODE_READ, "return self.keys"),)),
+    MutantSpec("decode_raw_rotated_by_slot", "decode",
+               "raw keys rotated by their slot in the cache (StreamingLLM's re-indexing), not by their positions",
+               ((DECODE_READ, 'return self.keys if self.mode == "rotated" else self.rotate(self.keys, '
+                              'torch.arange(self.keys.shape[-2], device=self.keys.device)'
+                              '.expand(self.positions.shape))'),)),
+    MutantSpec("decode_cache_mode_ignored", "decode", "keys always cached rotated, whatever the cache argument says",
+               ((DECODE_STORE, "stored = self.rotate(keys, positions)"), (DECODE_READ, "return self.keys"))),
+    MutantSpec("decode_window_off_by_one", "decode", "the rolling buffer keeps W + 1 keys",
+               ((DECODE_KEEP_LAST, "start = max(self.keys.shape[-2] - window - 1, 0)"),)),
+    MutantSpec("decode_prefill_window_off_by_one", "decode", "the prefill's window mask lets t - s = W through",
+               ((DECODE_PREFILL_WINDOW, "allowed = allowed & (offset <= window)"),)),
+    MutantSpec("decode_prefill_ignores_window", "decode", "the prefill attends causally to the whole prompt",
+               ((DECODE_PREFILL_WINDOW, "allowed = allowed"),)),
+    MutantSpec("decode_prefill_not_causal", "decode", "the prefill has no causal mask (is_causal forgotten)",
+               ((DECODE_CAUSAL, "allowed = offset > -offset.shape[0]"),)),
+    MutantSpec("decode_padding_keys_attended", "decode", "the attention mask is not applied to the keys",
+               ((DECODE_PREFILL_PADDING, "return allowed[None, None].expand(real.shape[0], 1, -1, -1)"),
+                (DECODE_STEP_PADDING, "store.values, torch.ones_like(store.real)[:, None, None, :]))"))),
+    MutantSpec("decode_query_not_rotated", "decode", "the decoded token's query is not rotated, only the keys",
+               ((DECODE_QUERY, "query = q[..., step, :]"),)),
+    MutantSpec("decode_rotates_in_place", "decode",
+               "the interleaved rotation written back into its input: the caller's q and k change",
+               (("        return torch.stack(turned, dim=-1).flatten(-2)",
+                 "        x[..., 0::2], x[..., 1::2] = turned\n        return x"),)),
 )

@@ -97,3 +97,55 @@ def alibi_bias(n_heads, seq_len):
     rel = (pos[None, :] - pos[:, None]).to(torch.float32)  # j - i
     bias = _get_slopes(n_heads)[:, None, None] * rel
     return bias.masked_fill(rel > 0, torch.finfo(torch.float32).min)
+
+
+# ---- decode: a buffer preallocated for the whole sequence and filled with index_copy_ (static-cache style), the
+# sliding window and the padding as one boolean mask for F.scaled_dot_product_attention, cos/sin tables gathered
+# by position; the interleaved pairing by repeat_interleave and a pairwise swap.
+
+
+def _swap_pairs(x):
+    return torch.stack((-x[..., 1::2], x[..., 0::2]), dim=-1).flatten(-2)
+
+
+def _rotate_by(x, positions, base, pairing):
+    dim = x.shape[-1]
+    needed = int(positions.max()) + 1
+    cos, sin = _cos_sin(max(needed, 1), dim, base, x.device)  # float32 (seq, D), halves repeated
+    cos, sin = cos[positions.clamp(min=0)][:, None], sin[positions.clamp(min=0)][:, None]  # (B, 1, N, D)
+    if pairing == "interleaved":
+        cos = cos[..., : dim // 2].repeat_interleave(2, dim=-1)
+        sin = sin[..., : dim // 2].repeat_interleave(2, dim=-1)
+        turned = _swap_pairs(x)
+    else:
+        turned = rotate_half(x)
+    work = torch.float64 if x.dtype == torch.float64 else torch.float32
+    return (x.to(work) * cos.to(work) + turned.to(work) * sin.to(work)).to(x.dtype)
+
+
+def decode(q, k, v, prompt_len, *, cache="rotated", window=None, attention_mask=None,
+           position_ids=None, pairing="half", base=10000.0):
+    b, h, n, d = q.shape
+    keep = torch.ones(b, n, dtype=torch.bool, device=q.device)
+    if attention_mask is not None:
+        keep[:, :prompt_len] = attention_mask != 0
+    pos = position_ids if position_ids is not None else keep.long().cumsum(1) - 1
+    key_buffer = torch.zeros(b, h, n, d, dtype=q.dtype, device=q.device)
+    value_buffer = torch.zeros_like(key_buffer)
+    outs = []
+    for lo, hi in [(0, prompt_len)] + [(t, t + 1) for t in range(prompt_len, n)]:
+        slots = torch.arange(lo, hi, device=q.device)
+        new_keys = k[:, :, lo:hi] if cache == "raw" else _rotate_by(k[:, :, lo:hi], pos[:, lo:hi], base, pairing)
+        key_buffer.index_copy_(2, slots, new_keys.contiguous())
+        value_buffer.index_copy_(2, slots, v[:, :, lo:hi].contiguous())
+        keys = key_buffer[:, :, :hi]
+        if cache == "raw":
+            keys = _rotate_by(keys, pos[:, :hi], base, pairing)
+        kv = torch.arange(hi, device=q.device)
+        visible = (kv[None, :] <= slots[:, None]) & keep[:, None, None, :hi]
+        if window is not None:
+            visible = visible & (slots[:, None] - kv[None, :] < window)
+        query = _rotate_by(q[:, :, lo:hi], pos[:, lo:hi], base, pairing)
+        outs.append(F.scaled_dot_product_attention(query, keys, value_buffer[:, :, :hi], attn_mask=visible))
+    kept = n if window is None else min(window, n)
+    return torch.cat(outs, dim=2), key_buffer[:, :, n - kept:]

@@ -82,3 +82,70 @@ def alibi_bias(n_heads, seq_len):
     bias = -m.view(-1, 1, 1) * distance
     future = torch.triu(torch.ones(seq_len, seq_len, dtype=torch.bool), diagonal=1)
     return bias.masked_fill(future, float("-inf"))
+
+
+# ---- decode: complex-number RoPE for both pairings (Meta's freqs_cis), a cache grown with torch.cat, scores plus
+# a -inf mask and a float32 softmax as in Meta's Attention.forward.
+
+
+def _as_complex(x, pairing):
+    if pairing == "interleaved":
+        return torch.view_as_complex(x.reshape(*x.shape[:-1], -1, 2).contiguous())
+    half = x.shape[-1] // 2
+    return torch.complex(x[..., :half].contiguous(), x[..., half:].contiguous())
+
+
+def _from_complex(z, pairing):
+    if pairing == "interleaved":
+        return torch.view_as_real(z).flatten(-2)
+    return torch.cat([z.real, z.imag], dim=-1)
+
+
+def _rope_complex(x, positions, base, pairing):
+    """x [B, H, N, D] times e^(i p theta), positions [B, N]."""
+    work = torch.float64 if x.dtype == torch.float64 else torch.float32
+    freqs = 1.0 / (base ** (torch.arange(0, x.shape[-1], 2, device=x.device).double() / x.shape[-1]))
+    angles = positions.double()[..., None] * freqs
+    freqs_cis = torch.polar(torch.ones_like(angles), angles)[:, None]
+    z = _as_complex(x.to(work), pairing)
+    return _from_complex(z * freqs_cis.to(z.dtype), pairing).type_as(x)
+
+
+def decode(q, k, v, prompt_len, *, cache="rotated", window=None, attention_mask=None,
+           position_ids=None, pairing="half", base=10000.0):
+    bsz, _, seqlen, head_dim = q.shape
+    pad = torch.zeros(bsz, seqlen, dtype=torch.bool, device=q.device)
+    if attention_mask is not None:
+        pad[:, :prompt_len] = attention_mask == 0
+    if position_ids is None:
+        position_ids = (~pad).long().cumsum(-1) - 1
+    cache_k = cache_v = cache_pos = cache_pad = None
+    outputs, start = [], 0
+    for end in [prompt_len] + list(range(prompt_len + 1, seqlen + 1)):
+        pos = position_ids[:, start:end]
+        xk = k[:, :, start:end]
+        if cache == "rotated":
+            xk = _rope_complex(xk, pos, base, pairing)
+        if cache_k is None:
+            cache_k, cache_v, cache_pos, cache_pad = xk, v[:, :, start:end], pos, pad[:, start:end]
+        else:
+            cache_k = torch.cat([cache_k, xk], dim=2)
+            cache_v = torch.cat([cache_v, v[:, :, start:end]], dim=2)
+            cache_pos = torch.cat([cache_pos, pos], dim=1)
+            cache_pad = torch.cat([cache_pad, pad[:, start:end]], dim=1)
+        keys = cache_k if cache == "rotated" else _rope_complex(cache_k, cache_pos, base, pairing)
+        xq = _rope_complex(q[:, :, start:end], pos, base, pairing)
+        scores = torch.matmul(xq, keys.transpose(2, 3)) / math.sqrt(head_dim)
+        q_idx = torch.arange(start, end, device=q.device)[:, None]
+        k_idx = torch.arange(end - cache_k.shape[2], end, device=q.device)[None, :]
+        hidden = (k_idx > q_idx) | cache_pad[:, None, None, :]
+        if window is not None:
+            hidden = hidden | (k_idx <= q_idx - window)
+        mask = torch.zeros_like(scores).masked_fill(hidden, float("-inf"))
+        scores = torch.softmax((scores + mask).float(), dim=-1).type_as(xq)
+        outputs.append(torch.matmul(scores, cache_v))
+        if window is not None:
+            cache_k, cache_v = cache_k[:, :, -window:], cache_v[:, :, -window:]
+            cache_pos, cache_pad = cache_pos[:, -window:], cache_pad[:, -window:]
+        start = end
+    return torch.cat(outputs, dim=2), cache_k

@@ -96,3 +96,60 @@ def alibi_bias(n_heads, seq_len):
     rel = torch.arange(seq_len).view(-1, 1) - torch.arange(seq_len).view(1, -1)  # i - j
     bias = -gen_slopes(n_heads).view(-1, 1, 1) * rel.float()
     return bias.masked_fill(rel < 0, float("-inf"))
+
+
+# ---- decode: Mistral's rolling buffer (token t in slot t % window, each slot's position kept beside it, the buffer
+# unrolled oldest first at the end); GPT-NeoX rotate_half, the interleaved pairing by permuting features to halves.
+
+
+def _neox_turn(x, positions, base, pairing):
+    dim = x.shape[-1]
+    order = torch.arange(dim, device=x.device)
+    if pairing == "interleaved":
+        order = torch.cat([order[0::2], order[1::2]])  # (x0, x2, ..., x1, x3, ...): pairs become halves
+        x = x[..., order]
+    inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.float64, device=x.device) / dim))
+    freqs = positions.double()[..., None] * inv_freq
+    emb = torch.cat((freqs, freqs), dim=-1)[:, None]
+    work = torch.float64 if x.dtype == torch.float64 else torch.float32
+    xw = x.to(work)
+    out = xw * emb.cos().to(work) + rotate_half(xw) * emb.sin().to(work)
+    if pairing == "interleaved":
+        out = out[..., torch.argsort(order)]
+    return out.to(x.dtype)
+
+
+def decode(q, k, v, prompt_len, *, cache="rotated", window=None, attention_mask=None,
+           position_ids=None, pairing="half", base=10000.0):
+    B, H, T, D = q.shape
+    size = T if window is None else window
+    real = torch.ones(B, T, dtype=torch.bool, device=q.device)
+    if attention_mask is not None:
+        real[:, :prompt_len] = attention_mask.bool()
+    if position_ids is None:
+        position_ids = (real.long().cumsum(-1) - 1).clamp(min=0)
+    buf_k, buf_v = q.new_zeros(B, H, size, D), q.new_zeros(B, H, size, D)
+    buf_pos = position_ids.new_zeros(B, size)
+    buf_ok = torch.zeros(B, size, dtype=torch.bool, device=q.device)
+    scale = 1.0 / math.sqrt(D)
+    # The prefill attends within the prompt (causal, windowed); the buffer then takes its last `size` tokens.
+    prompt_pos = position_ids[:, :prompt_len]
+    qp, kp = (_neox_turn(x[:, :, :prompt_len], prompt_pos, base, pairing) for x in (q, k))
+    i = torch.arange(prompt_len, device=q.device)
+    allowed = (i[None, :] <= i[:, None]) & (i[None, :] > i[:, None] - size) & real[:, None, None, :prompt_len]
+    scores = (qp @ kp.transpose(-1, -2) * scale).masked_fill(~allowed, float("-inf"))
+    outs = [torch.softmax(scores, dim=-1) @ v[:, :, :prompt_len]]
+    for t in range(max(0, prompt_len - size), T):
+        slot = t % size
+        key = k[:, :, t:t + 1] if cache == "raw" else _neox_turn(k[:, :, t:t + 1], position_ids[:, t:t + 1], base, pairing)
+        buf_k[:, :, slot], buf_v[:, :, slot] = key[:, :, 0], v[:, :, t]
+        buf_pos[:, slot], buf_ok[:, slot] = position_ids[:, t], real[:, t]
+        if t < prompt_len:
+            continue
+        keys = buf_k if cache == "rotated" else _neox_turn(buf_k, buf_pos, base, pairing)
+        query = _neox_turn(q[:, :, t:t + 1], position_ids[:, t:t + 1], base, pairing)
+        scores = (query @ keys.transpose(-1, -2) * scale).masked_fill(~buf_ok[:, None, None, :], float("-inf"))
+        outs.append(torch.softmax(scores, dim=-1) @ buf_v)
+    order = (torch.arange(size, device=q.device) + T) % size  # oldest first: the slot after the newest
+    kept = min(size, T)
+    return torch.cat(outs, dim=2), buf_k[:, :, order][:, :, size - kept:]

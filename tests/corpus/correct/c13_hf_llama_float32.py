@@ -79,3 +79,81 @@ def alibi_bias(n_heads, seq_len):
     pos = torch.arange(seq_len, dtype=dtype)
     linear = alibi_slopes(n_heads)[:, None, None] * (pos[None, :] - pos[:, None]).clamp(max=0)
     return linear + causal_mask
+
+
+# ---- decode: Hugging Face's generate loop: position_ids from the attention mask's cumsum (padding set to 1), then
+# the last position + 1 per step; a DynamicCache layer whose update() returns the full states (a sliding one keeps
+# W - 1 tokens); float32 cos/sin from inv_freq @ position_ids; an additive finfo.min mask; the softmax in float32;
+# GPT-J's rotate_every_two for the interleaved pairing.
+
+
+class DynamicLayer:
+    def __init__(self, sliding_window=None):
+        self.keys = self.values = None
+        self.sliding_window = sliding_window
+
+    def update(self, key_states, value_states):
+        if self.keys is not None:
+            key_states = torch.cat([self.keys, key_states], dim=-2)
+            value_states = torch.cat([self.values, value_states], dim=-2)
+        start = 0 if self.sliding_window is None else max(key_states.shape[-2] - (self.sliding_window - 1), 0)
+        self.keys, self.values = key_states[:, :, start:, :], value_states[:, :, start:, :]
+        return key_states, value_states
+
+
+def rotate_every_two(x):
+    x1, x2 = x[..., ::2], x[..., 1::2]
+    return torch.stack((-x2, x1), dim=-1).flatten(-2)
+
+
+def _cos_sin_for(position_ids, dim, base, device):
+    inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64, device=device).float() / dim))
+    freqs = (inv_freq[None, :, None] @ position_ids[:, None, :].float()).transpose(1, 2)  # (B, N, D/2)
+    return freqs.cos(), freqs.sin()
+
+
+def _apply_rotary(x, cos, sin, pairing):
+    work = torch.float64 if x.dtype == torch.float64 else torch.float32
+    if pairing == "half":
+        cos, sin, turn = torch.cat((cos, cos), dim=-1), torch.cat((sin, sin), dim=-1), rotate_half
+    else:
+        cos, sin, turn = cos.repeat_interleave(2, dim=-1), sin.repeat_interleave(2, dim=-1), rotate_every_two
+    xw = x.to(work)
+    return (xw * cos[:, None].to(work) + turn(xw) * sin[:, None].to(work)).to(x.dtype)
+
+
+def decode(q, k, v, prompt_len, *, cache="rotated", window=None, attention_mask=None,
+           position_ids=None, pairing="half", base=10000.0):
+    bsz, _, total, head_dim = q.shape
+    mask_2d = torch.ones(bsz, total, dtype=torch.long, device=q.device)
+    if attention_mask is not None:
+        mask_2d[:, :prompt_len] = attention_mask.long()
+    if position_ids is None:
+        position_ids = mask_2d.cumsum(-1) - 1
+        position_ids = position_ids.masked_fill(mask_2d == 0, 1)
+    key_layer, value_layer = DynamicLayer(window), DynamicLayer(window)
+    position_layer = DynamicLayer(window)  # raw keys need their positions at read time
+    outputs, past = [], 0
+    for stop in [prompt_len] + list(range(prompt_len + 1, total + 1)):
+        step_ids = position_ids[:, past:stop]
+        cos, sin = _cos_sin_for(step_ids, head_dim, base, q.device)
+        query_states = _apply_rotary(q[:, :, past:stop], cos, sin, pairing)
+        key_states = k[:, :, past:stop] if cache == "raw" else _apply_rotary(k[:, :, past:stop], cos, sin, pairing)
+        key_states, value_states = key_layer.update(key_states, v[:, :, past:stop])
+        if cache == "raw":
+            key_ids, _ = position_layer.update(step_ids[:, None, :, None], step_ids[:, None, :, None])
+            key_cos, key_sin = _cos_sin_for(key_ids[:, 0, :, 0], head_dim, base, q.device)
+            key_states = _apply_rotary(key_states, key_cos, key_sin, pairing)
+        kv_idx = torch.arange(stop - key_states.shape[-2], stop, device=q.device)
+        q_idx = torch.arange(past, stop, device=q.device)
+        allowed = (kv_idx[None, :] <= q_idx[:, None]) & mask_2d[:, None, None, kv_idx].bool()
+        if window is not None:
+            allowed = allowed & (kv_idx[None, :] > q_idx[:, None] - window)
+        causal_mask = torch.zeros(allowed.shape, dtype=q.dtype, device=q.device)
+        causal_mask = causal_mask.masked_fill(~allowed, torch.finfo(q.dtype).min)
+        attn_weights = torch.matmul(query_states, key_states.transpose(2, 3)) * head_dim ** -0.5 + causal_mask
+        attn_weights = nn.functional.softmax(attn_weights, dim=-1, dtype=torch.float32).to(q.dtype)
+        outputs.append(torch.matmul(attn_weights, value_states))
+        cached_keys, past = key_states if cache == "rotated" else k[:, :, stop - key_states.shape[-2]:stop], stop
+    kept = total if window is None else min(window, total)
+    return torch.cat(outputs, dim=2), cached_keys[:, :, cached_keys.shape[-2] - kept:]

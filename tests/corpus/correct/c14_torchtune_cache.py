@@ -74,3 +74,73 @@ def alibi_bias(n_heads, seq_len):
     distance = (pos[:, None] - pos[None, :]).abs()
     causal = torch.full((seq_len, seq_len), float("-inf")).triu(1)
     return -alibi_slopes(n_heads)[:, None, None] * distance + causal
+
+
+# ---- decode: torchtune's KVCache (preallocated [B, H, max_seq_len, D], index writes at the cache position), a
+# boolean mask over the filled part of the buffer, and a (cos, sin) table indexed by the positions.
+
+
+class KVCache:
+    def __init__(self, batch_size, num_heads, max_seq_len, head_dim, dtype, device):
+        shape = (batch_size, num_heads, max_seq_len, head_dim)
+        self.k_cache = torch.zeros(shape, dtype=dtype, device=device)
+        self.v_cache = torch.zeros(shape, dtype=dtype, device=device)
+        self.size = 0
+
+    def update(self, k_val, v_val):
+        seq_len = k_val.shape[2]
+        self.k_cache[:, :, self.size:self.size + seq_len] = k_val
+        self.v_cache[:, :, self.size:self.size + seq_len] = v_val
+        self.size += seq_len
+        return self.k_cache[:, :, :self.size], self.v_cache[:, :, :self.size]
+
+
+def _pair_table(max_pos, dim, base, device):
+    inv = 1.0 / (base ** (torch.arange(0, dim, 2, device=device).double() / dim))
+    idx_theta = torch.outer(torch.arange(max_pos, dtype=torch.float64, device=device), inv)
+    return torch.stack([idx_theta.cos(), idx_theta.sin()], dim=-1)  # (max_pos, D/2, 2)
+
+
+def _tt_rope(x, input_pos, base, pairing):
+    dim = x.shape[-1]
+    rope = _pair_table(int(input_pos.max()) + 1, dim, base, x.device)[input_pos][:, None]  # (B, 1, N, D/2, 2)
+    work = torch.float64 if x.dtype == torch.float64 else torch.float32
+    if pairing == "interleaved":
+        xs = x.to(work).reshape(*x.shape[:-1], dim // 2, 2)
+    else:
+        xs = torch.stack([x[..., : dim // 2], x[..., dim // 2:]], dim=-1).to(work)
+    rope = rope.to(work)
+    turned = torch.stack([xs[..., 0] * rope[..., 0] - xs[..., 1] * rope[..., 1],
+                          xs[..., 1] * rope[..., 0] + xs[..., 0] * rope[..., 1]], -1)
+    if pairing == "interleaved":
+        return turned.flatten(-2).type_as(x)
+    return torch.cat([turned[..., 0], turned[..., 1]], dim=-1).type_as(x)
+
+
+def decode(q, k, v, prompt_len, *, cache="rotated", window=None, attention_mask=None,
+           position_ids=None, pairing="half", base=10000.0):
+    bsz, n_heads, seq_len, head_dim = q.shape
+    is_real = torch.ones(bsz, seq_len, dtype=torch.bool, device=q.device)
+    if attention_mask is not None:
+        is_real[:, :prompt_len] = attention_mask.bool()
+    input_pos = position_ids if position_ids is not None else (is_real.long().cumsum(-1) - 1).clamp(min=0)
+    kv_cache = KVCache(bsz, n_heads, seq_len, head_dim, q.dtype, q.device)
+    out = torch.empty(bsz, n_heads, seq_len, head_dim, dtype=q.dtype, device=q.device)
+    for start, stop in [(0, prompt_len)] + [(t, t + 1) for t in range(prompt_len, seq_len)]:
+        pos = input_pos[:, start:stop]
+        k_val = k[:, :, start:stop]
+        if cache == "rotated":
+            k_val = _tt_rope(k_val, pos, base, pairing)
+        keys, values = kv_cache.update(k_val, v[:, :, start:stop])
+        if cache == "raw":
+            keys = _tt_rope(keys, input_pos[:, :stop], base, pairing)
+        q_pos = torch.arange(start, stop, device=q.device)[:, None]
+        kv_pos = torch.arange(stop, device=q.device)[None, :]
+        mask = (kv_pos <= q_pos) & is_real[:, None, None, :stop]
+        if window is not None:
+            mask &= kv_pos > q_pos - window
+        scores = _tt_rope(q[:, :, start:stop], pos, base, pairing) @ keys.transpose(-2, -1) / math.sqrt(head_dim)
+        weights = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
+        out[:, :, start:stop] = weights.nan_to_num(0.0) @ values
+    kept = seq_len if window is None else min(window, seq_len)
+    return out, kv_cache.k_cache[:, :, seq_len - kept:]

@@ -1,0 +1,248 @@
+"""What the decode tests draw and compare: one case's inputs, the truth, its tolerance and known mistakes.
+
+A ``DecodeCase`` is one point of the spec's domain: sizes, prompt length, cache mode, window, left
+padding per row, how positions are given, pairing, base, dtype and scale. ``build`` turns it into
+what the student receives, and what the suite knows on its own: which tokens are real and where
+they sit. Outputs of padding tokens are never compared (the spec leaves them free).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from functools import cache
+
+import torch
+
+from grader.student import NotATensor, Transposed
+from grader.suite.expect import Fail, as_tensor, expect_shape, within
+from grader.suite.inputs import randn
+from grader.suite.oracles import decode_visibility, oracle_decode, oracle_rope
+from grader.suite.tolerances import cached_key_tolerance, decode_tolerance
+
+SPEC = ("decode must give every token the full causal forward: the softmax, over the keys s it sees (s <= t, "
+        "within the window, not padding), of <R(p_t) q_t, R(p_s) k_s> / sqrt(D), times v_s.")
+PAIRINGS = ("interleaved", "half")
+
+
+@dataclass(frozen=True)
+class DecodeCase:
+    batch: int = 2
+    heads: int = 2
+    length: int = 8  # T
+    dim: int = 8  # D, even
+    prompt_len: int = 3  # P, 1 <= P <= T
+    cache: str = "rotated"
+    window: int | None = None
+    pads: tuple[int, ...] | None = None  # left padding of each row's prompt; None: no attention_mask
+    bool_mask: bool = False  # the attention_mask as True/False instead of 1/0
+    position_ids: bool = False  # give position_ids (padding at 1, as Hugging Face's generate does)
+    start: int = 0  # the position of each row's first real token (given through position_ids)
+    stride: int = 1  # positions start, start + stride, ... (given through position_ids when not 1)
+    pairing: str = "half"
+    base: float | None = None  # None: leave the default
+    dtype: torch.dtype = torch.float32
+    scale: float = 1.0
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        """The spec's domain: a point outside it is a mistake of the suite, said at once."""
+        pads = self.pads or (0,) * self.batch
+        if not (self.batch >= 1 and self.heads >= 1 and self.dim >= 2 and self.dim % 2 == 0
+                and 1 <= self.prompt_len <= self.length and (self.window is None or self.window >= 1)
+                and len(pads) == self.batch and all(0 <= pad < self.prompt_len for pad in pads)
+                and self.cache in ("rotated", "raw") and self.pairing in PAIRINGS and self.stride >= 1
+                and self.start >= 0 and self.dtype in (torch.float32, torch.float64)):
+            raise ValueError(f"{self} is outside decode's spec")
+
+    @property
+    def cached_slots(self) -> int:
+        return self.length if self.window is None else min(self.window, self.length)
+
+
+@dataclass(frozen=True)
+class DecodeInputs:
+    case: DecodeCase
+    q: torch.Tensor
+    k: torch.Tensor
+    v: torch.Tensor
+    kwargs: dict
+    real: torch.Tensor  # [B, T] bool, False for padding
+    positions: torch.Tensor  # [B, T] int64, each real token's position (0 for padding)
+
+    @property
+    def base(self) -> float:
+        return 10000.0 if self.case.base is None else self.case.base
+
+
+@cache  # the same case gives the same tensors in every grading; the tests never modify them
+def build(case: DecodeCase) -> DecodeInputs:
+    shape = (case.batch, case.heads, case.length, case.dim)
+    q, k, v = (randn(*shape, seed=case.seed * 10 + j, dtype=case.dtype, scale=case.scale) for j in range(3))
+    pads = torch.tensor(case.pads if case.pads is not None else (0,) * case.batch)
+    slots = torch.arange(case.length)[None, :]
+    real = slots >= pads[:, None]
+    positions = torch.where(real, case.stride * (slots - pads[:, None]) + case.start, torch.zeros_like(slots))
+    kwargs = {"cache": case.cache, "window": case.window, "pairing": case.pairing}
+    if case.base is not None:
+        kwargs["base"] = case.base
+    if case.pads is not None:
+        mask = real[:, : case.prompt_len]
+        kwargs["attention_mask"] = mask if case.bool_mask else mask.long()
+    if case.position_ids or case.start or case.stride != 1:
+        kwargs["position_ids"] = torch.where(real, positions, torch.ones_like(positions))
+    return DecodeInputs(case, q, k, v, kwargs, real, positions)
+
+
+def single_row(inputs: DecodeInputs, row: int) -> DecodeInputs:
+    """Row ``row`` alone and without its padding: what a left-padded batch must give that row."""
+    pads = (inputs.case.pads or (0,) * inputs.case.batch)[row]
+    case = replace(inputs.case, batch=1, length=inputs.case.length - pads, prompt_len=inputs.case.prompt_len - pads,
+                   pads=None)
+    alone = build(case)
+    cut = (slice(row, row + 1), slice(None), slice(pads, None))
+    kwargs = dict(alone.kwargs)
+    if "position_ids" in kwargs:
+        kwargs["position_ids"] = inputs.positions[row:row + 1, pads:]
+    return replace(alone, q=inputs.q[cut], k=inputs.k[cut], v=inputs.v[cut], kwargs=kwargs,
+                   positions=inputs.positions[row:row + 1, pads:])
+
+
+def run(student, inputs: DecodeInputs, strict: bool = False, views: bool = False,
+        **changes) -> tuple[torch.Tensor, object]:
+    """The student's (out, cached_keys). out is checked here (a tensor of q's shape); cached_keys only by the
+    tests that judge it (``cached``), so that a missing cache costs those tests alone. ``strict``: the type
+    test; ``views``: q, k and v arrive as transposes of [B, T, H, D] tensors (not contiguous)."""
+    tensors = (inputs.q, inputs.k, inputs.v)
+    if views:
+        tensors = tuple(Transposed(tensor, 1, 2) for tensor in tensors)
+    output = student.call("decode", *tensors, inputs.case.prompt_len, **(inputs.kwargs | changes)).output
+    if isinstance(output, torch.Tensor) and not strict:
+        output = (output, OUT_ALONE)  # the values tests judge it as out; the cache tests say what is missing
+    if not (isinstance(output, tuple) and len(output) == 2):
+        raise Fail(f"decode must return a pair of tensors (out, cached_keys); it returned {_returned(output)}.")
+    out = as_tensor(output[0], "decode's out", strict)
+    expect_shape(out, inputs.q.shape, "decode's out")
+    return out, (as_tensor(output[1], "decode's cached_keys", strict) if strict else output[1])
+
+
+OUT_ALONE = object()  # decode returned one tensor: out without cached_keys
+
+
+def _returned(output: object) -> str:
+    if isinstance(output, NotATensor):
+        return "None" if output.returned == "None" else f"a {output.returned} with no tensor in it"
+    return f"a tuple of {len(output)}" if isinstance(output, tuple) else "one tensor"
+
+
+def cached(value: object) -> torch.Tensor:
+    if value is OUT_ALONE:
+        raise Fail("decode must return a pair (out, cached_keys); it returned one tensor, so there are no cached "
+                   "keys to check.")
+    return as_tensor(value, "decode's cached_keys")
+
+
+def tolerance(inputs: DecodeInputs) -> torch.Tensor:
+    return decode_tolerance(inputs.q, inputs.k, inputs.v, inputs.positions, inputs.base)
+
+
+def real_only(tensor: torch.Tensor, real: torch.Tensor) -> torch.Tensor:
+    """The tensor with the entries of padding tokens set to 0: those are not checked."""
+    return torch.where(real[:, None, :, None], tensor.double(), torch.zeros((), dtype=torch.float64))
+
+
+def matches(actual: torch.Tensor, expected: torch.Tensor, inputs: DecodeInputs, scale: float = 1.0,
+            first_token: int = 0) -> bool:
+    """Within tolerance on the real tokens from ``first_token`` on (the decoded ones: the prompt_len)."""
+    judged = inputs.real & (torch.arange(inputs.case.length) >= first_token)
+    return within(real_only(actual, judged), real_only(expected, judged), scale * tolerance(inputs))
+
+
+@cache
+def truth(case: DecodeCase) -> torch.Tensor:
+    """The oracle's out for a case, computed once per grading process."""
+    return expected_out(build(case))
+
+
+def expected_out(inputs: DecodeInputs, window: int | None | str = "case", visible: torch.Tensor | None = None,
+                 query_positions=None, key_positions=None, pairing: str | None = None) -> torch.Tensor:
+    """The oracle's out for these inputs, or for a changed reading of them (a known mistake)."""
+    window = inputs.case.window if window == "case" else window
+    visible = decode_visibility(inputs.real, window) if visible is None else visible
+    return oracle_decode(inputs.q, inputs.k, inputs.v, visible,
+                         inputs.positions if query_positions is None else query_positions,
+                         inputs.positions if key_positions is None else key_positions,
+                         pairing or inputs.case.pairing, inputs.base)
+
+
+def expected_cached_keys(inputs: DecodeInputs, cache: str | None = None) -> torch.Tensor:
+    """The last S keys, oldest first: rotated by their own positions, or raw."""
+    kept = _kept(inputs)
+    if (cache or inputs.case.cache) == "raw":
+        return inputs.k[..., kept, :].double()
+    return torch.stack([oracle_rope(inputs.k[b, :, kept], inputs.positions[b, kept], inputs.base, inputs.case.pairing)
+                        for b in range(inputs.case.batch)])
+
+
+def _kept(inputs: DecodeInputs) -> slice:
+    return slice(inputs.case.length - inputs.case.cached_slots, None)
+
+
+def expect_cached_slots(cached_keys: object, inputs: DecodeInputs) -> None:
+    """cached_keys holds the last S keys, oldest first, judged by their lengths (whatever their rotation)."""
+    case, kept, cached_keys = inputs.case, _kept(inputs), cached(cached_keys)
+    expect_shape(cached_keys, (case.batch, case.heads, case.cached_slots, case.dim),
+                 "cached_keys (S = T without a window, min(W, T) with one)")
+    real, keys = inputs.real[:, kept], inputs.k[..., kept, :]
+    lengths = cached_keys.double().norm(dim=-1, keepdim=True)
+    tolerance = cached_key_tolerance(keys, inputs.positions[:, kept], inputs.base)
+    if not within(real_only(lengths, real), real_only(keys.double().norm(dim=-1, keepdim=True), real), tolerance):
+        raise Fail("cached_keys must hold the keys of the last " + ("W tokens" if case.window else "T tokens") +
+                   ", oldest first, one slot per token (a rotation keeps each key's length; these lengths differ).")
+
+
+def _held_somewhere(cached_keys: torch.Tensor, expected: torch.Tensor, tolerance: torch.Tensor,
+                    real: torch.Tensor) -> bool:
+    """Every real expected slot [B, H, S, D] is one of the submission's slots [B, H, S', D], in any order."""
+    gaps = (expected.double()[..., :, None, :] - cached_keys.double()[..., None, :, :]).abs().amax(-1)  # [B, H, S, S']
+    found = (gaps <= tolerance).any(-1)  # tolerance [B, H, S, 1]
+    return bool((found | ~real[:, None, :]).all())
+
+
+def expect_cached_keys(cached_keys: object, inputs: DecodeInputs, cache: str, count: bool = True) -> None:
+    """cached_keys holds the last S keys, rotated by their own positions or raw, as ``cache`` says.
+
+    ``count=False`` judges only what the keys are, not how many or in which order (the window tests do),
+    and nothing when they are not a [B, H, S, D] tensor (the type, shape and mode tests say so).
+    """
+    case, kept = inputs.case, _kept(inputs)
+    if count:
+        cached_keys = cached(cached_keys)
+        expect_cached_slots(cached_keys, inputs)
+    else:
+        values = cached_keys.values if isinstance(cached_keys, NotATensor) else cached_keys
+        if not (isinstance(values, torch.Tensor) and values.dim() == 4
+                and (values.shape[0], values.shape[1], values.shape[3]) == (case.batch, case.heads, case.dim)):
+            return
+        cached_keys = values
+    real, positions = inputs.real[:, kept], inputs.positions[:, kept]
+    tolerance = cached_key_tolerance(inputs.k[..., kept, :], positions, inputs.base)
+    if count:
+        def holds(expected):
+            return within(real_only(cached_keys, real), real_only(expected, real), tolerance)
+    else:
+        newest = min(case.cached_slots, cached_keys.shape[-2])  # a smaller cache is judged on its newest keys
+        real, tolerance = real[:, -newest:], tolerance[..., -newest:, :]
+
+        def holds(expected):
+            return _held_somewhere(cached_keys, expected[..., -newest:, :], tolerance, real)
+    if holds(expected_cached_keys(inputs, cache)):
+        return
+    if cache == "rotated" and holds(expected_cached_keys(inputs, "raw")):
+        hint = "They are the raw keys: with cache='rotated' rotate each key by its position before caching it."
+    elif cache == "raw":
+        hint = ("They are not the keys as given: with cache='raw' cache the keys unchanged, and rotate them by their "
+                "positions only when attention reads them.")
+    else:
+        hint = ("They are not rotated by their own positions: position_ids[b, t] when given, else the count of real "
+                "tokens before them in their row (0 at the first real token).")
+    raise Fail(f"cached_keys with cache='{cache}' must hold what the cache keeps after the last token. {hint}")

@@ -1,0 +1,243 @@
+"""Hidden tests of ``decode(q, k, v, prompt_len, *, cache, window, attention_mask, position_ids, pairing,
+base) -> (out, cached_keys)``: 20 points.
+
+The truth is the full causal forward of one RoPE attention layer in float64 (``oracles.oracle_decode``),
+masked to the window and to the real tokens, within ``tolerances.decode_tolerance``. The invariance
+tests compare a submission with itself (step by step against one pass, the raw cache against the
+rotated one, a padded batch against each row alone) and accept the oracle too, so that each judges
+its own property: a mistake both sides share costs the value tests, not these. Every input is a
+``decode_cases.DecodeCase``, one point of the spec's domain.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import torch
+
+from grader.suite import graded
+from grader.suite.decode_cases import (
+    PAIRINGS,
+    SPEC,
+    DecodeCase,
+    build,
+    expect_cached_keys,
+    expect_cached_slots,
+    matches,
+    run,
+    single_row,
+    truth,
+)
+from grader.suite.decode_mistakes import diagnosis
+from grader.suite.expect import Fail, expect, expect_dtype, expect_shape, expect_untouched
+
+STEPS = ("Decoding one token at a time must give what one pass over the whole sequence gives: each new token's "
+         "key and value join the cache, and its query, rotated by its own position, reads every key the cache holds.")
+RAW = ("With cache='raw' out must be what cache='rotated' gives: cache the keys as given, keep each one's position "
+       "beside it, and rotate every cached key by that position when attention reads it.")
+WINDOW = ("With a window W, token t sees only tokens t - W + 1 .. t (W tokens, itself included), in the prefill as "
+          "in every step, and the cache keeps the last W keys.")
+PADDING = ("A left-padded batch must give every row what its unpadded sequence gives alone: padding keys get no "
+           "weight, and each row's positions start at 0 at its first real token (count the attention mask), in "
+           "the prompt and in every decoded token.")
+POSITIONS = ("Each token must be rotated by its own position: position_ids[b, t] when given, not a count of its own "
+             "(positions are tracked apart from the cache).")
+
+# The inputs, one table per test: each a DecodeCase, one point of the spec's domain.
+C = DecodeCase
+SHAPE_CASES = (C(batch=2, heads=3, length=6, dim=8, prompt_len=2),
+               C(batch=1, heads=2, length=7, dim=4, prompt_len=3, window=4, cache="raw"),
+               C(batch=2, heads=1, length=5, dim=6, prompt_len=5, window=9),
+               C(batch=1, heads=2, length=5, dim=8, prompt_len=2, dtype=torch.float64))
+PREFILL_CASES = tuple(C(batch=2, heads=2, length=6, dim=8, prompt_len=6, pairing=p, seed=1) for p in PAIRINGS)
+ONE_AT_A_TIME_CASES = tuple(C(batch=2, heads=2, length=7, dim=8, prompt_len=2, pairing=p, seed=2) for p in PAIRINGS)
+MODE_CASES = tuple(C(batch=2, heads=2, length=6, dim=8, prompt_len=3, cache=c, pairing=p, seed=3)
+                   for c in ("rotated", "raw") for p in PAIRINGS)
+SMALL_WINDOW_CASE = C(batch=2, heads=2, length=8, dim=8, prompt_len=4, window=3, seed=4)
+PADDED_PAIR_CASE = C(batch=2, heads=2, length=7, dim=8, prompt_len=4, pads=(0, 2), seed=5)
+UNTOUCHED_CASES = tuple(C(batch=2, heads=2, length=6, dim=8, prompt_len=3, cache=c, pads=(1, 0), position_ids=True,
+                          pairing="interleaved", seed=6) for c in ("rotated", "raw"))
+VIEW_CASE = C(batch=2, heads=3, length=6, dim=8, prompt_len=2, seed=7)
+GIVEN_POSITIONS_CASE = C(batch=1, heads=2, length=6, dim=8, prompt_len=2, start=100, seed=8)
+STEP_CASES = (C(batch=1, heads=1, length=9, dim=4, prompt_len=1, seed=11),
+              C(batch=3, heads=1, length=10, dim=16, prompt_len=9, pairing="interleaved", seed=12),
+              C(batch=2, heads=3, length=12, dim=6, prompt_len=4, cache="raw", base=500.0, seed=13),
+              C(batch=1, heads=2, length=8, dim=8, prompt_len=3, scale=4.0, seed=14),
+              C(batch=2, heads=2, length=7, dim=8, prompt_len=2, dtype=torch.float64, seed=15))
+RAW_CASES = (C(batch=2, heads=2, length=9, dim=8, prompt_len=3, cache="raw", seed=21),
+             C(batch=2, heads=2, length=11, dim=8, prompt_len=4, window=3, cache="raw", pairing="interleaved", seed=22),
+             C(batch=3, heads=1, length=9, dim=8, prompt_len=5, pads=(0, 2, 4), cache="raw", seed=23),
+             C(batch=2, heads=2, length=12, dim=4, prompt_len=2, window=4, pads=(1, 0), start=30, cache="raw", seed=24))
+WINDOW_CASES = tuple(C(batch=2, heads=2, length=9, dim=8, prompt_len=prompt_len, window=window, cache=cache,
+                       pairing=PAIRINGS[window % 2], seed=30 + window)
+                     for window, prompt_len, cache in ((1, 3, "rotated"), (2, 5, "raw"), (4, 5, "rotated"),
+                                                       (5, 5, "raw"), (6, 5, "rotated"), (12, 4, "raw")))
+PADDING_CASES = (C(batch=3, heads=2, length=9, dim=8, prompt_len=5, pads=(0, 1, 3), seed=41),
+                 C(batch=3, heads=1, length=10, dim=8, prompt_len=4, pads=(3, 0, 2), bool_mask=True, cache="raw",
+                   pairing="interleaved", seed=42),
+                 C(batch=2, heads=2, length=11, dim=8, prompt_len=6, pads=(4, 1), window=3, seed=43),
+                 C(batch=2, heads=2, length=8, dim=8, prompt_len=4, pads=(2, 0), position_ids=True, cache="raw",
+                   window=5, seed=44))
+POSITION_CASES = (C(batch=2, heads=2, length=8, dim=8, prompt_len=3, start=700, seed=51),
+                  C(batch=1, heads=2, length=10, dim=8, prompt_len=2, cache="raw", start=1500, seed=52),
+                  C(batch=2, heads=2, length=9, dim=8, prompt_len=3, stride=3, pairing="interleaved", seed=53))
+VALUE_CASES = (PREFILL_CASES + ONE_AT_A_TIME_CASES + MODE_CASES + (SMALL_WINDOW_CASE, PADDED_PAIR_CASE, VIEW_CASE,
+               GIVEN_POSITIONS_CASE) + STEP_CASES + RAW_CASES + WINDOW_CASES + PADDING_CASES + POSITION_CASES)
+
+
+def _expect_forward(student, case: DecodeCase, message: str = SPEC) -> torch.Tensor:
+    """out equals the oracle for the real tokens (if not, the message names a known mistake it
+    reproduces); returns cached_keys, for the tests that judge them too."""
+    inputs = build(case)
+    out, cached_keys = run(student, inputs)
+    if not matches(out, truth(case), inputs):
+        raise Fail(message + diagnosis(out, inputs))
+    return cached_keys
+
+
+def _expect_steps(student, case: DecodeCase) -> None:
+    """The decoded tokens' outputs equal the oracle's, or the submission's own one-pass forward (the whole
+    sequence as prompt). The prompt's outputs are the prefill's, judged by the value tests."""
+    inputs = build(case)
+    stepped, _ = run(student, inputs)
+    if matches(stepped, truth(case), inputs, first_token=case.prompt_len):
+        return
+    one_pass, _ = run(student, build(replace(case, prompt_len=case.length)))
+    if not matches(stepped, one_pass, inputs, scale=2.0, first_token=case.prompt_len):
+        raise Fail(STEPS + diagnosis(stepped, inputs))
+
+
+def _expect_raw_as_rotated(student, case: DecodeCase) -> None:
+    inputs = build(case)
+    raw, cached_keys = run(student, inputs)
+    expect_cached_keys(cached_keys, inputs, "raw", count=False)
+    if matches(raw, truth(case), inputs):
+        return
+    rotated, _ = run(student, inputs, cache="rotated")
+    if not matches(raw, rotated, inputs, scale=2.0):
+        raise Fail(RAW + diagnosis(raw, inputs))
+
+
+def _expect_rows_alone(student, case: DecodeCase) -> None:
+    """Every row of the padded batch equals the oracle, or the submission's own result for that row alone;
+    rotated keys are cached at their positions counted from each row's first real token."""
+    inputs = build(case)
+    out, cached_keys = run(student, inputs)
+    if case.cache == "rotated":
+        expect_cached_keys(cached_keys, inputs, "rotated", count=False)
+    if matches(out, truth(case), inputs):
+        return
+    for row, pads in enumerate(case.pads):
+        alone = single_row(inputs, row)
+        own, _ = run(student, alone)
+        if not matches(out[row:row + 1, :, pads:], own, alone, scale=2.0):
+            raise Fail(PADDING + diagnosis(out, inputs))
+
+
+# ---- visible
+
+
+@graded(points=1, family="shape", visibility="visible")
+def test_output_shapes_and_dtypes(student):
+    """decode returns (out [B, H, T, D], cached_keys [B, H, S, D]) in q's dtype: S = T, or min(W, T) with a window."""
+    for case in SHAPE_CASES:
+        out, cached_keys = run(student, build(case), strict=True)  # the type test
+        expect_shape(cached_keys, (case.batch, case.heads, case.cached_slots, case.dim),
+                     "cached_keys (S = T without a window, min(W, T) with one)")
+        for tensor, name in ((out, "out"), (cached_keys, "cached_keys")):
+            expect_dtype(tensor, case.dtype, f"decode's {name} for {str(case.dtype).removeprefix('torch.')} inputs")
+
+
+@graded(points=2, family="values", visibility="visible")
+def test_prefill_is_the_causal_forward(student):
+    """With the whole sequence as the prompt, out is causal attention over RoPE-rotated queries and keys."""
+    for case in PREFILL_CASES:
+        _expect_forward(student, case)
+
+
+@graded(points=2, family="step_by_step", visibility="visible")
+def test_one_token_at_a_time(student):
+    """Decoding after a short prompt gives every decoded token the output of the full causal forward."""
+    for case in ONE_AT_A_TIME_CASES:
+        _expect_steps(student, case)
+
+
+@graded(points=2, family="cache_modes", visibility="visible")
+def test_cached_keys_follow_the_mode(student):
+    """cached_keys holds every key rotated by its position (cache='rotated') or as given (cache='raw')."""
+    for case in MODE_CASES:
+        inputs = build(case)
+        expect_cached_keys(run(student, inputs)[1], inputs, case.cache)
+
+
+@graded(points=1, family="sliding_window", visibility="visible")
+def test_a_small_window(student):
+    """With a window of 3 and a longer prompt, every token sees its last 3 tokens only."""
+    _expect_forward(student, SMALL_WINDOW_CASE, WINDOW)
+
+
+@graded(points=1, family="left_padding", visibility="visible")
+def test_a_left_padded_pair(student):
+    """A batch of two prompts, one padded on the left, gives each sequence its unpadded result."""
+    _expect_rows_alone(student, PADDED_PAIR_CASE)
+
+
+@graded(points=1, family="inputs", visibility="visible")
+def test_inputs_untouched_and_views_accepted(student):
+    """decode leaves its tensors unchanged and accepts non-contiguous (transposed) q, k and v."""
+    for case in UNTOUCHED_CASES:
+        inputs = build(case)
+        result = student.call("decode", inputs.q, inputs.k, inputs.v, 3, **inputs.kwargs)
+        expect_untouched(result.inputs_after, (inputs.q, inputs.k, inputs.v, inputs.kwargs["attention_mask"],
+                                               inputs.kwargs["position_ids"]), "decode")
+    inputs = build(VIEW_CASE)
+    expect(matches(run(student, inputs, views=True)[0], run(student, inputs)[0], inputs, scale=2.0),
+           "decode must accept non-contiguous q, k and v, such as the transposes of [B, T, H, D] projections: "
+           "use reshape, not view, and index rather than assume a layout.")
+
+
+@graded(points=1, family="positions", visibility="visible")
+def test_given_positions(student):
+    """With position_ids from 100 on, tokens and cached keys are rotated by those positions."""
+    case = GIVEN_POSITIONS_CASE
+    expect_cached_keys(_expect_forward(student, case, POSITIONS), build(case), "rotated", count=False)
+
+
+# ---- hidden
+
+
+@graded(points=2, family="step_by_step", visibility="hidden")
+def test_steps_match_the_full_forward(student):
+    """Step by step gives the full forward for any prompt length, sizes, pairing, base, cache mode and dtype."""
+    for case in STEP_CASES:
+        _expect_steps(student, case)
+
+
+@graded(points=2, family="cache_modes", visibility="hidden")
+def test_raw_cache_gives_the_rotated_cache_output(student):
+    """Caching raw keys and rotating them when read gives what caching rotated keys gives, with windows and padding."""
+    for case in RAW_CASES:
+        _expect_raw_as_rotated(student, case)
+
+
+@graded(points=2, family="sliding_window", visibility="hidden")
+def test_window_masks_the_full_forward(student):
+    """A rolling window of W gives the full forward masked to the last W tokens, and caches the last W keys."""
+    for case in WINDOW_CASES:
+        expect_cached_slots(_expect_forward(student, case, WINDOW), build(case))
+
+
+@graded(points=2, family="left_padding", visibility="hidden")
+def test_left_padded_batch_gives_each_row_alone(student):
+    """A left-padded batch gives each row its unpadded result (1/0 or True/False masks, both caches, windows, ids)."""
+    for case in PADDING_CASES:
+        _expect_rows_alone(student, case)
+
+
+@graded(points=1, family="positions", visibility="hidden")
+def test_positions_are_tracked_apart_from_the_cache(student):
+    """Tokens are rotated by the given position_ids (from 700 or 1,500 on, or with gaps), and so are the cached keys."""
+    for case in POSITION_CASES:
+        cached_keys = _expect_forward(student, case, POSITIONS)
+        if case.cache == "rotated":
+            expect_cached_keys(cached_keys, build(case), "rotated", count=False)
