@@ -44,6 +44,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.profile_summary import start_recording, stop_recording, summary  # noqa: E402
 from benchmarks.server_watch import AppServer, ServerWatch, metrics  # noqa: E402
 from benchmarks.streamlit_client import PageRun, ProtocolSession  # noqa: E402
 
@@ -143,9 +144,14 @@ async def main_run(args: argparse.Namespace, base_url: str, watch: ServerWatch) 
     if not args.no_alone:
         report.update(await cold_and_alone(base_url, pages, slider_page, args.timeout, watch))
     before = watch.snapshot("before")
+    recorder = start_recording(watch.process.pid, args.profile) if args.profile and watch.process else None
+    cpu_before = watch.cpu_seconds()
     watch.start_sampling()
     walks, wall = await class_at_once(base_url, args.sessions, pages, slider_page, args.timeout, "student-")
     during = watch.stop_sampling()
+    cpu_used = watch.cpu_seconds() - cpu_before
+    if recorder is not None:
+        stop_recording(recorder)
     await asyncio.sleep(3)
     after = watch.snapshot("after")
     rows = page_table(walks)
@@ -156,8 +162,15 @@ async def main_run(args: argparse.Namespace, base_url: str, watch: ServerWatch) 
     if every:
         print(f"  all runs: p50 {statistics.median(every):.3f} s, p95 {percentile(every, 0.95):.3f} s, "
               f"max {max(every):.3f} s")
+    runs = sum(len(runs) for runs in walks)
+    if watch.process is not None:
+        # CPU seconds of the Streamlit process per run: what a page costs the server, whatever the
+        # machine's load (the wall times above stretch with the load; this does much less).
+        print(f"  Streamlit process CPU: {cpu_used:.1f} s for {runs} runs, {1000 * cpu_used / runs:.0f} ms per run")
     watch.print_resources(before, during, after)
-    report.update({"at_once": rows, "wall_seconds": wall, "all_served": all_served(walks, pages),
+    if recorder is not None:
+        print("\n" + summary(args.profile))
+    report.update({"at_once": rows, "wall_seconds": wall, "cpu_ms_per_run": 1000 * cpu_used / max(1, runs), "all_served": all_served(walks, pages),
                    "server": {"before": before, "during": during, "after": after}})
     return report
 
@@ -227,7 +240,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--browser", action="store_true", help="Chromium through Playwright (small N)")
     parser.add_argument("--server-option", action="append", default=[],
                         help="extra 'streamlit run' option for the started app, e.g. --runner.postScriptGC=false")
+    parser.add_argument("--app-dir", type=Path, default=ROOT,
+                        help="the checkout whose app.py to start (default: this one), e.g. an older commit's export")
     parser.add_argument("--env", action="append", default=[], help="KEY=VALUE for the started app")
+    parser.add_argument("--profile", type=Path, help="record the Streamlit process with py-spy during the "
+                        "sessions-at-once phase (raw format) and print its top entries")
     parser.add_argument("--json", type=Path, help="write the figures here as JSON")
     args = parser.parse_args(argv)
     if args.slider_page and args.slider_page not in args.pages:
@@ -237,7 +254,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    server = None if args.url else AppServer.start(ROOT, args.server_option, dict(e.split("=", 1) for e in args.env))
+    server = None if args.url else AppServer.start(args.app_dir, args.server_option, dict(e.split("=", 1) for e in args.env))
     base_url = args.url or server.url
     pid = args.server_pid or (server.process.pid if server else None)
     watch = ServerWatch(pid, base_url)

@@ -140,6 +140,13 @@ class ServerWatch:
                 app = used
         return app, tree
 
+    def cpu_seconds(self) -> float:
+        """User and system CPU seconds of the Streamlit process so far (0 without a pid)."""
+        if self.process is None:
+            return 0.0
+        times = self.process.cpu_times()
+        return times.user + times.system
+
     def _rss(self) -> tuple[float, float, int]:
         app = tree = 0.0
         processes = self.tree()
