@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import sys
 import time
@@ -45,7 +46,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.profile_summary import start_recording, stop_recording, summary  # noqa: E402
-from benchmarks.server_watch import AppServer, ServerWatch, metrics  # noqa: E402
+from benchmarks.server_watch import AppServer, ClassServer, ServerWatch, metrics  # noqa: E402
 from benchmarks.streamlit_client import PageRun, ProtocolSession  # noqa: E402
 
 DEFAULT_PAGES = ("rope", "sinusoidal", "position-problem", "exercise", "progress")
@@ -249,6 +250,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--browser", action="store_true", help="Chromium through Playwright (small N)")
     parser.add_argument("--server-option", action="append", default=[],
                         help="extra 'streamlit run' option for the started app, e.g. --runner.postScriptGC=false")
+    parser.add_argument("--processes", type=int, default=0,
+                        help="start that many app processes behind HAProxy (deploy/start-class.sh) instead of one; "
+                             "needs --db-url or POSLAB_DB_URL (PostgreSQL)")
+    parser.add_argument("--db-url", default=os.environ.get("POSLAB_DB_URL", ""),
+                        help="with --processes: the PostgreSQL store they share")
     parser.add_argument("--app-dir", type=Path, default=ROOT,
                         help="the checkout whose app.py to start (default: this one), e.g. an older commit's export")
     parser.add_argument("--env", action="append", default=[], help="KEY=VALUE for the started app")
@@ -261,13 +267,24 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def start_server(args: argparse.Namespace) -> AppServer | ClassServer | None:
+    if args.url:
+        return None
+    if args.processes:
+        if not args.db_url.startswith("postgresql"):
+            raise SystemExit("--processes needs a PostgreSQL store: --db-url or POSLAB_DB_URL=postgresql+psycopg://...")
+        return ClassServer.start(args.app_dir, args.processes, args.db_url)
+    return AppServer.start(args.app_dir, args.server_option, dict(item.split("=", 1) for item in args.env))
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    server = None if args.url else AppServer.start(args.app_dir, args.server_option, dict(e.split("=", 1) for e in args.env))
+    server = start_server(args)
     base_url = args.url or server.url
     pid = args.server_pid or (server.process.pid if server else None)
     watch = ServerWatch(pid, base_url)
-    print(f"app at {base_url} (server pid {pid}); {watch.machine_note()}")
+    shape = f"{args.processes} app processes behind HAProxy" if args.processes else "one app process"
+    print(f"app at {base_url} ({shape}; pid {pid}); {watch.machine_note()}")
     try:
         if args.browser:
             from benchmarks.browser_sessions import run_browsers

@@ -88,6 +88,70 @@ class AppServer:
                 self.process.wait()
 
 
+def proxied_apps(run_dir: Path) -> set[str]:
+    """The app processes HAProxy's health checks found up (``show stat`` on its stats socket)."""
+    with socket.socket(socket.AF_UNIX) as stats:
+        stats.connect(str(run_dir / "haproxy.sock"))
+        stats.sendall(b"show stat\n")
+        answer = b"".join(iter(lambda: stats.recv(65536), b"")).decode()
+    rows = [line.split(",") for line in answer.splitlines() if line.startswith("apps,")]
+    return {row[1] for row in rows if row[1].startswith("app") and row[17] == "UP"}  # svname, status
+
+
+@dataclass
+class ClassServer:
+    """``deploy/start-class.sh``: app processes behind HAProxy, one PostgreSQL store, one grading cluster."""
+
+    process: subprocess.Popen
+    url: str
+    apps: dict[str, str]  # app1 -> its own loopback URL
+    folder: Path
+    public_port: int
+    db_url: str
+
+    @classmethod
+    def start(cls, root: Path, processes: int, db_url: str, judges: int | None = None,
+              folder: Path | None = None) -> "ClassServer":
+        folder = folder or Path(tempfile.mkdtemp(prefix="poslab-class-"))
+        public, *app_ports, scheduler = [free_port() for _ in range(processes + 2)]
+        env = os.environ | {"POSLAB_DB_URL": db_url, "POSLAB_PUBLIC_ADDRESS": f"127.0.0.1:{public}",
+                            "POSLAB_APP_PORTS": " ".join(map(str, app_ports)), "POSLAB_SCHEDULER_PORT": str(scheduler),
+                            "POSLAB_RUN_DIR": str(folder / "run"), "PYTHON": sys.executable}
+        if judges:
+            env["POSLAB_GRADER_WORKERS"] = str(judges)
+        with open(folder / "start-class.log", "wb") as log:
+            process = subprocess.Popen(["bash", str(root / "deploy" / "start-class.sh")], cwd=root, env=env,
+                                       stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        apps = {f"app{index}": f"http://127.0.0.1:{port}" for index, port in enumerate(app_ports, start=1)}
+        server = cls(process, f"http://127.0.0.1:{public}", apps, folder, public, db_url)
+        try:
+            for url in [*apps.values(), server.url]:
+                wait_healthy(url, process, seconds=240)
+            server.wait_until_proxied()
+        except BaseException:
+            server.stop()
+            raise
+        return server
+
+    def wait_until_proxied(self, seconds: float = 120.0) -> None:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if proxied_apps(self.folder / "run") >= set(self.apps):
+                return
+            time.sleep(0.5)
+        raise RuntimeError(f"HAProxy did not find {sorted(self.apps)} up within {seconds:g} s")
+
+    def stop(self) -> None:
+        """SIGTERM: the script stops everything it started; the group is killed if it hangs."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+
+
 def metrics(base_url: str) -> dict[str, float]:
     """Streamlit's own counters: active sessions and session events (connect, disconnect, ...)."""
     url = f"{base_url}/_stcore/metrics?families=active_sessions&families=session_events"
@@ -107,7 +171,8 @@ def metrics(base_url: str) -> dict[str, float]:
 
 
 class ServerWatch:
-    """Memory and CPU of the Streamlit process and of its tree; None figures without a pid."""
+    """Memory and CPU of the Streamlit process (or of every app process under a launcher such as
+    deploy/start-class.sh: its pid) and of the whole tree; no figures without a pid."""
 
     def __init__(self, pid: int | None, base_url: str) -> None:
         self.process = psutil.Process(pid) if pid else None
@@ -127,6 +192,20 @@ class ServerWatch:
             self._known.setdefault(process.pid, process)
         return [self._known[process.pid] for process in found]
 
+    def is_app(self, process: psutil.Process) -> bool:
+        """A Streamlit process: the root, or each app process under a launcher (deploy/start-class.sh)."""
+        if process.pid == self.process.pid and "streamlit" in " ".join(self._command(process)):
+            return True
+        command = self._command(process)
+        return "streamlit" in " ".join(command[:3]) and "run" in command
+
+    @staticmethod
+    def _command(process: psutil.Process) -> list[str]:
+        try:
+            return process.cmdline()
+        except psutil.Error:
+            return []
+
     def _cpu_seconds(self) -> tuple[float, float]:
         app = tree = 0.0
         for process in self.tree():
@@ -136,16 +215,13 @@ class ServerWatch:
                 continue
             used = times.user + times.system
             tree += used
-            if process.pid == self.process.pid:
-                app = used
+            if self.is_app(process):
+                app += used
         return app, tree
 
     def cpu_seconds(self) -> float:
-        """User and system CPU seconds of the Streamlit process so far (0 without a pid)."""
-        if self.process is None:
-            return 0.0
-        times = self.process.cpu_times()
-        return times.user + times.system
+        """User and system CPU seconds of the Streamlit process(es) so far (0 without a pid)."""
+        return 0.0 if self.process is None else self._cpu_seconds()[0]
 
     def _rss(self) -> tuple[float, float, int]:
         app = tree = 0.0
@@ -156,8 +232,8 @@ class ServerWatch:
             except psutil.Error:
                 continue
             tree += rss
-            if process.pid == self.process.pid:
-                app = rss
+            if self.is_app(process):
+                app += rss
         return app, tree, len(processes)
 
     def snapshot(self, label: str) -> dict:

@@ -39,6 +39,8 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 from websockets.asyncio.client import connect
 
 FINISHED = ForwardMsg.ScriptFinishedStatus
+TEXTS = {"markdown": "body", "text": "body", "alert": "body", "progress": "text", "page_link": "label",
+         "heading": "body"}  # element kind -> the field holding what it writes
 MAIN_ROOT, SIDEBAR_ROOT = 0, 1  # the first index of a delta's path: which container it went to
 
 
@@ -70,25 +72,33 @@ class PageRun:
     elements: int = 0
     reruns: int = 0  # st.rerun() inside the run (FINISHED_EARLY_FOR_RERUN)
     sliders: list[Slider] = field(default_factory=list)
+    buttons: dict[str, tuple[str, str]] = field(default_factory=dict)  # label -> (widget id, fragment id)
+    texts: list[str] = field(default_factory=list)  # what the run wrote: Markdown, text, boxes, bars, links
     problem: str | None = None  # the session could not complete this run (a timeout, a lost connection)
 
 
-def _fetch_page(url: str, timeout: float) -> str:
-    """GET the page as the browser does first; the Cookie header the server (or proxy) set."""
+def _fetch_page(url: str, timeout: float, cookie: str = "") -> str:
+    """GET the page as the browser does first; the Cookie header for the websocket (ours and the
+    ones the server or a proxy set)."""
     jar = CookieJar()
     opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
-    with opener.open(url, timeout=timeout) as response:
+    request = urllib.request.Request(url, headers={"Cookie": cookie} if cookie else {})
+    with opener.open(request, timeout=timeout) as response:
         response.read()
-    return "; ".join(f"{cookie.name}={cookie.value}" for cookie in jar)
+    held = dict(part.strip().split("=", 1) for part in cookie.split(";") if "=" in part)
+    held.update({item.name: item.value for item in jar})  # what the server set replaces what was sent
+    return "; ".join(f"{name}={value}" for name, value in held.items())
 
 
 class ProtocolSession:
     """One student's tab: one websocket, one Streamlit session on the server."""
 
-    def __init__(self, base_url: str, student: str, timeout: float) -> None:
+    def __init__(self, base_url: str, student: str, timeout: float, params: dict[str, str] | None = None) -> None:
         self.base_url = base_url.rstrip("/")
         self.student = student
         self.timeout = timeout
+        self.params = params or {}  # more of the address's query string than ?student=
+        self.cookie = ""  # what the websocket sent: the server's and the proxy's cookies
         self.pages: dict[str, str] = {}  # url path -> page_script_hash
         self.page = ""  # url path of the current page
         self.page_hash = ""
@@ -98,12 +108,15 @@ class ProtocolSession:
         self._reader: asyncio.Task | None = None
 
     @classmethod
-    async def open(cls, base_url: str, student: str, first_page: str, timeout: float = 120.0) -> tuple[
-            "ProtocolSession", PageRun]:
-        """Open the address ``/<first_page>?student=<student>`` in a new tab: connect and run it."""
-        session = cls(base_url, student, timeout)
+    async def open(cls, base_url: str, student: str, first_page: str, timeout: float = 120.0,
+                   params: dict[str, str] | None = None, cookie: str = "") -> tuple["ProtocolSession", PageRun]:
+        """Open the address ``/<first_page>?student=<student>`` in a new tab: connect and run it.
+
+        ``cookie``: one the browser already holds (``POSLAB_APP=app2``: the proxy's choice of process)."""
+        session = cls(base_url, student, timeout, params)
         started = time.perf_counter()
-        cookie = await asyncio.to_thread(_fetch_page, f"{session.base_url}/{first_page}?{session.query}", timeout)
+        session.cookie = cookie = await asyncio.to_thread(
+            _fetch_page, f"{session.base_url}/{first_page}?{session.query}", timeout, cookie)
         parsed = urlparse(session.base_url)
         scheme = "wss" if parsed.scheme == "https" else "ws"
         headers = {"Cookie": cookie} if cookie else {}
@@ -116,7 +129,7 @@ class ProtocolSession:
 
     @property
     def query(self) -> str:
-        return urlencode({"student": self.student})
+        return urlencode({"student": self.student, **self.params})
 
     async def navigate(self, page: str) -> PageRun:
         """A click on the page's link in the sidebar."""
@@ -134,6 +147,15 @@ class ProtocolSession:
         return await self._rerun(self.page, page_name="", page_hash=self.page_hash, widgets=[state],
                                  label=f"{self.page} (slider {slider.key})")
 
+    async def click(self, last_run: PageRun, label: str) -> PageRun:
+        """A click on the button labelled ``label`` (in its fragment, as the browser sends it)."""
+        if label not in last_run.buttons:
+            return PageRun(self.page, problem=f"no button {label!r} (buttons: {', '.join(last_run.buttons)})")
+        widget_id, fragment_id = last_run.buttons[label]
+        return await self._rerun(self.page, page_name="", page_hash=self.page_hash,
+                                 widgets=[WidgetState(id=widget_id, trigger_value=True)], fragment_id=fragment_id,
+                                 label=f"{self.page} ({label})")
+
     async def close(self) -> None:
         if self._socket is not None:
             await self._socket.close()
@@ -141,12 +163,13 @@ class ProtocolSession:
             self._reader.cancel()
 
     async def _rerun(self, page: str, page_name: str, page_hash: str, widgets: list[WidgetState] = (),
-                     started: float | None = None, label: str | None = None) -> PageRun:
+                     started: float | None = None, label: str | None = None, fragment_id: str = "") -> PageRun:
         message = BackMsg()
         state = message.rerun_script
         state.query_string = self.query
         state.page_name = page_name
         state.page_script_hash = page_hash
+        state.fragment_id = fragment_id
         state.widget_states.widgets.extend(widgets)
         state.context_info.timezone = "UTC"
         state.context_info.locale = "en-US"
@@ -190,7 +213,8 @@ class ProtocolSession:
         elif kind == "script_finished" and run is not None:
             if message.script_finished == FINISHED.FINISHED_EARLY_FOR_RERUN:
                 run.reruns += 1
-            elif message.script_finished in (FINISHED.FINISHED_SUCCESSFULLY, FINISHED.FINISHED_WITH_COMPILE_ERROR):
+            elif message.script_finished in (FINISHED.FINISHED_SUCCESSFULLY, FINISHED.FINISHED_WITH_COMPILE_ERROR,
+                                             FINISHED.FINISHED_FRAGMENT_RUN_SUCCESSFULLY):
                 if message.script_finished == FINISHED.FINISHED_WITH_COMPILE_ERROR:
                     run.exceptions.append("the script did not compile")
                 self._done.set()
@@ -200,6 +224,11 @@ class ProtocolSession:
         element = message.delta.new_element
         run.elements += 1
         kind = element.WhichOneof("type")
+        written = TEXTS.get(kind)
+        if written is not None:
+            run.texts.append(getattr(getattr(element, kind), written))
+        if kind == "button":
+            run.buttons[element.button.label] = (element.button.id, message.delta.fragment_id)
         if kind == "exception":
             run.exceptions.append(f"{element.exception.type}: {element.exception.message}"[:300])
         elif kind == "alert" and element.alert.format == Alert.ERROR:
