@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from urllib.parse import quote
+from urllib.parse import quote, urlparse
 
 from benchmarks.streamlit_client import PageRun
 
@@ -22,16 +22,21 @@ RUNNING = f'{APP}[data-test-script-state="running"]'
 NOT_RUNNING = f'{APP}[data-test-script-state="notRunning"]'
 
 
-async def _finish(page, action, label: str, timeout_ms: float) -> PageRun:
+async def _finish(page, action, label: str, timeout_ms: float, path: str | None = None) -> PageRun:
+    """Time ``action`` until its run has ended: the page's address (if it changes) and title are
+    there, and the app is no longer running."""
     run = PageRun(label)
     start = time.perf_counter()
     try:
         await action()
+        if path is not None:
+            await page.wait_for_url(lambda url: urlparse(url).path.endswith(f"/{path}"), wait_until="commit",
+                                    timeout=timeout_ms)
         try:  # a fast run may end before the first look: then "running" is never seen
             await page.wait_for_selector(RUNNING, timeout=1_000)
         except Exception:  # noqa: BLE001
             pass
-        await page.wait_for_selector(NOT_RUNNING, timeout=timeout_ms)
+        await page.wait_for_selector(f'{NOT_RUNNING} [data-testid="stMain"] h1', timeout=timeout_ms)
         run.seconds = time.perf_counter() - start
         run.exceptions = [text[:300] for text in await page.locator('[data-testid="stException"]').all_inner_texts()]
     except Exception as error:  # noqa: BLE001 - a timeout: the session was not served
@@ -46,13 +51,13 @@ async def _walk(browser, base_url: str, student: str, pages: list[str], slider_p
     runs = []
     try:
         first = f"{base_url}/{pages[0]}?student={quote(student)}"
-        runs.append(await _finish(page, lambda: page.goto(first), pages[0], timeout_ms))
+        runs.append(await _finish(page, lambda: page.goto(first), pages[0], timeout_ms, path=pages[0]))
         for index, name in enumerate(pages):
             if index:
                 link = page.locator(f'[data-testid="stSidebarNav"] a[href$="/{name}"]').first
-                runs.append(await _finish(page, link.click, name, timeout_ms))
-            if name == slider_page:
-                thumb = page.locator('[data-testid="stMain"] [data-testid="stSlider"] [role="slider"]').first
+                runs.append(await _finish(page, link.click, name, timeout_ms, path=name))
+            if name == slider_page:  # the page's first slider, one step by the keyboard
+                thumb = page.locator('[data-testid="stSlider"] [tabindex="0"]').first
                 await thumb.focus()
                 runs.append(await _finish(page, lambda: thumb.press("ArrowRight"), f"{name} (slider)", timeout_ms))
     finally:
