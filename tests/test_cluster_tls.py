@@ -72,9 +72,10 @@ def scheduler_address(path: Path, process: subprocess.Popen, seconds: float = 12
     pytest.fail(f"the scheduler wrote no address within {seconds:g} s")
 
 
-@pytest.fixture
-def tls_cluster(tmp_path: Path):
+@pytest.fixture(scope="module")
+def tls_cluster(tmp_path_factory: pytest.TempPathFactory):
     require_system_part(shutil.which("openssl") is not None, "openssl is not installed (apt-get install openssl)")
+    tmp_path = tmp_path_factory.mktemp("tls")
     certificates(tmp_path)
     env = os.environ | {"DASK_CONFIG": str(ROOT / "deploy" / "dask"), "PYTHONPATH": str(ROOT),
                         "DASK_DISTRIBUTED__COMM__REQUIRE_ENCRYPTION": "True", "POSLAB_GRADER_WARM_MODES": "hidden"}

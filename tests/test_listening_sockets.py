@@ -26,7 +26,7 @@ from benchmarks.server_watch import AppServer
 from benchmarks.streamlit_client import ProtocolSession
 from tests.conftest import ROOT
 
-JUDGES = 2
+JUDGES = 1  # one judge shows a judge's sockets; each costs a torch start-up in the suite
 REFERENCE = "from grader.mutants import reference_source as r; print(r())"
 
 
