@@ -20,6 +20,7 @@ import importlib
 import pkgutil
 
 import streamlit as st
+from streamlit import runtime
 
 # Imported by the pages and by the grading service's client; loaded here first, so that their
 # module-level objects are frozen too.
@@ -36,9 +37,17 @@ def import_page_libraries() -> None:
             importlib.import_module(f"{package_name}.{module.name}")
 
 
+def served() -> bool:
+    """Whether a Streamlit server runs this app (not AppTest, whose runtime is a stand-in: freezing
+    the heap of a test process would keep whatever the tests before had left, for good)."""
+    return runtime.exists() and issubclass(type(runtime.get_instance()), runtime.Runtime)
+
+
 @st.cache_resource(show_spinner=False)
 def freeze_start_up_heap() -> int:
     """Import what the pages use, collect once, freeze what is left; the number of objects frozen."""
+    if not served():
+        return 0
     import_page_libraries()
     gc.collect()
     gc.freeze()
