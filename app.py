@@ -12,9 +12,11 @@ from pathlib import Path
 import streamlit as st
 import torch
 
-from app_pages.ui import grading, identity
+from app_pages.ui import grading, heap, identity
 from poslab.lessons import all_lessons
 
+# Once per process: the imports' objects out of the post-run garbage collection's walk (see heap.py).
+heap.freeze_start_up_heap()
 # Lesson tensors are tiny: a second intra-op thread only competes with other sessions for the cores.
 torch.set_num_threads(1)
 # A local image, not a Material icon name: those are fetched from a web font host by the browser.

@@ -70,7 +70,7 @@ else:
     st.markdown(f"**X:** {' '.join(result.tokens)} &nbsp;→&nbsp; **PX:** {' '.join(result.permuted_tokens)}")
     (st.success if result.holds else st.warning)(result.verdict)
     frame.text(LESSON, result.explanation_key)
-    for column, heatmap in zip(st.columns(3), lab.comparison_charts(result)):
+    for column, heatmap in zip(st.columns(3), caching.cached(lab.comparison_charts, result=result)):
         with column:
             frame.chart(heatmap, numbers=True)
 
@@ -79,7 +79,7 @@ if not problem:
     recurrence = caching.cached(lab.recurrence_contrast, tokens=tokens, order=order, d_model=d_model, seed=int(seed))
     st.dataframe(recurrence.summary(), hide_index=True,
                  column_config={"max |difference| between the two orders": st.column_config.NumberColumn(format="%.2e")})
-    for column, bars in zip(st.columns(2), lab.contrast_charts(recurrence)):
+    for column, bars in zip(st.columns(2), caching.cached(lab.contrast_charts, contrast=recurrence)):
         with column:
             frame.chart(bars, numbers=True)
 frame.text(LESSON, "takeaway")

@@ -11,9 +11,9 @@ click below it.
 from __future__ import annotations
 
 import altair as alt
-import pandas as pd
 import streamlit as st
 
+from app_pages.ui import charts
 from app_pages.ui.comments import comments_section
 from app_pages.ui.identity import current_student
 from app_pages.ui.store_calls import store_call, student_progress
@@ -33,19 +33,11 @@ def text(lesson_id: str, key: str) -> None:
 
 
 def chart(altair_chart: alt.TopLevelMixin, numbers: bool = False) -> None:
-    st.altair_chart(altair_chart, width="stretch")
+    """The chart at the page's width (converted once per content: ``charts``); its numbers one click below."""
+    key = charts.draw(altair_chart)
     if numbers:
         with st.expander("The numbers behind this chart", icon=":material/table:"):
-            st.dataframe(chart_numbers(altair_chart))
-
-
-def chart_numbers(altair_chart: alt.TopLevelMixin) -> pd.DataFrame:
-    """The data a chart draws (a layered chart's first data frame); a heatmap's as a row x column table."""
-    charts = [altair_chart, *getattr(altair_chart, "layer", [])]
-    data = next((c.data for c in charts if isinstance(getattr(c, "data", None), pd.DataFrame)), pd.DataFrame())
-    if {"row", "col", "value"} <= set(data.columns):
-        return data.pivot(index="row", columns="col", values="value")
-    return data.reset_index(drop=True)
+            st.dataframe(charts.numbers(altair_chart, key))
 
 
 def lesson_header(lesson_id: str) -> Lesson:

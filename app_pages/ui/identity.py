@@ -9,11 +9,27 @@ from poslab.identity import NAME_PARAM, clean_name, login_configured, login_iden
 from poslab.store.validation import MAX_NAME_CHARS
 
 STUDENT_KEY = "student_name"  # the typed name (without a login); mirrored in the URL as ?student=
+LOGIN_KEY = "login_configured"  # this session's answer: is Streamlit's login ([auth]) configured?
+
+
+def user() -> dict:
+    """``st.user``, read only where a login is configured.
+
+    Each read of ``st.user`` looks for the secrets file's ``[auth]`` section, and without a
+    secrets file Streamlit looks for it again every time (several times a run). Whether a login
+    is configured is asked once per session; without one, nobody is logged in.
+    """
+    configured = st.session_state.get(LOGIN_KEY)
+    if configured is None:
+        found = st.user.to_dict()
+        st.session_state[LOGIN_KEY] = login_configured(found)
+        return found
+    return st.user.to_dict() if configured else {}
 
 
 def current_student() -> str | None:
     """The logged-in account, else the name typed this session, else the one in the URL."""
-    found = resolve_identity(st.user.to_dict(), st.query_params.to_dict(), st.session_state.get(STUDENT_KEY))
+    found = resolve_identity(user(), st.query_params.to_dict(), st.session_state.get(STUDENT_KEY))
     return found.name if found else None
 
 
@@ -67,9 +83,9 @@ def overall_progress(student: str) -> None:
 def sidebar() -> None:
     """Who is studying and how far they are: drawn by app.py on every page."""
     with st.sidebar:
-        user = st.user.to_dict()
-        if login_configured(user):
-            _login_box(user)
+        account = user()
+        if login_configured(account):
+            _login_box(account)
         else:
             _name_box()
         student = current_student()

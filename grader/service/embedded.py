@@ -3,7 +3,8 @@
 Each process is Dask's own command (``dask scheduler`` / ``dask worker --preload grader.cluster``)
 run through ``grader.service.launch``, which ends it when the program that started it ends.
 Nothing forks the caller (the Streamlit process or the CLI) and nothing uses ``multiprocessing``.
-The scheduler listens on 127.0.0.1 only, with no dashboard. A judge that dies is started again.
+The scheduler and the judges listen on 127.0.0.1 only, with no dashboard, and the HTTP
+server Dask starts in each serves nothing, on loopback. A judge that dies is started again.
 The scheduler lets a task fail on one judge only (``allowed-failures: 1``: the second judge to
 die under the same submission ends it) and gives each judge one task at a time
 (``worker-saturation: 1.0``), so a judge that dies had only its current job.
@@ -31,6 +32,7 @@ ALLOWED_FAILURES = 1  # a submission gets a second judge after the first died un
 SCHEDULER_START_SECONDS = 60.0
 FAILED_STARTS_BEFORE_GIVING_UP = 3  # judges that died before ever joining: something is broken here
 SUPERVISE_EVERY_SECONDS = 0.5
+HTTP_ADDRESS = "127.0.0.1:0"  # Dask's always-on HTTP server (--dashboard-address), kept on loopback
 
 
 def dask_environment() -> dict[str, str]:
@@ -39,6 +41,11 @@ def dask_environment() -> dict[str, str]:
     env["DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES"] = str(ALLOWED_FAILURES)
     env["DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION"] = "1.0"
     env["DASK_DISTRIBUTED__WORKER__DAEMON"] = "False"
+    # Dask starts an HTTP server in every scheduler and worker, dashboard or not (health, metrics,
+    # call stacks, logs), on all interfaces by default. Nothing here uses them: no routes, and
+    # each on a loopback port (HTTP_ADDRESS).
+    env["DASK_DISTRIBUTED__SCHEDULER__HTTP__ROUTES"] = "[]"
+    env["DASK_DISTRIBUTED__WORKER__HTTP__ROUTES"] = "[]"
     return env
 
 
@@ -88,6 +95,7 @@ class EmbeddedCluster:
     def start(self) -> str:
         scheduler_file = self.folder / "scheduler.json"
         self.scheduler = self._launch("scheduler", ["--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                                                    "--dashboard-address", HTTP_ADDRESS,
                                                     "--scheduler-file", str(scheduler_file)], "scheduler.log")
         deadline = time.monotonic() + SCHEDULER_START_SECONDS
         while (address := _written_address(scheduler_file)) is None:
@@ -102,7 +110,8 @@ class EmbeddedCluster:
         return self.address
 
     def _start_judge(self, index: int) -> None:
-        arguments = [self.address, "--nthreads", "1", "--no-nanny", "--no-dashboard", "--memory-limit", "0",
+        arguments = [self.address, "--nthreads", "1", "--no-nanny", "--no-dashboard",
+                     "--dashboard-address", HTTP_ADDRESS, "--memory-limit", "0",
                      "--host", "127.0.0.1", "--preload", "grader.cluster", "--name", f"judge-{index}",
                      "--death-timeout", "60", "--local-directory", str(self.folder / f"judge-{index}")]
         self.judges[index] = self._launch("worker", arguments, f"judge-{index}.log")

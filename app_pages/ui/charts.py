@@ -1,0 +1,78 @@
+"""Charts converted to Vega-Lite once per chart, not on every run of every session.
+
+``st.altair_chart`` turns the Altair object into a Vega-Lite spec on every run: ``to_dict``
+validates the whole spec against Vega-Lite's JSON schema and the chart's data frames are written
+as Arrow. Under a class that was a quarter of the server's time (a py-spy profile, 30 sessions),
+for charts that had not changed. Here the spec (with its data as Arrow, exactly what
+``st.altair_chart`` sends) is kept by the chart's content: the pickled chart, hashed, is its key
+(0.1 ms against 3 to 11 ms for a conversion). A chart built again with the same inputs pickles
+to the same bytes, so a page's charts are converted once per process and knob setting, whichever
+session asks first.
+
+The conversion is Streamlit's own (``_convert_altair_to_vega_lite_spec``, streamlit==1.67.0 is
+pinned): the element drawn is the one ``st.altair_chart`` draws (``tests/test_charts.py`` checks
+that). If a later Streamlit lacks it, or a chart does not pickle, charts are drawn as before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+
+import altair as alt
+import pandas as pd
+import pyarrow as pa
+import streamlit as st
+
+try:
+    from streamlit.elements.vega_charts import _convert_altair_to_vega_lite_spec as _to_vega_lite
+except ImportError:  # not in this Streamlit: every chart through st.altair_chart
+    _to_vega_lite = None
+
+# Kept apart from the library results' cache; a large heatmap's spec is a few hundred KB.
+SPEC_CACHE = {"max_entries": 1024, "max_size": "128MB"}
+
+
+def fingerprint(chart: alt.TopLevelMixin) -> str | None:
+    """The hash of the pickled chart (its data included), or None if it does not pickle."""
+    try:
+        return hashlib.blake2b(pickle.dumps(chart, protocol=pickle.HIGHEST_PROTOCOL), digest_size=20).hexdigest()
+    except (pickle.PicklingError, TypeError, AttributeError):
+        return None
+
+
+@st.cache_data(show_spinner=False, **SPEC_CACHE)
+def _spec(key: str, _chart: alt.TopLevelMixin) -> dict:
+    """The Vega-Lite spec of the chart whose fingerprint is ``key`` (``_chart`` is not hashed)."""
+    return _to_vega_lite(_chart)
+
+
+@st.cache_data(show_spinner=False, **SPEC_CACHE)
+def _numbers(key: str, _chart: alt.TopLevelMixin) -> pa.Table:
+    # As Arrow: st.dataframe writes a table as it is, and converts a data frame to one first,
+    # exactly so (pyarrow's from_pandas), on every run.
+    return pa.Table.from_pandas(chart_numbers(_chart))
+
+
+def draw(chart: alt.TopLevelMixin) -> str | None:
+    """Draw the chart as ``st.altair_chart(chart, width="stretch")`` does; its fingerprint, if any."""
+    key = fingerprint(chart) if _to_vega_lite is not None else None
+    if key is None:
+        st.altair_chart(chart, width="stretch")
+    else:
+        st.vega_lite_chart(spec=_spec(key, chart), width="stretch")
+    return key
+
+
+def numbers(chart: alt.TopLevelMixin, key: str | None) -> pd.DataFrame | pa.Table:
+    """What ``st.dataframe`` shows under the chart: the chart's numbers, as Arrow once converted."""
+    return chart_numbers(chart) if key is None else _numbers(key, chart)
+
+
+def chart_numbers(chart: alt.TopLevelMixin) -> pd.DataFrame:
+    """The data a chart draws (a layered chart's first data frame); a heatmap's as a row x column table."""
+    charts = [chart, *getattr(chart, "layer", [])]
+    data = next((c.data for c in charts if isinstance(getattr(c, "data", None), pd.DataFrame)), pd.DataFrame())
+    if {"row", "col", "value"} <= set(data.columns):
+        return data.pivot(index="row", columns="col", values="value")
+    return data.reset_index(drop=True)

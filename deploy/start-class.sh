@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Position Lab for a class on one machine: several app processes behind HAProxy (sticky sessions,
+# websockets), one store (PostgreSQL) and one grading cluster (a Dask scheduler and its judges).
+# Only HAProxy's address faces the network; every other process listens on 127.0.0.1.
+#
+#   . .venv/bin/activate
+#   POSLAB_DB_URL=postgresql+psycopg://user:password@127.0.0.1/poslab deploy/start-class.sh
+#
+# Settings (environment):
+#   POSLAB_DB_URL            the store, required: every app process must see every other's writes
+#   POSLAB_PUBLIC_ADDRESS    where students connect (HAProxy's bind), default 0.0.0.0:8500
+#   POSLAB_APP_PORTS         one loopback port per app process, default "8501 8502"
+#   POSLAB_SCHEDULER_PORT    the grading scheduler's loopback port, default 8786
+#   POSLAB_GRADER_WORKERS    judges (each about 1 GiB resident), default one per core
+#   POSLAB_RUN_DIR           logs and the generated haproxy.cfg, default a new temporary folder
+#   STREAMLIT_SERVER_COOKIE_SECRET  shared by the app processes (default: a new random one), so a
+#                            browser's cookies are valid whichever process serves it
+# Everything it starts stops with it (Ctrl-C, SIGTERM), and it stops when any part exits.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+: "${POSLAB_DB_URL:?set POSLAB_DB_URL to the PostgreSQL store every app process shares}"
+PUBLIC="${POSLAB_PUBLIC_ADDRESS:-0.0.0.0:8500}"
+read -r -a APP_PORTS <<< "${POSLAB_APP_PORTS:-8501 8502}"
+SCHEDULER_PORT="${POSLAB_SCHEDULER_PORT:-8786}"
+JUDGES="${POSLAB_GRADER_WORKERS:-$(nproc)}"
+RUN_DIR="${POSLAB_RUN_DIR:-$(mktemp -d -t poslab-class-XXXXXX)}"
+PYTHON="${PYTHON:-python}"
+mkdir -p "$RUN_DIR"
+
+export STREAMLIT_SERVER_COOKIE_SECRET="${STREAMLIT_SERVER_COOKIE_SECRET:-$("$PYTHON" -c 'import secrets; print(secrets.token_hex(32))')}"
+export DASK_CONFIG="$ROOT/deploy/dask"       # allowed-failures 1, worker-saturation 1.0, no HTTP routes
+export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"  # the judges import grader and poslab
+export POSLAB_GRADER_SCHEDULER="tcp://127.0.0.1:$SCHEDULER_PORT"  # every app process grades on this cluster
+
+stop_all() { trap - EXIT INT TERM; kill $(jobs -p) 2>/dev/null || true; wait || true; }
+trap stop_all EXIT INT TERM
+cd "$ROOT"
+
+# The grading cluster: one scheduler, JUDGES warm judges (their nanny starts a judge that dies again).
+"$PYTHON" -m distributed.cli.dask_scheduler --host 127.0.0.1 --port "$SCHEDULER_PORT" \
+    --no-dashboard --dashboard-address 127.0.0.1:0 > "$RUN_DIR/scheduler.log" 2>&1 &
+"$PYTHON" -m distributed.cli.dask_worker "$POSLAB_GRADER_SCHEDULER" --nworkers "$JUDGES" --nthreads 1 \
+    --memory-limit 0 --host 127.0.0.1 --no-dashboard --dashboard-address 127.0.0.1:0 \
+    --preload grader.cluster > "$RUN_DIR/judges.log" 2>&1 &
+
+# The app processes, each on its own loopback port.
+SERVERS=""
+for index in "${!APP_PORTS[@]}"; do
+    port="${APP_PORTS[$index]}"
+    "$PYTHON" -m streamlit run app.py --server.address 127.0.0.1 --server.port "$port" \
+        --server.headless true > "$RUN_DIR/app-$port.log" 2>&1 &
+    SERVERS+="    server app$((index + 1)) 127.0.0.1:$port check cookie app$((index + 1))"$'\n'
+done
+
+# HAProxy in front: websockets pass through (HTTP mode upgrades them); a cookie keeps each browser
+# on the process that holds its session; a new browser goes to the process with fewest sessions.
+cat > "$RUN_DIR/haproxy.cfg" <<EOF
+global
+    maxconn 4096
+    # Which app processes are up (echo "show stat" | socat - UNIX:$RUN_DIR/haproxy.sock).
+    stats socket $RUN_DIR/haproxy.sock mode 600 level user
+
+defaults
+    mode http
+    option forwardfor
+    timeout connect 5s
+    timeout client 60s
+    timeout server 60s
+    timeout http-request 10s
+    # A student's websocket stays open through the whole lesson.
+    timeout tunnel 8h
+
+frontend poslab
+    bind $PUBLIC
+    default_backend apps
+
+backend apps
+    balance leastconn
+    cookie POSLAB_APP insert indirect nocache httponly
+    option httpchk GET /_stcore/health
+    http-check expect status 200
+$SERVERS
+EOF
+haproxy -f "$RUN_DIR/haproxy.cfg" -db > "$RUN_DIR/haproxy.log" 2>&1 &
+
+echo "Position Lab: http://$PUBLIC (apps on ${APP_PORTS[*]}, judges: $JUDGES, logs in $RUN_DIR)"
+wait -n  # any part that exits stops the class server (the trap stops the rest)
+echo "a part of the class server exited; stopping (logs in $RUN_DIR)" >&2
+exit 1

@@ -1,0 +1,151 @@
+"""Nothing the app or the grader starts listens beyond loopback, except Streamlit's own port.
+
+The app is started as a student starts it (``streamlit run app.py``; one page opened, which starts
+the grading service), and ``python -m grader grade`` grades a submission; every listening socket
+(TCP) and bound socket (UDP) of their process trees is read with psutil while they run. A
+scheduler, judge or HTTP server on 0.0.0.0 (Dask's default for a judge's HTTP server) fails the
+test with the process and address. The checker itself is shown to fail on a child that listens
+on all interfaces.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+import pytest
+
+from benchmarks.server_watch import AppServer
+from benchmarks.streamlit_client import ProtocolSession
+from tests.conftest import ROOT
+
+JUDGES = 1  # one judge shows a judge's sockets; each costs a torch start-up in the suite
+REFERENCE = "from grader.mutants import reference_source as r; print(r())"
+
+
+@dataclass(frozen=True)
+class Listener:
+    pid: int
+    command: str
+    address: str
+    port: int
+
+    def __str__(self) -> str:
+        return f"{self.address}:{self.port} (pid {self.pid}: {self.command[:160]})"
+
+
+def listeners(root: psutil.Process) -> set[Listener]:
+    """Every TCP socket listening and UDP socket bound in ``root``'s process tree, now."""
+    found = set()
+    try:
+        tree = [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return found
+    for process in tree:
+        try:
+            sockets = process.net_connections(kind="inet")
+            command = " ".join(process.cmdline()).strip()  # Dask pads its retitled processes
+        except psutil.Error:
+            continue
+        for sock in sockets:
+            is_udp = sock.type == 2  # socket.SOCK_DGRAM
+            if sock.laddr and (sock.status == psutil.CONN_LISTEN or (is_udp and not sock.raddr)):
+                found.add(Listener(process.pid, command, sock.laddr.ip, sock.laddr.port))
+    return found
+
+
+def grader_role(command: str) -> str | None:
+    """"scheduler" or "judge" for the grading service's processes (Dask retitles them), else None."""
+    for role, marks in (("judge", ("dask worker", "grader.service.launch worker")),
+                        ("scheduler", ("dask scheduler", "grader.service.launch scheduler"))):
+        if any(mark in command for mark in marks):
+            return role
+    return None
+
+
+def beyond_loopback(found: set[Listener], allowed_port: int | None = None) -> list[Listener]:
+    return sorted((item for item in found
+                   if not ipaddress.ip_address(item.address.split("%")[0]).is_loopback and item.port != allowed_port),
+                  key=str)
+
+
+def explain(exposed: list[Listener]) -> str:
+    return "listening beyond loopback:\n  " + "\n  ".join(map(str, exposed))
+
+
+def _wait_for_judges(root: psutil.Process, seconds: float = 240.0) -> set[Listener]:
+    """Sockets once every judge listens (they join the scheduler once warm), and 2 s after."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        found = listeners(root)
+        judges = {item.pid for item in found if grader_role(item.command) == "judge"}
+        if len(judges) >= JUDGES:
+            time.sleep(2.0)
+            return found | listeners(root)
+        time.sleep(0.5)
+    pytest.fail(f"the grading service's {JUDGES} judges did not listen within {seconds:g} s; seen: "
+                + ", ".join(map(str, listeners(root))))
+
+
+def test_the_app_and_its_grading_service_listen_on_loopback_only():
+    server = AppServer.start(ROOT, env={"POSLAB_GRADER_WORKERS": str(JUDGES)})
+    try:
+        async def open_one_page() -> None:
+            session, run = await ProtocolSession.open(server.url, "socket-test", "rope", timeout=120)
+            await session.close()
+            assert run.problem is None and not run.exceptions, (run.problem, run.exceptions)
+
+        asyncio.run(open_one_page())  # the first run starts the grading service
+        found = _wait_for_judges(psutil.Process(server.process.pid))
+        port = int(server.url.rsplit(":", 1)[1])
+        assert any(item.port == port for item in found), "Streamlit's own port is not among the listeners"
+        assert {grader_role(item.command) for item in found} >= {"scheduler", "judge"}
+        exposed = beyond_loopback(found, allowed_port=port)
+        assert not exposed, explain(exposed)
+    finally:
+        server.stop()
+
+
+def test_grading_from_the_command_line_listens_on_loopback_only(tmp_path: Path):
+    submission = tmp_path / "ada.py"
+    submission.write_text(subprocess.run([sys.executable, "-c", REFERENCE], capture_output=True, text=True,
+                                         cwd=ROOT, check=True).stdout)
+    command = [sys.executable, "-m", "grader", "grade", str(submission), "--out", str(tmp_path / "grades"),
+               "--jobs", str(JUDGES)]
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               env=os.environ | {"PYTHONPATH": str(ROOT)})
+    root, seen = psutil.Process(process.pid), set()
+    try:
+        while process.poll() is None:  # the whole run, judges' start-up and grading included
+            seen |= listeners(root)
+            time.sleep(0.2)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    output = process.stdout.read().decode(errors="replace")
+    assert process.returncode == 0, output[-2000:]
+    assert {grader_role(item.command) for item in seen} >= {"scheduler", "judge"}, (
+        "the scheduler's and a judge's sockets were never seen: " + ", ".join(map(str, seen)))
+    exposed = beyond_loopback(seen)
+    assert not exposed, explain(exposed)
+
+
+def test_the_check_fails_on_a_child_listening_on_all_interfaces():
+    child = subprocess.Popen([sys.executable, "-c", "import socket, time\ns = socket.socket()\n"
+                              "s.bind(('0.0.0.0', 0)); s.listen(); print(s.getsockname()[1], flush=True)\n"
+                              "time.sleep(60)"], stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(child.stdout.readline())
+        exposed = beyond_loopback(listeners(psutil.Process(child.pid)))
+        assert [(item.pid, item.address, item.port) for item in exposed] == [(child.pid, "0.0.0.0", port)]
+        assert "0.0.0.0:" in explain(exposed)
+    finally:
+        child.kill()
+        child.wait()
