@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Callable, Sequence, TextIO
 
-from grader.api import Grader, Submission, load_submission, submission_id_for
+from grader.api import Grader, Submission, load_submission
 from grader.cluster import load_suite
 from grader.results import GRADEBOOK_HEADER, SubmissionResult
 from grader.sandbox import GraderFault
@@ -81,12 +81,12 @@ def format_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(lines)
 
 
-def gradebook_csv(results: Sequence[SubmissionResult]) -> str:
+def gradebook_csv(results: Sequence[SubmissionResult], people: dict[str, tuple[str, str, bool]]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(GRADEBOOK_HEADER)
     for result in results:
-        writer.writerow(result.gradebook_row())
+        writer.writerow(result.gradebook_row(*people.get(result.submission_id, ())))
     return buffer.getvalue()
 
 
@@ -150,15 +150,9 @@ def previous_result(path: Path) -> SubmissionResult | None:
 
 
 def command_grade(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    ids: dict[str, Path] = {}
-    for raw in args.paths:
-        path = Path(raw)
-        if not path.exists():
-            parser.error(f"{raw} does not exist")
-        submission_id = submission_id_for(path)
-        if submission_id in ids:
-            parser.error(f"{raw} and {ids[submission_id]} would both be graded as {submission_id!r}")
-        ids[submission_id] = path
+    from grader.lms.cli import grade_sources
+
+    ids, people = grade_sources(args.paths, parser)  # an LMS download (.zip): one submission per student
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
     if args.timeout is not None and args.timeout <= 0:
@@ -168,7 +162,8 @@ def command_grade(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
     settings = GraderSettings.from_env().with_changes(timeout=args.timeout)
     out = Path(args.out)
     suite_hash = Grader(settings, suite=load_suite(SUITE)).suite_hash()
-    submissions = [load_submission(path, submission_id, settings) for submission_id, path in ids.items()]
+    submissions = [source if isinstance(source, Submission) else load_submission(source, submission_id, settings)
+                   for submission_id, source in ids.items()]
     results: dict[str, SubmissionResult] = {}
     todo = []
     for submission in submissions:
@@ -197,8 +192,8 @@ def command_grade(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
         print(f"grader fault: {fault}", file=sys.stderr)
         return EXIT_FAULT
     ordered = [results[submission_id] for submission_id in ids]
-    atomic_write(out / "gradebook.csv", gradebook_csv(ordered))
-    rows = [result.gradebook_row() + [result.isolation] for result in ordered]
+    atomic_write(out / "gradebook.csv", gradebook_csv(ordered, people))
+    rows = [result.gradebook_row(*people[result.submission_id]) + [result.isolation] for result in ordered]
     print(format_table([*GRADEBOOK_HEADER, "isolation"], rows))
     print(f"\nwrote {out / 'gradebook.csv'} and {len(ordered)} results.json")
     return EXIT_OK
@@ -289,8 +284,10 @@ def build_parser() -> argparse.ArgumentParser:
     release = commands.add_parser("release", help="write a student bundle (no hidden tests, no mutants)")
     release.add_argument("dir", metavar="DIR", help="an empty or new folder")
     from grader.gradescope.package import add_gradescope_command
+    from grader.lms import cli as lms_cli
 
     add_gradescope_command(commands)
+    lms_cli.add_arguments(commands.add_parser("export", help="fill a Canvas or Moodle grade file with the totals"))
     return parser
 
 
@@ -301,7 +298,13 @@ def command_gradescope(args: argparse.Namespace, parser: argparse.ArgumentParser
 
 
 COMMANDS = {"grade": command_grade, "validate": command_validate, "release": command_release,
-            "gradescope": command_gradescope}
+            "gradescope": command_gradescope, "export": lambda args, parser: lms_export(args)}
+
+
+def lms_export(args: argparse.Namespace) -> int:
+    from grader.lms.cli import run
+
+    return run(args)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

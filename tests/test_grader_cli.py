@@ -83,9 +83,10 @@ def test_grade_writes_the_gradebook_and_gradescope_results(submissions, tmp_path
     out = tmp_path / "out"
     assert cli.main(["grade", *map(str, submissions), "--out", str(out), "--jobs", "2", "--timeout", "5"]) == 0
     lines = (out / "gradebook.csv").read_text().splitlines()
-    assert lines[0] == "id,status,attention,sinusoidal,learned,rope,alibi,t5,total,max"
+    assert lines[0] == "id,name,lms_id,late,status,attention,sinusoidal,learned,rope,alibi,t5,total,max"
     rows = {row["id"]: row for row in csv.DictReader(lines)}
     assert rows["alice"]["status"] == "graded" and float(rows["alice"]["total"]) == PROBE_MAX
+    assert (rows["alice"]["name"], rows["alice"]["lms_id"], rows["alice"]["late"]) == ("", "", "false")  # a plain file
     assert rows["bob"]["rope"] == "0" and float(rows["bob"]["total"]) == PROBE_MAX - 2
     data = json.loads((out / "bob" / "results.json").read_text())
     assert set(data) >= {"score", "execution_time", "tests", "extra_data"}
