@@ -141,8 +141,8 @@ def gradescope_metadata(submissions: list[GradescopeSubmission]) -> str:
         lines.append(f"submission_{item.folder_id}:")
         lines.append("  :submitters:" + ("" if item.submitters else " []"))
         for name, sid, email in item.submitters:
-            fields = [f":name: {name}" if name else "", f":sid: '{sid}'" if sid else "", f":email: {email}" if email else ""]
-            fields = [text for text in fields if text]
+            fields = [text for text in (f":name: {name}" if name else "", f":sid: '{sid}'" if sid else "",
+                                        f":email: {email}" if email else "") if text]
             lines.append(f"  - {fields[0]}")
             lines += [f"    {text}" for text in fields[1:]]
         lines += ["  :created_at: 2026-03-01 17:34:00.861687000 Z", "  :score: 0.0", "  :results:",

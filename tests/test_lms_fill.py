@@ -30,7 +30,8 @@ def grades_folder(tmp_path: Path, rows: list[tuple[str, str, str, float]], maxim
     """A grading folder: rows of (id, name, lms_id, total) out of ``maximum``."""
     folder = tmp_path / "grades"
     folder.mkdir(exist_ok=True)
-    lines = [f"{sid},{name},{lms_id},false,graded,0,0,0,0,0,0,{total:g},{maximum:g}\n" for sid, name, lms_id, total in rows]
+    lines = [f"{sid},{name},{lms_id},false,graded,0,0,0,0,0,0,{total:g},{maximum:g}\n"
+             for sid, name, lms_id, total in rows]
     (folder / "gradebook.csv").write_text(HEADER + "".join(lines), encoding="utf-8")
     return folder
 
@@ -65,7 +66,8 @@ def test_canvas_column_filled_by_user_id_and_scaled_to_points_possible_everythin
     written = out.read_bytes()
     # 8/10, 10/10 and 0/10 scaled to the column's 100 points; Turing handed in nothing: left blank, not 0.
     assert assignment_cells(written) == {"101": "80.00", "102": "100.00", "103": "0.00", "104": "", "999": ""}
-    expected = source.read_bytes().replace(b",S101,ada@example.edu,Section 1,,,", b",S101,ada@example.edu,Section 1,,80.00,")
+    expected = source.read_bytes().replace(b",S101,ada@example.edu,Section 1,,,",
+                                           b",S101,ada@example.edu,Section 1,,80.00,")
     expected = expected.replace(b",S102,zoe@example.edu,Section 1,,,", b",S102,zoe@example.edu,Section 1,,100.00,")
     expected = expected.replace(b",S103,lilei,Section 1,,,", b",S103,lilei,Section 1,,0.00,")
     assert written == expected  # BOM, CRLF, names, every other cell: byte for byte
@@ -102,7 +104,8 @@ def test_canvas_two_grades_for_one_student_leave_the_cell_as_exported():
                          [StudentGrade("101", "ada-1", 5, 10), StudentGrade("ada@example.edu", "ada-2", 6, 10)],
                          "Position Lab")
     assert assignment_cells(filled.text)["101"] == "55.00"
-    assert "ada-2 and ada-1 are the same student of the gradebook (ada@example.edu): left as exported." in filled.warnings
+    assert ("ada-2 and ada-1 are the same student of the gradebook (ada@example.edu): left as exported."
+            in filled.warnings)
 
 
 def test_canvas_semicolons_decimal_commas_lf_and_no_bom_are_kept():
@@ -147,7 +150,8 @@ BAD_CANVAS_FILES = {
     "latin-1": ("Student,ID,SIS Login ID,Section,Position Lab (1)\n    Points Possible,,,,10\n"
                 "\"Ångström, Zoë\",102,zoe,A,\n".encode("latin-1"), "is not UTF-8 text"),
     "utf-16": ("Student,ID\n".encode("utf-16"), "is UTF-16 text"),
-    "no ID column": (b"Student,Section,Position Lab (1)\n    Points Possible,,10\n", "is not a Canvas gradebook export"),
+    "no ID column": (b"Student,Section,Position Lab (1)\n    Points Possible,,10\n",
+                     "is not a Canvas gradebook export"),
     "no points possible row": (b"Student,ID,SIS Login ID,Section,Position Lab (1)\nAda,101,ada,A,\n",
                                "has no '    Points Possible' row"),
     "an unclosed quote": (b"Student,ID,SIS Login ID,Section,Position Lab (1)\n    Points Possible,,,,10\n"
@@ -229,7 +233,8 @@ def test_moodle_missing_zero_and_unscaled_maximum():
 
 
 @pytest.mark.parametrize("data, message", [
-    (b"Identifier,Full name,Email address,Status,Grade,Scale\nParticipant 1,Ada,a@b.cd,x,,\"A\nB\"\n", "graded on a scale"),
+    (b"Identifier,Full name,Email address,Status,Grade,Scale\nParticipant 1,Ada,a@b.cd,x,,\"A\nB\"\n",
+     "graded on a scale"),
     (b"Identifier,Full name,Grade\nParticipant 1,Ada,\n", "lacks the column(s) Maximum Grade"),
     (b"First name,Last name,Email address\nAda,Lovelace,ada@example.edu\n", "lacks the column(s) Identifier, Grade, "
                                                                             "Maximum Grade"),

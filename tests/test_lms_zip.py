@@ -48,7 +48,8 @@ def test_canvas_one_submission_per_student_with_late_work_two_files_and_a_resubm
 
 
 def test_canvas_names_written_without_the_zip_utf8_flag_are_read_as_utf8(tmp_path):
-    students = [CanvasStudent("Ångström, Zoë", "102", {"rope.py": ROPE}), CanvasStudent("李雷", "104", {"rope.py": ROPE})]
+    students = [CanvasStudent("Ångström, Zoë", "102", {"rope.py": ROPE}),
+                CanvasStudent("李雷", "104", {"rope.py": ROPE})]
     export = read_export(canvas_zip(tmp_path / "submissions.zip", students, utf8_flag=False))
     assert sorted(item.name for item in export.submissions) == ["ångströmzoë", "李雷"]
 
@@ -187,7 +188,8 @@ def test_moodle_subfolders_online_text_and_blind_marking(tmp_path):
 def test_gradescope_folders_keyed_by_the_metadata_with_a_group_and_an_sid_only_student(tmp_path):
     submissions = [
         GradescopeSubmission("409194023", [("Ada Lovelace", "123456789", "Ada@Example.edu")], {"rope.py": ROPE}),
-        GradescopeSubmission("409194024", [("Zoë Ångström", "2", "zoe@example.edu"), ("李雷", "3", "li@example.edu")],
+        GradescopeSubmission("409194024", [("Zoë Ångström", "2", "zoe@example.edu"),
+                                           ("李雷", "3", "li@example.edu")],
                              {"exercises/rope.py": ROPE, "exercises/alibi.py": ALIBI}),
         GradescopeSubmission("409194025", [("Alan Turing", "S-4", "")], {"rope.py": ROPE}),
         GradescopeSubmission("409194026", [("Grace Hopper", "5", "grace@example.edu")], {}),  # nothing handed in
