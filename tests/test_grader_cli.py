@@ -160,7 +160,7 @@ def test_the_bundle_has_the_course_and_no_instructor_material(bundle):
         assert needed in files, needed
     assert any(name.startswith("app_pages/") for name in files)
     for name in files:
-        assert not name.startswith(("tests/", ".git/", "grader/mutants/", "grader/suite/", ".ci/")), name
+        assert not name.startswith(("tests/", ".git/", "grader/mutants/", "grader/suite/", "grader/lms/", ".ci/")), name
         assert name not in ("grader/cli.py", "grader/__main__.py"), name
         assert "instructor" not in name, name
         assert "__pycache__" not in name

@@ -53,7 +53,7 @@ class LmsSubmission:
 @dataclass(frozen=True)
 class LmsExport:
     lms: LmsName
-    submissions: tuple[LmsSubmission, ...]  # sorted by name, then LMS id
+    submissions: tuple[LmsSubmission, ...]  # sorted by id (the name folded to ASCII, then the LMS id)
     warnings: tuple[str, ...]  # refused entries, entries left out, name clashes: sentences
 
 
@@ -82,7 +82,7 @@ def read_export(path: str | Path, settings: GraderSettings | None = None) -> Lms
             warnings += clashes
             first = student[0]
             submissions.append(LmsSubmission(lms, first.name, first.lms_id, any(p.late for p in student), submission))
-    submissions.sort(key=lambda item: (item.name.casefold(), item.lms_id))
+    submissions.sort(key=lambda item: item.submission_id)  # ASCII: Ångström sorts with the As
     return LmsExport(lms, tuple(submissions), tuple(warnings))
 
 
