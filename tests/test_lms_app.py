@@ -76,7 +76,7 @@ def test_instructor_fills_a_canvas_export_with_the_apps_grades(app_env, monkeypa
     assert dict(zip(written["student"], written["grade written"])) == {"ada@example.edu": "70.00", "103": "60.00"}
     shown = [item.value for item in at.text]
     assert "Column: Position Lab (4242)" in shown
-    assert "Bob (Bob) is in the grades but not in the gradebook." in shown
+    assert "Bob is in the grades but not in the gradebook." in shown
     assert any("scaled to 100" in line for line in shown)
     assert "Download the filled file (CSV)" in [item.label for item in at.get("download_button")]
 

@@ -221,6 +221,7 @@ def test_moodle_grade_column_filled_by_participant_or_email_scaled_to_maximum_gr
                                              "Participant 5003": "", "Participant 5004": ""}
     err = capsys.readouterr().err
     assert "Alan Turing: 'Grade can be changed' is No" in err and "scaled to 100" in err
+    assert "alan-turing_5004" not in err  # a locked row is not "not in the gradebook"
     untouched = [line for line in source.read_text(encoding="utf-8").splitlines() if "5003" in line or "5004" in line]
     assert all(line in out.read_text(encoding="utf-8") for line in untouched)
 

@@ -102,18 +102,19 @@ def fill_moodle(data: bytes, grades: Sequence[StudentGrade], missing_zero: bool 
     index, students, locked = RowIndex(), [], []
     for row in layout.student_rows():
         record = table.records[row]
-        if layout.can_change is not None and record.cell(layout.can_change).casefold() in ("no", "false", "0"):
-            locked.append(record.cell(layout.full_name) or record.cell(layout.identifier))
-            continue
-        students.append(row)
         index.add(row, [layout.participant(record), record.cell(layout.id_number)], record.cell(layout.email))
+        if layout.can_change is not None and record.cell(layout.can_change).casefold() in ("no", "false", "0"):
+            locked.append(row)  # Moodle would not take a grade there: left as exported, whatever it is
+        else:
+            students.append(row)
     maximum = table.records[students[0]].cell(layout.maximum) if students else ""
     decimal_comma = "," in maximum and "." not in maximum
     filled = _fill(table, layout.grade, students, index, grades,
                    lambda record: parse_number(record.cell(layout.maximum)), decimal_comma, missing_zero,
-                   "the worksheet's Maximum Grade")
-    notes = [f"{name}: 'Grade can be changed' is No in the worksheet (the grade is locked or overridden in "
-             "Moodle's gradebook); left as exported." for name in locked]
+                   "the worksheet's Maximum Grade", frozenset(locked))
+    notes = [f"{table.records[row].cell(layout.full_name) or table.records[row].cell(layout.identifier)}: 'Grade "
+             "can be changed' is No in the worksheet (the grade is locked or overridden in Moodle's gradebook); "
+             "left as exported." for row in locked]
     return FilledGradebook(filled.text, filled.column, filled.filled, filled.left, tuple(notes) + filled.warnings,
                            filled.written)
 
@@ -139,22 +140,24 @@ def _assignment_column(table: CsvTable, points: CsvRecord, assignment: str) -> i
 
 def _fill(table: CsvTable, column: int, students: list[int], index: RowIndex, grades: Sequence[StudentGrade],
           possible_of: Callable[[CsvRecord], float | None], decimal_comma: bool, missing_zero: bool,
-          possible_name: str) -> FilledGradebook:
+          possible_name: str, locked: frozenset[int] = frozenset()) -> FilledGradebook:
     values, owner, warnings, scaled = {}, {}, [], set()
     for grade in grades:
         rows = index.find(grade.key) if grade.key else []
+        who = grade.label if grade.label == grade.key else f"{grade.label} ({grade.key})"
         if not grade.key:
             warnings.append(f"{grade.label} has no LMS id (graded from a file or folder, not an LMS download): "
                             "not filled in.")
         elif not rows:
-            warnings.append(f"{grade.label} ({grade.key}) is in the grades but not in the gradebook.")
+            warnings.append(f"{who} is in the grades but not in the gradebook.")
         elif len(rows) > 1:
-            warnings.append(f"{grade.label} ({grade.key}) matches {len(rows)} students of the gradebook: none is "
-                            "filled in for it.")
+            warnings.append(f"{who} matches {len(rows)} students of the gradebook: none is filled in for it.")
         elif rows[0] in owner:
             warnings.append(f"{grade.label} and {owner[rows[0]]} are the same student of the gradebook "
                             f"({grade.key}): left as exported.")
             values.pop(rows[0], None)
+        elif rows[0] in locked:
+            owner[rows[0]] = grade.label  # its note says why it is left as exported
         else:
             owner[rows[0]] = grade.label
             possible = possible_of(table.records[rows[0]])
