@@ -22,6 +22,7 @@ from typing import Callable, Sequence, TextIO
 
 from grader.api import Grader, Submission, load_submission
 from grader.cluster import load_suite
+from grader.lms import cli as lms_cli
 from grader.results import GRADEBOOK_HEADER, SubmissionResult
 from grader.sandbox import GraderFault
 from grader.settings import GraderSettings
@@ -150,9 +151,7 @@ def previous_result(path: Path) -> SubmissionResult | None:
 
 
 def command_grade(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from grader.lms.cli import grade_sources
-
-    ids, people = grade_sources(args.paths, parser)  # an LMS download (.zip): one submission per student
+    ids, people = lms_cli.grade_sources(args.paths, parser)  # an LMS download (.zip): one submission per student
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
     if args.timeout is not None and args.timeout <= 0:
@@ -284,7 +283,6 @@ def build_parser() -> argparse.ArgumentParser:
     release = commands.add_parser("release", help="write a student bundle (no hidden tests, no mutants)")
     release.add_argument("dir", metavar="DIR", help="an empty or new folder")
     from grader.gradescope.package import add_gradescope_command
-    from grader.lms import cli as lms_cli
 
     add_gradescope_command(commands)
     lms_cli.add_arguments(commands.add_parser("export", help="fill a Canvas or Moodle grade file with the totals"))
@@ -298,13 +296,7 @@ def command_gradescope(args: argparse.Namespace, parser: argparse.ArgumentParser
 
 
 COMMANDS = {"grade": command_grade, "validate": command_validate, "release": command_release,
-            "gradescope": command_gradescope, "export": lambda args, parser: lms_export(args)}
-
-
-def lms_export(args: argparse.Namespace) -> int:
-    from grader.lms.cli import run
-
-    return run(args)
+            "gradescope": command_gradescope, "export": lambda args, parser: lms_cli.run(args)}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
