@@ -1,8 +1,10 @@
-"""Instructor: the class's progress, score distribution and per-test pass rates, behind a password."""
+"""Instructor: the class's progress, score distribution and per-test pass rates, and grades back to the LMS,
+behind a password."""
 
 import streamlit as st
 
 from app_pages.ui import frame, lock, store_calls
+from app_pages.ui.instructor_lms import lms_export_section
 from grader.gradebook import GradebookError, load_gradebook
 from poslab.viz.progress import pass_rate_chart, score_distribution_chart
 
@@ -64,3 +66,5 @@ if folder.strip():
             frame.chart(pass_rate_chart(book.pass_rates), numbers=True)
             st.download_button("Download the gradebook's pass rates (CSV)", book.pass_rates.to_csv(index=False),
                                "gradebook_pass_rates.csv", mime="text/csv", icon=":material/download:")
+
+lms_export_section()

@@ -1,6 +1,7 @@
 """What grading results mean for the books: per-test rows for pass rates, and the gradebook folder.
 
-The grader writes ``DIR/gradebook.csv`` (id, status, one column per exercise, total, max) and
+The grader writes ``DIR/gradebook.csv`` (id, name, lms_id, late, status, one column per exercise,
+total, max) and
 ``DIR/<id>/results.json`` (Gradescope's format, ``SubmissionResult.to_gradescope``) with
 ``python -m grader grade --out DIR``; this module reads them back for the Instructor page. Only
 these files are read; a broken ``results.json`` is skipped and named in ``problems`` rather than
@@ -63,13 +64,17 @@ def gradescope_test_rows(data: object) -> list[TestRow]:
 
 def _read_table(csv_path: Path) -> pd.DataFrame:
     try:
-        table = pd.read_csv(csv_path, dtype={"id": str})
+        # Ids stay text: an LMS id such as 00123 is not the number 123.
+        table = pd.read_csv(csv_path, dtype={"id": str, "name": str, "lms_id": str})
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
         raise GradebookError(f"{csv_path.name} is not a readable CSV file ({error}).") from None
     missing = {"id", "status", "total", "max"} - set(table.columns)
     if missing:
         raise GradebookError(f"{csv_path.name} lacks the column(s) {', '.join(sorted(missing))}: "
                              "is it a gradebook written by `python -m grader grade`?")
+    for text in ("name", "lms_id"):
+        if text in table.columns:  # a file or folder has none: blank, not NaN
+            table[text] = table[text].fillna("")
     maximum = pd.to_numeric(table["max"], errors="coerce")
     table["percent"] = (100.0 * pd.to_numeric(table["total"], errors="coerce") / maximum.where(maximum > 0)).fillna(0.0)
     return table

@@ -14,7 +14,8 @@ from dataclasses import asdict, dataclass, field
 from poslab.exercises import EXERCISE_IDS
 
 STATUSES = ("graded", "import_failed")
-GRADEBOOK_HEADER = ("id", "status", *EXERCISE_IDS, "total", "max")
+# name, lms_id and late say who an LMS download's submission is (empty and false for files and folders).
+GRADEBOOK_HEADER = ("id", "name", "lms_id", "late", "status", *EXERCISE_IDS, "total", "max")
 # A test's status: it ran and passed or failed, or it did not run because the file meant to define its
 # exercise did not import (one message says why; such a test counts in no per-test pass rate).
 TEST_STATUSES = ("passed", "failed", "did_not_import")
@@ -232,7 +233,7 @@ class SubmissionResult:
                    extra["submission_hash"], extra["suite_hash"], extra["grader_version"],
                    float(data["execution_time"]), tuple(extra.get("messages", ())))
 
-    def gradebook_row(self) -> list[str]:
+    def gradebook_row(self, name: str = "", lms_id: str = "", late: bool = False) -> list[str]:
         scores = self.exercises
-        return [self.submission_id, self.status, *(f"{scores[e].score:g}" for e in EXERCISE_IDS),
+        return [self.submission_id, name, lms_id, "true" if late else "false", self.status, *(f"{scores[e].score:g}" for e in EXERCISE_IDS),
                 f"{self.score:g}", f"{self.max_score:g}"]

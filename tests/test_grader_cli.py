@@ -83,9 +83,10 @@ def test_grade_writes_the_gradebook_and_gradescope_results(submissions, tmp_path
     out = tmp_path / "out"
     assert cli.main(["grade", *map(str, submissions), "--out", str(out), "--jobs", "2", "--timeout", "5"], suite=probe_suite) == 0
     lines = (out / "gradebook.csv").read_text().splitlines()
-    assert lines[0] == "id,status,attention,sinusoidal,learned,rope,alibi,t5,decode,total,max"
+    assert lines[0] == "id,name,lms_id,late,status,attention,sinusoidal,learned,rope,alibi,t5,decode,total,max"
     rows = {row["id"]: row for row in csv.DictReader(lines)}
     assert rows["alice"]["status"] == "graded" and float(rows["alice"]["total"]) == PROBE_MAX
+    assert (rows["alice"]["name"], rows["alice"]["lms_id"], rows["alice"]["late"]) == ("", "", "false")  # a plain file
     assert rows["bob"]["rope"] == "0" and float(rows["bob"]["total"]) == PROBE_MAX - 2
     data = json.loads((out / "bob" / "results.json").read_text())
     assert set(data) >= {"score", "execution_time", "tests", "extra_data"}
@@ -159,7 +160,7 @@ def test_the_bundle_has_the_course_and_no_instructor_material(bundle):
         assert needed in files, needed
     assert any(name.startswith("app_pages/") for name in files)
     for name in files:
-        assert not name.startswith(("tests/", ".git/", "grader/mutants/", "grader/suite/", ".ci/")), name
+        assert not name.startswith(("tests/", ".git/", "grader/mutants/", "grader/suite/", "grader/lms/", ".ci/")), name
         assert not name.startswith(("grader/cli/", "grader/cli.py", "grader/__main__.py")), name
         assert "instructor" not in name, name
         assert "__pycache__" not in name

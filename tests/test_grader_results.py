@@ -41,6 +41,9 @@ def test_scores_add_up_per_exercise_and_in_the_gradebook_row():
     result = sample()
     assert result.exercises["rope"].score == 1.5 and result.exercises["rope"].max_score == 4.5
     assert result.exercises["alibi"].max_score == 0
-    assert GRADEBOOK_HEADER == ("id", "status", "attention", "sinusoidal", "learned", "rope", "alibi", "t5", "decode",
-                                "total", "max")
-    assert result.gradebook_row() == ["alice", "import_failed", "2", "0", "0", "1.5", "0", "0", "0", "3.5", "6.5"]
+    assert GRADEBOOK_HEADER == ("id", "name", "lms_id", "late", "status", "attention", "sinusoidal", "learned", "rope",
+                                "alibi", "t5", "decode", "total", "max")
+    assert result.gradebook_row() == ["alice", "", "", "false", "import_failed", "2", "0", "0", "1.5", "0", "0", "0",
+                                      "3.5", "6.5"]
+    assert result.gradebook_row("Alice Liddell", "101", True)[:5] == ["alice", "Alice Liddell", "101", "true",
+                                                                      "import_failed"]

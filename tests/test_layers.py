@@ -49,6 +49,8 @@ APP_MAY_IMPORT_FROM_GRADER = (
     "grader.submissions",  # the hand-in rules (size, file name), checked on the page before a hand-in
     "grader.gradebook",  # the reader of the gradebook folder that `python -m grader grade` writes
     "grader.api",  # running_in_bundle(): whether this app is a student bundle (no hidden suite)
+    "grader.lms.fill",  # the Instructor page fills an uploaded Canvas/Moodle grade file with the app's grades
+    "grader.lms.grades",  # ... from the class table, with the suite's maximum per exercise
 )
 GRADER_SERVICE = ("grader/service", "grader/cluster.py")
 GRADER_FRONT_ENDS = ("grader/cli", "grader/__main__.py", "grader/gradescope")

@@ -33,6 +33,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("release", "grader.cli.release", "write a student bundle (no hidden tests, no mutants)"),
     Command("gradescope", "grader.cli.gradescope",
             "write a Gradescope autograder zip (setup.sh, run_autograder, hidden suite)"),
+    Command("export", "grader.lms.cli", "fill a Canvas or Moodle grade file with the totals"),
 )
 
 

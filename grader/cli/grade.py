@@ -15,10 +15,11 @@ import threading
 from pathlib import Path
 from typing import Sequence
 
-from grader.api import Grader, load_submission, submission_id_for
+from grader.api import Grader, Submission, load_submission
 from grader.cli.common import EXIT_FAULT, EXIT_OK, ProgressBar, UsageError, atomic_write, format_table
 from grader.cli.grading import grade_with_service
 from grader.cluster import load_suite
+from grader.lms.cli import Person, grade_sources
 from grader.results import GRADEBOOK_HEADER, SubmissionResult
 from grader.sandbox import GraderFault
 from grader.settings import GraderSettings
@@ -43,20 +44,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              f"or POSLAB_GRADER_TIMEOUT)")
 
 
-def submission_paths(raw_paths: Sequence[str]) -> dict[str, Path]:
-    """Submission id -> path, in the order given; two paths with one id are bad usage."""
-    ids: dict[str, Path] = {}
-    for raw in raw_paths:
-        path = Path(raw)
-        if not path.exists():
-            raise UsageError(f"{raw} does not exist")
-        submission_id = submission_id_for(path)
-        if submission_id in ids:
-            raise UsageError(f"{raw} and {ids[submission_id]} would both be graded as {submission_id!r}")
-        ids[submission_id] = path
-    return ids
-
-
 def check_options(args: argparse.Namespace) -> None:
     if args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
@@ -73,23 +60,24 @@ def previous_result(path: Path) -> SubmissionResult | None:
         return None  # absent or not ours: grade again
 
 
-def gradebook_csv(results: Sequence[SubmissionResult]) -> str:
+def gradebook_csv(results: Sequence[SubmissionResult], people: dict[str, Person]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(GRADEBOOK_HEADER)
     for result in results:
-        writer.writerow(result.gradebook_row())
+        writer.writerow(result.gradebook_row(*people.get(result.submission_id, ())))
     return buffer.getvalue()
 
 
 def run(args: argparse.Namespace) -> int:
-    ids = submission_paths(args.paths)
+    ids, people = grade_sources(args.paths)  # an LMS download (.zip): one submission per student
     check_options(args)
     suite = getattr(args, "stand_in_suite", None)  # set by tests through main(suite=...)
     settings = GraderSettings.from_env().with_changes(timeout=args.timeout)
     out = Path(args.out)
     suite_hash = Grader(settings, suite=load_suite(suite)).suite_hash()
-    submissions = [load_submission(path, submission_id, settings) for submission_id, path in ids.items()]
+    submissions = [source if isinstance(source, Submission) else load_submission(source, submission_id, settings)
+                   for submission_id, source in ids.items()]
     results: dict[str, SubmissionResult] = {}
     todo = []
     for submission in submissions:
@@ -119,8 +107,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"grader fault: {fault}", file=sys.stderr)
         return EXIT_FAULT
     ordered = [results[submission_id] for submission_id in ids]
-    atomic_write(out / "gradebook.csv", gradebook_csv(ordered))
-    rows = [result.gradebook_row() + [result.isolation] for result in ordered]
+    atomic_write(out / "gradebook.csv", gradebook_csv(ordered, people))
+    rows = [result.gradebook_row(*people[result.submission_id]) + [result.isolation] for result in ordered]
     print(format_table([*GRADEBOOK_HEADER, "isolation"], rows))
     print(f"\nwrote {out / 'gradebook.csv'} and {len(ordered)} results.json")
     return EXIT_OK

@@ -1,0 +1,69 @@
+"""The Instructor page's grades-to-the-LMS section: the app's grades (each exercise's best
+hidden-suite score; public-tests-only attempts never count) written into the class's Canvas
+gradebook export or Moodle grading worksheet, ready to import. The work is
+``grader.lms.fill`` / ``grader.lms.grades``; this draws the widgets and the result.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePath
+
+import pandas as pd
+import streamlit as st
+
+from app_pages.ui import store_calls
+from grader.lms.fill import FilledGradebook, fill_canvas, fill_moodle
+from grader.lms.grades import grades_from_class_table, suite_maxima
+from poslab.lms_csv import CsvFileError
+
+CANVAS, MOODLE = "Canvas gradebook export", "Moodle grading worksheet"
+HOW_TO_EXPORT = {
+    CANVAS: "In Canvas: Grades > Export > Export Entire Gradebook. Import the filled file with Grades > Import.",
+    MOODLE: "In Moodle: the assignment's View all submissions > Download grading worksheet. Upload the filled "
+            "file with Upload grading worksheet.",
+}
+
+
+def lms_export_section() -> None:
+    """Upload the LMS's grade file, get it back with the assignment's grades filled in."""
+    st.header("Grades back to the LMS")
+    st.caption("Each student's grade is the sum over exercises of their best hidden-suite score (public-test "
+               "runs never count), matched by their email or LMS id, as signed in with the roster or a login. "
+               "Students with no graded attempt are left as exported.")
+    kind = st.radio("The file from your LMS", (CANVAS, MOODLE), horizontal=True, key="lms-export-kind")
+    st.caption(HOW_TO_EXPORT[kind])
+    uploaded = st.file_uploader("Upload it (CSV)", type=["csv"], key="lms-export-file")
+    assignment = (st.text_input("Assignment column: the start of its header", value="Position Lab",
+                                key="lms-export-assignment") if kind == CANVAS else "")
+    missing_zero = st.checkbox("Give 0 to students with no graded attempt", key="lms-export-missing-zero")
+    if uploaded is None:
+        return
+    table = store_calls.store_call("load the class's grades", lambda store: store.class_progress(), None)
+    if table is None:
+        return
+    grades = grades_from_class_table(table, suite_maxima())
+    try:
+        if kind == CANVAS:
+            filled = fill_canvas(uploaded.getvalue(), grades, assignment, missing_zero)
+        else:
+            filled = fill_moodle(uploaded.getvalue(), grades, missing_zero)
+    except CsvFileError as error:
+        st.error(str(error))
+        return
+    _show(filled, uploaded.name, missing_zero)
+
+
+def _show(filled: FilledGradebook, uploaded_name: str, missing_zero: bool) -> None:
+    without = "given 0" if missing_zero else "left as exported"
+    st.success(f"Filled in for {filled.filled} student(s); {filled.left} without a grade {without}.",
+               icon=":material/task_alt:")
+    st.text(f"Column: {filled.column}")  # st.text: the file's header is not Markdown
+    if filled.warnings:
+        with st.expander(f"{len(filled.warnings)} warning(s)", expanded=True, icon=":material/warning:"):
+            for warning in filled.warnings:
+                st.text(warning)  # they name students as the store and the file do: never Markdown
+    if filled.written:
+        st.dataframe(pd.DataFrame(filled.written, columns=["student", "grade written"]), hide_index=True)
+    stem = PurePath(uploaded_name).stem or "grades"
+    st.download_button("Download the filled file (CSV)", filled.text.encode("utf-8"), f"{stem}-filled.csv",
+                       mime="text/csv", icon=":material/download:", key="lms-export-download")
