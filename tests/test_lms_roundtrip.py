@@ -99,12 +99,14 @@ def graded(tmp_path_factory):
     moodle_zip(root / "moodle_export.zip", [person for person, _ in MOODLE])
     gradescope_zip(root / "gradescope_export.zip", [item for item, _ in GRADESCOPE])
     out, stderr = root / "g", io.StringIO()
-    with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stderr(stderr):
-        patch.setattr(cli, "SUITE", "tests.hostile._support:ProbeSuite")
+    with contextlib.redirect_stderr(stderr):
         code = cli.main(["grade", *(str(root / f"{lms}_export.zip") for lms in ("canvas", "moodle", "gradescope")),
-                         "--out", str(out), "--timeout", "20"])
+                         "--out", str(out), "--timeout", "20"], suite=PROBE_SUITE)
     assert code == 0, stderr.getvalue()[-3000:]
     return {"root": root, "out": out, "stderr": stderr.getvalue()}
+
+
+PROBE_SUITE = "tests.hostile._support:ProbeSuite"  # 2 points per exercise: totals follow from what was built
 
 
 def gradebook_rows(out) -> dict[str, dict[str, str]]:
@@ -184,10 +186,9 @@ def test_a_rerun_keeps_every_unchanged_result_and_the_same_gradebook(graded, tmp
     out = tmp_path / "g"
     shutil.copytree(graded["out"], out)
     before = (out / "gradebook.csv").read_text(encoding="utf-8")
-    monkeypatch.setattr(cli, "SUITE", "tests.hostile._support:ProbeSuite")
     root = graded["root"]
     assert cli.main(["grade", *(str(root / f"{lms}_export.zip") for lms in ("canvas", "moodle", "gradescope")),
-                     "--out", str(out)]) == 0
+                     "--out", str(out)], suite=PROBE_SUITE) == 0
     assert f"{len(gradebook_rows(out))} submission(s) unchanged since the last run" in capsys.readouterr().err
     assert (out / "gradebook.csv").read_text(encoding="utf-8") == before
 
