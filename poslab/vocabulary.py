@@ -27,6 +27,17 @@ class JobState(StrEnum):
     FAILED = "failed"  # the grader itself broke: a sentence says so, nothing is graded
 
 
+class TestStatus(StrEnum):
+    """One test's outcome (``TestOutcome.status``; ``results.json``'s ``extra_data.statuses``; the
+    per-test rows of the attempts stored before version 3 are read from it)."""
+
+    __test__ = False  # not a pytest class
+
+    PASSED = "passed"
+    FAILED = "failed"
+    DID_NOT_IMPORT = "did_not_import"  # not run: its exercise's file did not import (counts in no pass rate)
+
+
 class AttemptKind(StrEnum):
     """Why a grading of one exercise was kept (``attempts.kind``)."""
 

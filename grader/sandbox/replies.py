@@ -14,11 +14,12 @@ from typing import Any
 import torch
 
 from grader.sandboxed import protocol
+from grader.sandboxed.protocol import FindingCode, MessageKind, NoteCode
 from grader.student import (TABLE_IN_BUFFER, CallResult, CannotCheck, NotATensor, NotImplementedBySubmission,
                             StudentError, TensorInfo, Transposed, converted_note, no_table_reason)
 
-# The judge's words for the child's note codes (protocol.NOTE_CODES).
-NOTE_SENTENCES = {"table_in_buffer": TABLE_IN_BUFFER}
+# The judge's words for the child's note codes, one for each (a test checks that none is missing).
+NOTE_SENTENCES = {NoteCode.TABLE_IN_BUFFER: TABLE_IN_BUFFER}
 
 
 def _count(reply: dict, key: str) -> int:
@@ -30,15 +31,15 @@ def _count(reply: dict, key: str) -> int:
 
 def decode_reply(reply: dict, blob: bytearray, name: str, n_inputs: int, wall: float) -> CallResult:
     kind = reply["type"]
-    if kind == "not_implemented":
+    if kind == MessageKind.NOT_IMPLEMENTED:
         raise NotImplementedBySubmission(name)
-    if kind == "error":
+    if kind == MessageKind.ERROR:
         raise StudentError(protocol.clip(reply.get("kind"), 100), protocol.clip(reply.get("message")))
-    if kind == "finding" and reply.get("code") == "no_table":
+    if kind == MessageKind.FINDING and reply.get("code") == FindingCode.NO_TABLE:
         raise CannotCheck(no_table_reason(_count(reply, "buffers"), _count(reply, "parameters")))
-    if kind == "finding" and reply.get("code") != "not_a_tensor":
+    if kind == MessageKind.FINDING and reply.get("code") != FindingCode.NOT_A_TENSOR:
         raise protocol.ProtocolError(f"unknown finding {protocol.clip(reply.get('code'), 40)!r}")
-    if kind not in ("result", "finding"):
+    if kind not in (MessageKind.RESULT, MessageKind.FINDING):
         raise protocol.ProtocolError(f"unexpected reply {protocol.clip(kind, 40)!r}")
     notes = reply.get("notes", [])
     if not isinstance(notes, list) or len(notes) > 8 or not all(note in NOTE_SENTENCES for note in notes):
@@ -57,7 +58,7 @@ def decode_reply(reply: dict, blob: bytearray, name: str, n_inputs: int, wall: f
     sentences = [NOTE_SENTENCES[note] for note in notes]
     parts = output if isinstance(output, tuple) else (output,)
     not_tensors = [part for part in parts if isinstance(part, NotATensor)]
-    if (kind == "finding") != bool(not_tensors):
+    if (kind == MessageKind.FINDING) != bool(not_tensors):
         raise protocol.ProtocolError("a not_a_tensor finding does not match its output")
     sentences += [converted_note(name, part) for part in not_tensors if part.values is not None]
     return CallResult(output=output, inputs_after=inputs_after, wall_seconds=wall, notes=tuple(sentences))

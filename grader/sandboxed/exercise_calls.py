@@ -14,28 +14,33 @@ from typing import Any
 import torch
 
 from . import protocol
+from .protocol import FindingCode, NoteCode
 
+# The ops this side does more than call a function for. The judge names them too, from the exercise
+# table (``grader.student.ops_of``); a test checks that the two lists agree.
+LEARNED_PARAMETERS, LEARNED_BUFFERS, LEARNED_FORWARD = "learned.parameters", "learned.buffers", "learned.forward"
+LEARNED_OPS = (LEARNED_PARAMETERS, LEARNED_BUFFERS, LEARNED_FORWARD)
 # Ops whose output is described (shape, dtype, device), never sent as values.
-DESCRIBED_OPS = ("learned.parameters", "learned.buffers")
+DESCRIBED_OPS = (LEARNED_PARAMETERS, LEARNED_BUFFERS)
 
 
 class Finding(Exception):
     """The grader's own finding while making a call (never an exception of the submission's code):
     ``code`` and plain details travel to the judge in a ``finding`` frame, which words them."""
 
-    def __init__(self, code: str, **details: Any) -> None:
+    def __init__(self, code: FindingCode, **details: Any) -> None:
         super().__init__(code)
         self.code = code
         self.details = details
 
 
 def run_op(op: str, target: Any, args: list | tuple, kwargs: dict, notes: list | None = None) -> Any:
-    """Run the op; ``notes`` collects the codes of what the grader worked around (``table_in_buffer``)."""
-    if op == "learned.parameters":
+    """Run the op; ``notes`` collects the codes of what the grader worked around (``NoteCode``)."""
+    if op == LEARNED_PARAMETERS:
         return tuple(target(max_len=kwargs["max_len"], d_model=kwargs["d_model"]).parameters())
-    if op == "learned.buffers":
+    if op == LEARNED_BUFFERS:
         return tuple(target(max_len=kwargs["max_len"], d_model=kwargs["d_model"]).buffers())
-    if op == "learned.forward":
+    if op == LEARNED_FORWARD:
         return learned_forward(target, notes if notes is not None else [], **kwargs)
     return target(*args, **kwargs)
 
@@ -50,9 +55,9 @@ def learned_forward(cls, notes: list, max_len, d_model, x, table=None, dtype=Non
         # tests still judge the forward, with the test's table put into that buffer.
         tables = parameters if parameters else buffers
         if len(tables) != 1:
-            raise Finding("no_table", parameters=len(parameters), buffers=len(buffers))
+            raise Finding(FindingCode.NO_TABLE, parameters=len(parameters), buffers=len(buffers))
         if not parameters:
-            notes.append("table_in_buffer")
+            notes.append(NoteCode.TABLE_IN_BUFFER)
         with torch.no_grad():
             tables[0].copy_(table)
     if dtype is not None:

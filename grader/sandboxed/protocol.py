@@ -5,6 +5,10 @@ of every tensor the header describes, concatenated in the order the header lists
 ever pickled, in either direction: the judge decodes a child's frame with ``json.loads`` and
 ``torch.frombuffer`` only, after checking every size, dtype and shape against the header.
 
+Every word of the wire is here, once: a frame's ``type`` (``MessageKind``), the grader's finding
+and note codes, how the worker finds strays (``StrayScope``) and pytest's words in the public
+tests' report. Both sides name them from this module, never as bare strings.
+
 This module runs on both sides of the trust boundary: the judge imports it as
 ``grader.sandboxed.protocol``; in the sandbox it arrives as source with its siblings (see
 ``grader.sandbox.worker_process``), so it imports nothing from the project, only the standard
@@ -20,6 +24,7 @@ import socket
 import struct
 import time
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 import torch
@@ -45,20 +50,76 @@ MAX_DIMS = 8
 MAX_PARTS = 64  # tensors in one output tuple
 MAX_ERROR_CHARS = 2000
 
-# The grader's own findings, which a child sends in a frame of their own kind, never as an "error"
-# (an "error" frame is an exception raised by the submission's code, and only that):
-#   {"type": "finding", "code": "no_table", "parameters": n, "buffers": m}
+class MessageKind(StrEnum):
+    """A frame's ``type``: what it is. The judge sends and the worker and child answer, in pairs."""
+
+    # judge <-> worker (the worker's control socket)
+    HELLO = "hello"  # judge -> worker, once: where children get their folders, what to hide
+    READY = "ready"  # worker -> judge after HELLO; child -> judge when it starts
+    SPAWN = "spawn"  # judge -> worker, then one byte carrying the child's socket: fork a child
+    SPAWNED = "spawned"
+    REAP = "reap"  # judge -> worker: kill the child and all it started
+    REAPED = "reaped"  # with how the child ended (for messages only)
+    # judge <-> child
+    LOAD = "load"  # write (the first time) and import the submission's files for one exercise
+    IMPORTING = "importing"  # child -> judge before each file: a hang or crash is charged to that file
+    IMPORTED = "imported"  # ... after it, with the import error if any
+    LOADED = "loaded"  # which of the exercise's names were found
+    CALL = "call"  # one op with its arguments
+    RESULT = "result"  # the op's output and its tensor arguments after the call
+    FINDING = "finding"  # the grader's own finding while making the call (see FindingCode)
+    ERROR = "error"  # the submission's code raised (only that)
+    NOT_IMPLEMENTED = "not_implemented"  # the name is missing, or it raised NotImplementedError
+    PING = "ping"
+    PONG = "pong"
+    PYTEST = "pytest"  # run the public tests on these files
+    PYTEST_REPORT = "pytest_report"  # each test's outcome as plain data
+
+
+# The grader's own findings, which a child sends in a frame of their own kind, never as an ERROR
+# (an ERROR frame is an exception raised by the submission's code, and only that):
+#   {"type": FINDING, "code": NO_TABLE, "parameters": n, "buffers": m}
 #       learned.forward was given a table but the module has no single parameter, nor a single
 #       buffer, of shape [max_len, d_model] to copy it into; the call did not run.
-#   {"type": "finding", "code": "not_a_tensor", "returned": "<type name>", "notes": [...],
+#   {"type": FINDING, "code": NOT_A_TENSOR, "returned": "<type name>", "notes": [...],
 #    "output": ..., "inputs_after": ..., "tensors": ...}
 #       the call ran and returned something that is not a tensor (an ndarray, a list, None); the
-#       output is sent as for a "result", with each non-tensor part as
+#       output is sent as for a RESULT, with each non-tensor part as
 #       {"$returned": "<type name>", "values": <tensor ref or null>} (its values converted, when they do).
-# A "result" frame may carry "notes": codes of what the grader worked around during the call:
-#   "table_in_buffer"  learned.forward put the test's table into a buffer (there was no such parameter).
-FINDING_CODES = ("no_table", "not_a_tensor")
-NOTE_CODES = ("table_in_buffer",)
+class FindingCode(StrEnum):
+    NO_TABLE = "no_table"
+    NOT_A_TENSOR = "not_a_tensor"
+
+
+class NoteCode(StrEnum):
+    """What the grader worked around during a call: a RESULT frame's ``notes``."""
+
+    TABLE_IN_BUFFER = "table_in_buffer"  # learned.forward put the test's table into a buffer (no such parameter)
+
+
+class StrayScope(StrEnum):
+    """How the worker finds what a child left behind (HELLO's ``stray_scope``; see ``worker.kill_strays``)."""
+
+    NAMESPACE = "namespace"  # bwrap: every process of the worker's PID namespace
+    UID = "uid"  # the fallback as root: every process of the uids children had
+    GROUP = "group"  # the fallback as another user: the child's process group only
+
+
+class PytestPhase(StrEnum):
+    """pytest's ``report.when``, as a PYTEST_REPORT carries it."""
+
+    COLLECT = "collect"
+    SETUP = "setup"
+    CALL = "call"
+    TEARDOWN = "teardown"
+
+
+class PytestOutcome(StrEnum):
+    """pytest's ``report.outcome``, as a PYTEST_REPORT carries it."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    SKIPPED = "skipped"
 
 
 class ProtocolError(Exception):

@@ -20,7 +20,7 @@ from typing import Callable
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from poslab.vocabulary import AttemptKind, JobState
+from poslab.vocabulary import AttemptKind, JobState, TestStatus
 
 from .errors import SchemaVersionError
 from .validation import MAX_COMMENT_CHARS, MAX_NAME_CHARS, MAX_TEST_NAME_CHARS
@@ -168,7 +168,7 @@ def _version_1_test_rows(details_json: str) -> list[tuple[str, bool]]:
         if isinstance(test.get("passed"), bool):
             pairs.append((test["name"][:MAX_TEST_NAME_CHARS], test["passed"]))
         elif isinstance(test.get("status"), str):
-            pairs.append((test["name"][:MAX_TEST_NAME_CHARS], test["status"] == "passed"))
+            pairs.append((test["name"][:MAX_TEST_NAME_CHARS], test["status"] == TestStatus.PASSED))
     return pairs
 
 
