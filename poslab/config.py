@@ -1,6 +1,9 @@
-"""All configuration in one place, read from the environment once.
+"""The library's and the app's settings, read from the environment once (``Settings.from_env``).
 
-Environment variables (all optional):
+The grader reads its own on top of these (``grader.settings``: isolation and limits;
+``grader.service.settings``: the scheduler and the judges; ``grader.service.judge``: the modes a
+judge warms), and the app reads ``POSLAB_LOCAL_WORKSPACE`` and ``POSLAB_GRADER_START`` in
+``app_pages.ui.grading``; README.md lists every variable. These (all optional):
 
 ``POSLAB_DB_URL``               SQLAlchemy URL of the progress store (default: SQLite file below)
 ``POSLAB_DATA_DIR``             folder for the default SQLite file (default: ``~/.poslab``)
