@@ -20,7 +20,7 @@ import streamlit as st
 from app_pages.ui import feedback, grading, history, store_calls, workspace
 from grader.results import SubmissionResult
 from grader.submissions import MAX_FILE_BYTES, SubmissionRejected, source_from_upload
-from grader.vocabulary import WatchState
+from grader.vocabulary import ExerciseStatus, WatchState
 from poslab.exercises import EXERCISES, Exercise
 from poslab.vocabulary import AttemptKind
 
@@ -109,7 +109,9 @@ def show_submission(watch: grading.Watch) -> None:
     result = watch.status.result
     st.header("Your last result")
     st.caption(f"Handed in at {watch.handed_in:%H:%M:%S} UTC.")
-    shown = watch.exercises or tuple(result.exercises) or tuple(TITLES)
+    graded = tuple(exercise for exercise in result.exercises
+                   if result.exercise_status(exercise) != ExerciseStatus.NOT_GRADED)
+    shown = watch.exercises or graded or tuple(TITLES)  # a job found after a reload: what it graded
     feedback.show_result(result, shown, TITLES)
 
 

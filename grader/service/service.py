@@ -184,8 +184,10 @@ class GradingService:
 
     def _finished(self, job: GradingJob, future: Any) -> None:
         """Dask's callback: record the outcome off Dask's thread."""
-        if self._finisher is not None and not self._closing.is_set():
+        try:
             self._finisher.submit(self._finish, job, future)
+        except RuntimeError:  # close() shut the finisher down: it settles the job itself
+            pass
 
     def _finish(self, job: GradingJob, future: Any) -> None:
         result, error = outcome_of(job, future, self.connection.allowed_failures)
