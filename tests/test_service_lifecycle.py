@@ -54,6 +54,7 @@ class StandInClient:
     def __init__(self) -> None:
         self.release = threading.Event()
         self.tasks: list[tuple[str, dict]] = []
+        self.raises: BaseException | None = None  # what every task ends with instead of a result
 
     def submit(self, function, task, key, pure, retries):
         self.tasks.append((key, task))
@@ -61,7 +62,10 @@ class StandInClient:
 
         def answer() -> None:
             self.release.wait(30)
-            future.set_result(result_for(task, task["mode"] == "public"))
+            if self.raises is not None:
+                future.set_exception(self.raises)
+            else:
+                future.set_result(result_for(task, task["mode"] == "public"))
 
         threading.Thread(target=answer, daemon=True).start()
         return future
@@ -200,3 +204,22 @@ def test_the_service_records_a_submission_and_its_status_comes_from_the_store(op
     assert not again.started  # a finished job's status starts nothing
     service.close()
     again.close()
+
+
+def test_a_submission_whose_judges_died_is_done_with_a_sentence_and_no_attempt(opened, store):
+    from distributed.scheduler import KilledWorker
+
+    service = GradingService(store=store)
+    job = service.submit("cem", {"rope.py": CODE}, ["rope"])
+    wait_for(lambda: opened and opened[0].client.tasks)
+    opened[0].client.raises = KilledWorker(f"hidden-{job.id}", "tcp://127.0.0.1:1", 2)
+    opened[0].client.release.set()
+    result = job.result(timeout=10)
+    assert (result.status, result.isolation, result.tests) == ("stopped_grader", "none", ())
+    assert result.messages[0].startswith("Your code stopped the grader twice; nothing was graded.")
+    wait_for(lambda: service.job(job.id) is None)
+    record = store.grading_job(job.id)
+    assert record.status == "done" and (record.result["status"], record.result["isolation"]) == ("stopped_grader", "none")
+    assert store.attempt_details("cem") == ()  # nothing was graded: no attempt
+    assert service.status(job.id).result.status == "stopped_grader"
+    service.close()
