@@ -1,7 +1,7 @@
 """Checking what a child sends back, field by field, before any tensor is built.
 
 A reply's header is JSON; its tensors are raw bytes whose dtype (from a fixed list), shape and
-byte count are checked against the header (``protocol.check_tensor_info``, ``split_blob``) and
+byte count are checked against the header (``tensor_codec.check_tensor_info``, ``split_blob``) and
 only then copied into fresh memory with ``torch.frombuffer``. Every reference must point at a
 tensor of this reply, texts are clipped, and anything malformed is a ``protocol.ProtocolError``
 (the exercise then counts as crashed). Nothing is unpickled.
@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from grader.sandboxed import protocol
+from grader.sandboxed import protocol, tensor_codec
 from grader.sandboxed.protocol import FindingCode, MessageKind, NoteCode
 from grader.student import (TABLE_IN_BUFFER, CallResult, CannotCheck, NotATensor, NotImplementedBySubmission,
                             StudentError, TensorInfo, Transposed, converted_note, no_table_reason)
@@ -47,8 +47,8 @@ def decode_reply(reply: dict, blob: bytearray, name: str, n_inputs: int, wall: f
     infos = reply.get("tensors")
     if not isinstance(infos, list):
         raise protocol.ProtocolError("the reply has no tensor list")
-    checked = [protocol.check_tensor_info(info) for info in infos]
-    pieces = protocol.split_blob(infos, blob)
+    checked = [tensor_codec.check_tensor_info(info) for info in infos]
+    pieces = tensor_codec.split_blob(infos, blob)
     tensors = [decode_tensor(fields, piece) for fields, piece in zip(checked, pieces)]
     output = decode_output(reply.get("output"), tensors)
     after = reply.get("inputs_after")
@@ -64,8 +64,8 @@ def decode_reply(reply: dict, blob: bytearray, name: str, n_inputs: int, wall: f
     return CallResult(output=output, inputs_after=inputs_after, wall_seconds=wall, notes=tuple(sentences))
 
 
-class JudgeEncoder(protocol.Encoder):
-    """``protocol.Encoder`` plus the judge-only wrappers from ``grader.student``."""
+class JudgeEncoder(tensor_codec.Encoder):
+    """``tensor_codec.Encoder`` plus the judge-only wrappers from ``grader.student``."""
 
     def value(self, value: Any) -> Any:
         if isinstance(value, Transposed):
@@ -82,7 +82,7 @@ def decode_tensor(fields: tuple, piece: memoryview) -> torch.Tensor | TensorInfo
     dtype, shape, device, requires_grad, _ = fields
     if device == "meta":
         return TensorInfo(shape, protocol.dtype_name(dtype), "meta", requires_grad)
-    return protocol.build_tensor(dtype, shape, piece)  # detached, like LocalStudent's outputs
+    return tensor_codec.build_tensor(dtype, shape, piece)  # detached, like LocalStudent's outputs
 
 
 def tensor_ref(item: Any, tensors: list) -> torch.Tensor:
@@ -98,7 +98,7 @@ def decode_info(item: Any) -> TensorInfo:
         raise protocol.ProtocolError("a tensor description is malformed")
     fields["nbytes"] = 0
     fields["device"] = fields["device"] if fields["device"] in ("cpu", "meta") else "?"
-    dtype, shape, device, requires_grad, _ = protocol.check_tensor_info({**fields, "device": "meta"})
+    dtype, shape, device, requires_grad, _ = tensor_codec.check_tensor_info({**fields, "device": "meta"})
     return TensorInfo(shape, protocol.dtype_name(dtype), item["device"], requires_grad)
 
 

@@ -12,8 +12,9 @@ torch, numpy, pytest and each other (relative imports), never ``poslab`` or the 
                     descriptors, rlimits, uid, no new privileges, environment, blocked imports)
 ``exercise_calls``  the exercise-specific calls (``learned.forward``...) and their arguments
 ``pytest_plugin``   the public tests' outcome as plain data (a student bundle's grading)
-``protocol``        the wire format, shared with the judge: JSON headers and raw tensor bytes, and
-                    the words of the wire (message kinds, finding and note codes)
+``protocol``        the wire format, shared with the judge: framing, limits, and the words of the
+                    wire (message kinds, finding and note codes)
+``tensor_codec``    tensors as JSON descriptions plus raw bytes, and back, checked
 
 Nothing here is trusted by the judge: it checks every frame a child sends and recomputes every
 expected value with its own torch.

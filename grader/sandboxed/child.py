@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from . import protocol
+from . import protocol, tensor_codec
 from .confinement import SOCKET_FD, SUBMISSION_PACKAGE, confine
 from .exercise_calls import DESCRIBED_OPS, Decoder, Finding, encode_output, run_op
 from .protocol import FindingCode, MessageKind, safe_str
@@ -137,7 +137,7 @@ class Child:
         self.send_output(output, inputs, as_info, notes)
 
     def send_output(self, output: Any, inputs: list, as_info: bool, notes: list[str]) -> None:
-        encoder = protocol.Encoder()
+        encoder = tensor_codec.Encoder()
         encoded, returned = encode_output(output, encoder, as_info)
         after = [None if tensor.device.type == "meta" else encoder.tensor(tensor) for tensor in inputs]
         header = {"type": MessageKind.RESULT, "output": encoded, "inputs_after": after, "tensors": encoder.tensors,

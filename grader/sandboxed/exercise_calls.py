@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from . import protocol
+from . import protocol, tensor_codec
 from .protocol import FindingCode, NoteCode
 
 # The ops this side does more than call a function for. The judge names them too, from the exercise
@@ -97,7 +97,7 @@ def converted(value: Any) -> torch.Tensor | None:
     return None
 
 
-def encode_output(output: Any, encoder: protocol.Encoder, as_info: bool) -> tuple[Any, str | None]:
+def encode_output(output: Any, encoder: tensor_codec.Encoder, as_info: bool) -> tuple[Any, str | None]:
     """The output as JSON plus tensors, and the type name of what was not a tensor (None if all were).
 
     A non-tensor leaf travels as ``{"$returned": type name, "values": tensor ref or null}``.
@@ -131,7 +131,7 @@ class Decoder:
 
     def __init__(self, infos: list, blob: bytearray) -> None:
         self.infos = infos
-        self.pieces = protocol.split_blob(infos, blob)
+        self.pieces = tensor_codec.split_blob(infos, blob)
         self.has_meta = False
 
     def value(self, item: Any) -> Any:
@@ -151,12 +151,12 @@ class Decoder:
 
     def tensor(self, index: int) -> torch.Tensor:
         info = self.infos[index]
-        dtype, shape, device, requires_grad, _ = protocol.check_tensor_info(info)
+        dtype, shape, device, requires_grad, _ = tensor_codec.check_tensor_info(info)
         if device == "meta":
             self.has_meta = True
             tensor = torch.empty(shape, dtype=dtype, device="meta")
         else:
-            tensor = protocol.build_tensor(dtype, shape, self.pieces[index])
+            tensor = tensor_codec.build_tensor(dtype, shape, self.pieces[index])
         if "transpose" in info:
             tensor = tensor.transpose(*info["transpose"])
         if requires_grad:

@@ -33,7 +33,7 @@ import time
 
 import torch
 
-from . import child, protocol
+from . import child, protocol, tensor_codec
 from .protocol import MessageKind, StrayScope
 
 PR_SET_PDEATHSIG = 1
@@ -71,7 +71,7 @@ def warm_up() -> None:
     meta = torch.empty(2, 5, 8, device="meta")
     torch.softmax(meta @ meta.transpose(-2, -1) + torch.empty(5, 5, device="meta"), dim=-1) @ meta
     (meta[..., 0::2] * meta[..., 1::2].cos() - meta[..., 0::2].sin()).to(torch.float64)
-    protocol.build_tensor(torch.float32, (2,), protocol.tensor_bytes(torch.ones(2)))
+    tensor_codec.build_tensor(torch.float32, (2,), tensor_codec.tensor_bytes(torch.ones(2)))
 
 
 class Worker:
