@@ -14,21 +14,23 @@ if student is None:
     st.stop()
 
 
-
 @st.fragment(run_every=1)
-def watch_job(job) -> None:
+def watch_submission(job_id: str) -> None:
     """A submission still being graded (from any tab): the page redraws with it once graded."""
-    status = grading.job_status(job)
-    if status is not None and grading.settled(status):
+    watch = grading.pending_job(student)
+    if watch is None or watch.job_id != job_id or grading.refresh(watch) is None:
+        return
+    if watch.settled:
         st.rerun()
-    if status is not None:
-        st.info(f"A submission of yours is being graded: {grading.status_sentence(status)}",
-                icon=":material/hourglass_top:")
+    st.info(f"A submission of yours is being graded: {grading.waiting_sentence(watch)}",
+            icon=":material/hourglass_top:")
 
 
-job = grading.pending_job(student)
-if job is not None and job.finished is None and not grading.settled(grading.job_status(job)):
-    watch_job(job)
+pending = grading.pending_job(student)
+if pending is not None:
+    grading.refresh(pending)
+    if not pending.settled:
+        watch_submission(pending.job_id)
 
 progress = store_calls.student_progress(student)
 if progress is None:

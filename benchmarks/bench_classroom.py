@@ -30,6 +30,7 @@ from grader.mutants import reference_source  # noqa: E402
 from grader.service import GradingService, as_completed  # noqa: E402
 from poslab.exercises import EXERCISES  # noqa: E402
 from poslab.store import Store  # noqa: E402
+from poslab.vocabulary import JobState  # noqa: E402
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -83,10 +84,10 @@ def main() -> None:
         store = Store(f"sqlite:///{Path(folder) / 'bench.db'}")
         begun = time.perf_counter()
         service = GradingService.from_env(store=store) if args.workers is None else \
-            GradingService(workers=args.workers, store=store)
+            GradingService(judges=args.workers, store=store)
         with service:
             service.wait_ready()
-            while service.judges() < service.config.workers and time.perf_counter() - begun < 300:
+            while service.judges() < service.settings.judges and time.perf_counter() - begun < 300:
                 time.sleep(0.1)
             print(f"judges: {service.judges()} warm after {time.perf_counter() - begun:.1f} s (started once)")
             submit_class(service, service.judges() * 2, True, "warm-up")
@@ -95,8 +96,8 @@ def main() -> None:
             what = "all five exercises" if args.exercises == "all" else "one exercise each"
             seconds, full_marks = submit_class(service, args.students, args.exercises == "all", "class")
             report(f"{args.students} students at once, {what}", seconds, full_marks)
-            graded = sum(job.status == "done" for job in store.grading_jobs())
-            print(f"jobs recorded done in the store: {graded} (queued left: {len(store.grading_jobs(status='queued'))})")
+            graded = len(store.grading_jobs(status=JobState.DONE))
+            print(f"jobs recorded done in the store: {graded} (queued left: {len(store.grading_jobs(status=JobState.QUEUED))})")
             memory = judges_memory_mib(service)
             print(f"judges' resident memory: {', '.join(f'{size:.0f}' for size in memory)} MiB "
                   f"(each: Dask worker + its sandbox worker)")

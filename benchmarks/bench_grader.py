@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a scri
 
 from grader.api import Grader, load_submission  # noqa: E402
 from grader.cli import grade_in_parallel  # noqa: E402
-from grader.settings import GraderSettings  # noqa: E402
+from grader.settings import ISOLATIONS, GraderSettings  # noqa: E402
 
 TARGET_SECONDS = 0.25
 
@@ -85,7 +85,7 @@ def main() -> int:
     parser.add_argument("--copies", type=int, default=40)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--suite", choices=("hidden", "probe"), default="hidden")
-    parser.add_argument("--isolation", choices=("auto", "bwrap", "fallback"), default="auto")
+    parser.add_argument("--isolation", choices=ISOLATIONS, default=ISOLATIONS[0])
     parser.add_argument("--exclude", action="append", default=[], metavar="TEXT",
                         help="leave out hidden tests whose name contains TEXT (to see what one test costs)")
     args = parser.parse_args()

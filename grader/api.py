@@ -1,17 +1,22 @@
-"""Grade submissions from Python: the app and the CLI both come through here.
+"""Grade a submission in this process: what every judge runs.
 
     from grader.api import grade_submission
     result = grade_submission("exercises/")            # a file, a folder, or {"rope.py": "..."}
     result.to_json()                                    # SubmissionResult, round-trips via from_json
 
-``mode="hidden"`` runs the hidden suite (``grader.suite``) in the judging process against the
-submission in the sandbox. ``mode="public"`` (what a student bundle can do, see
-``running_in_bundle()``) runs the public tests ``exercises/test_*.py`` with pytest *inside* the
-sandbox; their outcome comes back as data from untrusted code, and the result says so
-(``public_tests_only=True``).
+A judge is a trusted process that grades: a Dask worker of the grading service
+(``grader.service.judge``, which the app and ``grade --scheduler`` submit to), the CLI itself
+(``grade --jobs N`` without a scheduler, ``validate``), and Gradescope's ``run_autograder``. Each
+keeps a ``Grader`` per mode and grades with it; the app never calls this module to grade.
 
-Each ``Grader`` starts its own worker with ``subprocess`` (never a fork of the caller) and grades
-submissions one after another; use one ``Grader`` per thread.
+``GradingMode.HIDDEN`` runs the hidden suite (``grader.suite``) in the judge against the
+submission in the sandbox. ``GradingMode.PUBLIC`` (what a student bundle can do, see
+``running_in_bundle()``, and the app's practice runs) runs the public tests
+``exercises/test_*.py`` with pytest *inside* the sandbox; their outcome comes back as data from
+untrusted code, and the result says so (``public_tests_only=True``).
+
+Each ``Grader`` starts its own sandbox worker with ``subprocess`` (never a fork of the caller) and
+grades submissions one after another; use one ``Grader`` per thread.
 """
 
 from __future__ import annotations
@@ -23,20 +28,22 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import grader
-from grader.results import DID_NOT_IMPORT, SubmissionResult, TestOutcome
+from grader.results import SubmissionResult, TestOutcome
 from grader.sandbox import (GraderFault, SandboxStudent, SubmissionSandbox, WorkerProcess, choose_isolation,
                             run_public_tests)
+from grader.sandboxed.protocol import PytestOutcome, PytestPhase
 from grader.settings import GraderSettings
-from grader.submissions import (FILENAME, Submission, SubmissionRejected, _checked, is_submitted_file,  # noqa: F401
-                                load_submission, submission_id_for)
+from grader.submissions import Submission, SubmissionRejected, is_submitted_file, load_submission, submission_id_for
+from grader.vocabulary import PUBLIC_TEST_FAMILY, SubmissionStatus, Visibility
 from poslab.config import PROJECT_ROOT
 from poslab.exercises import EXERCISE_IDS, EXERCISES, Exercise
+from poslab.vocabulary import GradingMode, TestStatus
 
 BUNDLE_MARKER = ".poslab-bundle"
 PUBLIC_TESTS_DIR = PROJECT_ROOT / "exercises"
-MODES = ("hidden", "public")
+OTHER_TESTS = "other"  # the exercise of a public test file named after none (see public_test_exercise)
 
-__all__ = ["Grader", "GraderFault", "Submission", "SubmissionRejected", "SubmissionResult", "grade_submission",
+__all__ = ["Grader", "GraderFault", "Submission", "SubmissionRejected", "SubmissionResult", "grade_submission", "grading_mode",
            "is_submitted_file", "load_submission", "running_in_bundle", "submission_id_for"]
 
 
@@ -82,12 +89,10 @@ class _Progress:
 class Grader:
     """Grades submissions one after another with one warm worker (started on first use)."""
 
-    def __init__(self, settings: GraderSettings | None = None, *, mode: str = "hidden", suite: Any = None,
-                 public_tests_dir: Path | None = None) -> None:
-        if mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    def __init__(self, settings: GraderSettings | None = None, *, mode: GradingMode = GradingMode.HIDDEN,
+                 suite: Any = None, public_tests_dir: Path | None = None) -> None:
         self.settings = settings or GraderSettings.from_env()
-        self.mode = mode
+        self.mode = grading_mode(mode)
         self._suite = suite
         self.public_tests_dir = Path(public_tests_dir or PUBLIC_TESTS_DIR)
         self.worker: WorkerProcess | None = None
@@ -112,7 +117,7 @@ class Grader:
         return self._suite
 
     def suite_hash(self) -> str:
-        if self.mode == "public":
+        if self.mode == GradingMode.PUBLIC:
             digest = hashlib.sha256()
             for name, text in sorted(self.public_test_files().items()):
                 digest.update(name.encode() + b"\0" + text.encode() + b"\0")
@@ -123,7 +128,7 @@ class Grader:
         if self.worker is None or not self.worker.alive():
             if self.worker is not None:
                 self.worker.close()
-            preload = ("pytest",) if self.mode == "public" else ()
+            preload = ("pytest",) if self.mode == GradingMode.PUBLIC else ()
             self.worker = WorkerProcess(self.settings, choose_isolation(self.settings), preload=preload)
         return self.worker
 
@@ -139,14 +144,14 @@ class Grader:
         progress = _Progress()
         if submission.problems:
             progress.import_problems.update({"": problem for problem in submission.problems})
-        if self.mode == "hidden":
+        if self.mode == GradingMode.HIDDEN:
             self._grade_hidden(submission, worker, progress, selected)
         else:
             self._grade_public(submission, worker, progress, selected)
         return SubmissionResult(
             submission_id=submission.submission_id,
-            status="import_failed" if progress.import_problems else "graded",
-            tests=tuple(progress.tests), isolation=worker.isolation, public_tests_only=self.mode == "public",
+            status=SubmissionStatus.IMPORT_FAILED if progress.import_problems else SubmissionStatus.GRADED,
+            tests=tuple(progress.tests), isolation=worker.isolation, public_tests_only=self.mode == GradingMode.PUBLIC,
             submission_hash=submission.content_hash, suite_hash=self.suite_hash(),
             grader_version=grader.__version__, execution_time=time.monotonic() - started,
             messages=tuple(progress.import_problems.values()))
@@ -199,21 +204,22 @@ class Grader:
             progress.import_problems["pytest"] = f"The public tests did not finish: {report.crash}"
         for test in report.tests:
             exercise = public_test_exercise(test["nodeid"])
-            passed = test["outcome"] == "passed"
-            if test["when"] == "collect" and not passed:
+            passed = test["outcome"] == PytestOutcome.PASSED
+            if test["when"] == PytestPhase.COLLECT and not passed:
                 progress.import_problems[test["nodeid"]] = f"{test['nodeid']} could not be collected: {test['message'][:500]}"
             if exercise not in selected and len(selected) < len(EXERCISE_IDS):
                 continue  # a test file named after no exercise: it counts only when all are graded
             output = "Passed." if passed else test["message"]
             progress.tests.append(TestOutcome(
-                test["nodeid"], exercise, 1.0 if passed else 0.0, 1.0, "passed" if passed else "failed",
-                output + " [public test; its outcome was reported from inside the sandbox]", "visible", "public"))
+                test["nodeid"], exercise, 1.0 if passed else 0.0, 1.0, TestStatus.PASSED if passed else TestStatus.FAILED,
+                output + " [public test; its outcome was reported from inside the sandbox]", Visibility.VISIBLE,
+                PUBLIC_TEST_FAMILY))
 
 
 def did_not_import(case: Any, import_problems: Mapping[str, str]) -> TestOutcome:
     """A test that did not run because the submission's file did not import (the messages say why)."""
     why = " ".join(problem.rstrip(".") + "." for problem in import_problems.values())
-    return TestOutcome(case.name, case.exercise, 0.0, case.points, DID_NOT_IMPORT, f"Did not import: {why}",
+    return TestOutcome(case.name, case.exercise, 0.0, case.points, TestStatus.DID_NOT_IMPORT, f"Did not import: {why}",
                        case.visibility, case.family)
 
 
@@ -230,10 +236,18 @@ def selected_exercises(exercises: Sequence[str] | None) -> tuple[str, ...]:
 def public_test_exercise(nodeid: str) -> str:
     """``exercises/test_rope.py::test_x`` -> ``rope`` (the file's name after ``test_``)."""
     stem = Path(nodeid.split("::")[0]).stem.removeprefix("test_")
-    return stem if stem in EXERCISE_IDS else "other"
+    return stem if stem in EXERCISE_IDS else OTHER_TESTS
 
 
-def grade_submission(source: str | Path | Mapping[str, str], *, mode: str = "hidden",
+def grading_mode(mode: str) -> GradingMode:
+    """``mode`` as a ``GradingMode`` (``"hidden"`` reads as ``HIDDEN``); ``ValueError`` names the modes."""
+    try:
+        return GradingMode(mode)
+    except ValueError:
+        raise ValueError(f"mode must be one of {', '.join(GradingMode)}, got {mode!r}") from None
+
+
+def grade_submission(source: str | Path | Mapping[str, str], *, mode: GradingMode = GradingMode.HIDDEN,
                      submission_id: str | None = None, settings: GraderSettings | None = None,
                      suite: Any = None) -> SubmissionResult:
     """Grade one submission with a worker of its own (about a second and a half of start-up)."""

@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from grader.results import DID_NOT_IMPORT, SubmissionResult
+from grader.results import SubmissionResult
 from poslab.store import TestRow, pass_rates
+from poslab.vocabulary import TestStatus
 
 MAX_RESULTS_BYTES = 5 * 1024 * 1024  # one submission's results; far above any real one
 
@@ -37,8 +38,8 @@ class Gradebook:
 def per_test_rows(result: SubmissionResult, exercise_id: str | None = None) -> tuple[TestRow, ...]:
     """One row per test that ran (of one exercise, if given), in suite order. A test whose exercise
     did not import gives no row: it says nothing about that test's property."""
-    return tuple(TestRow(test.exercise, test.name, test.status == "passed") for test in result.tests
-                 if (exercise_id is None or test.exercise == exercise_id) and test.status != DID_NOT_IMPORT)
+    return tuple(TestRow(test.exercise, test.name, test.status == TestStatus.PASSED) for test in result.tests
+                 if (exercise_id is None or test.exercise == exercise_id) and test.status != TestStatus.DID_NOT_IMPORT)
 
 
 def gradescope_test_rows(data: object) -> list[TestRow]:
@@ -52,13 +53,13 @@ def gradescope_test_rows(data: object) -> list[TestRow]:
         statuses = [None] * len(tests)
     rows = []
     for test, status in zip(tests, statuses):
-        if status == DID_NOT_IMPORT:
+        if status == TestStatus.DID_NOT_IMPORT:
             continue  # it did not run: no pass and no fail
         tags = test.get("tags") if isinstance(test, dict) else None
         if not (isinstance(tags, list) and tags and isinstance(tags[0], str)):
             raise ValueError("a test has no exercise tag")
         if isinstance(test.get("name"), str) and isinstance(test.get("status"), str):
-            rows.append(TestRow(tags[0], test["name"], test["status"] == "passed"))
+            rows.append(TestRow(tags[0], test["name"], test["status"] == TestStatus.PASSED))
     return rows
 
 

@@ -3,7 +3,7 @@
 What goes in is an allow-list of folders and files (``INCLUDE``): the app, its pages, the library,
 the exercise stubs and public tests, the requirements, the README, the Streamlit config, and the
 grader, with which the bundle's app grades a student's work against the public tests
-(``grader.api``, ``mode="public"``). Of ``grader/`` everything goes in (the judge's side, the
+(``grader.api``, ``GradingMode.PUBLIC``). Of ``grader/`` everything goes in (the judge's side, the
 sandboxed side ``grader/sandboxed/``, the Student interface, the results) except its instructor
 parts (``INSTRUCTOR_PARTS``): the hidden suite (``grader/suite/``, tests and helpers), the mutants
 and the instructor's commands. Then ``EXCLUDED`` takes out what must never ship even inside an

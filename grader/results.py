@@ -4,6 +4,9 @@
 Gradescope's ``results.json`` (score, execution_time, tests[] with name, score, max_score,
 status, output, visibility, tags) and ``from_gradescope()`` reads one back (the CLI does, to skip
 a submission whose content and suite are unchanged). The gradebook row lives here too.
+
+Statuses, visibilities and isolations are ``grader.vocabulary``'s members; a result built or read
+with their plain strings (old stored JSON included) holds the members.
 """
 
 from __future__ import annotations
@@ -11,15 +14,12 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 
+from grader.vocabulary import ExerciseStatus, Isolation, SubmissionStatus, Visibility
 from poslab.exercises import EXERCISE_IDS
+from poslab.vocabulary import TestStatus
 
-STATUSES = ("graded", "import_failed")
 # name, lms_id and late say who an LMS download's submission is (empty and false for files and folders).
 GRADEBOOK_HEADER = ("id", "name", "lms_id", "late", "status", *EXERCISE_IDS, "total", "max")
-# A test's status: it ran and passed or failed, or it did not run because the file meant to define its
-# exercise did not import (one message says why; such a test counts in no per-test pass rate).
-TEST_STATUSES = ("passed", "failed", "did_not_import")
-DID_NOT_IMPORT = "did_not_import"
 
 # How a summary names a property family ("hidden tests: 2 about values failed, 4 points").
 FAMILY_WORDS = {
@@ -46,10 +46,14 @@ class TestOutcome:
     exercise: str
     score: float
     max_score: float
-    status: str  # one of TEST_STATUSES: "passed", "failed" or "did_not_import"
+    status: TestStatus  # it ran and passed or failed, or it did not run because its file did not import
     output: str  # a sentence for the student
-    visibility: str  # Gradescope's: visible, hidden, after_due_date, after_published
+    visibility: Visibility
     family: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "status", TestStatus(self.status))
+        object.__setattr__(self, "visibility", Visibility(self.visibility))
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -81,15 +85,15 @@ class FamilyLoss:
 class ExerciseFeedback:
     """What a student may see of one exercise, every lost point accounted for.
 
-    ``status`` is ``graded``, ``did_not_import`` (then ``import_messages`` is the one message to
-    show, and nothing else) or ``not_graded`` (no tests ran for it). ``visible``: the visible tests'
+    ``status`` is ``GRADED``, ``DID_NOT_IMPORT`` (then ``import_messages`` is the one message to
+    show, and nothing else) or ``NOT_GRADED`` (no tests ran for it). ``visible``: the visible tests'
     outcomes, messages whole. ``hidden_losses``: per property family, the count of hidden tests that
     failed and their points, never their names, inputs or messages. The points lost by the visible
     failures plus those of ``hidden_losses`` are exactly ``max_score - score``.
     """
 
     exercise: str
-    status: str
+    status: ExerciseStatus
     score: float
     max_score: float
     import_messages: tuple[str, ...]
@@ -108,15 +112,19 @@ class ExerciseFeedback:
 @dataclass(frozen=True)
 class SubmissionResult:
     submission_id: str
-    status: str  # "graded" or "import_failed"
+    status: SubmissionStatus
     tests: tuple[TestOutcome, ...]
-    isolation: str  # "bwrap" or "fallback"
+    isolation: Isolation
     public_tests_only: bool  # True: the bundle's public tests ran, not the hidden suite
     submission_hash: str
     suite_hash: str
     grader_version: str
     execution_time: float
     messages: tuple[str, ...] = field(default=())  # import problems, in sentences
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "status", SubmissionStatus(self.status))
+        object.__setattr__(self, "isolation", Isolation(self.isolation))
 
     @property
     def exercises(self) -> dict[str, ExerciseScore]:
@@ -128,18 +136,20 @@ class SubmissionResult:
             entry[1] += test.max_score
         return {exercise: ExerciseScore(score, top) for exercise, (score, top) in totals.items()}
 
-    def exercise_status(self, exercise: str) -> str:
-        """``graded``, ``did_not_import`` (its file did not import: nothing of it ran) or ``not_graded``."""
+    def exercise_status(self, exercise: str) -> ExerciseStatus:
+        """Graded, did not import (its file did not import: nothing of it ran) or not graded."""
         tests = [test for test in self.tests if test.exercise == exercise]
         if not tests:
-            return "not_graded"
-        return DID_NOT_IMPORT if all(test.status == DID_NOT_IMPORT for test in tests) else "graded"
+            return ExerciseStatus.NOT_GRADED
+        if all(test.status == TestStatus.DID_NOT_IMPORT for test in tests):
+            return ExerciseStatus.DID_NOT_IMPORT
+        return ExerciseStatus.GRADED
 
     def feedback(self, exercise: str) -> ExerciseFeedback:
         """One exercise as the student sees it: see ``ExerciseFeedback``."""
         tests = [test for test in self.tests if test.exercise == exercise]
         status = self.exercise_status(exercise)
-        hidden = [test for test in tests if test.visibility != "visible"]
+        hidden = [test for test in tests if test.visibility != Visibility.VISIBLE]
         losses: dict[str, list[float]] = {}
         for test in hidden:
             if test.score < test.max_score:
@@ -148,11 +158,11 @@ class SubmissionResult:
                 entry[1] += test.max_score - test.score
         return ExerciseFeedback(
             exercise, status, sum(test.score for test in tests), sum(test.max_score for test in tests),
-            self.messages if status == DID_NOT_IMPORT else (),
-            tuple(test for test in tests if test.visibility == "visible"),
-            () if status == DID_NOT_IMPORT else tuple(FamilyLoss(family, int(n), points)
-                                                      for family, (n, points) in losses.items()),
-            sum(test.status == "passed" for test in hidden), len(hidden))
+            self.messages if status == ExerciseStatus.DID_NOT_IMPORT else (),
+            tuple(test for test in tests if test.visibility == Visibility.VISIBLE),
+            () if status == ExerciseStatus.DID_NOT_IMPORT else tuple(FamilyLoss(family, int(n), points)
+                                                                     for family, (n, points) in losses.items()),
+            sum(test.status == TestStatus.PASSED for test in hidden), len(hidden))
 
     @property
     def score(self) -> float:
@@ -194,9 +204,9 @@ class SubmissionResult:
     # -- Gradescope
 
     def to_gradescope(self) -> dict:
-        # Gradescope knows "passed" and "failed" only; extra_data.statuses keeps "did_not_import".
+        # Gradescope knows passed and failed only; extra_data.statuses keeps DID_NOT_IMPORT.
         tests = [{"name": test.name, "score": test.score, "max_score": test.max_score,
-                  "status": "passed" if test.status == "passed" else "failed",
+                  "status": TestStatus.PASSED if test.status == TestStatus.PASSED else TestStatus.FAILED,
                   "output": test.output, "visibility": test.visibility, "tags": [test.exercise]}
                  for test in self.tests]
         data = {"score": self.score, "execution_time": round(self.execution_time, 3), "tests": tests,
@@ -235,5 +245,5 @@ class SubmissionResult:
 
     def gradebook_row(self, name: str = "", lms_id: str = "", late: bool = False) -> list[str]:
         scores = self.exercises
-        return [self.submission_id, name, lms_id, "true" if late else "false", self.status, *(f"{scores[e].score:g}" for e in EXERCISE_IDS),
-                f"{self.score:g}", f"{self.max_score:g}"]
+        return [self.submission_id, name, lms_id, "true" if late else "false", self.status,
+                *(f"{scores[e].score:g}" for e in EXERCISE_IDS), f"{self.score:g}", f"{self.max_score:g}"]

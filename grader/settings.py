@@ -17,9 +17,10 @@ import os
 from dataclasses import dataclass, replace
 from typing import Mapping
 
+from grader.vocabulary import IsolationSetting
 from poslab.config import Settings
 
-ISOLATIONS = ("auto", "bwrap", "fallback")
+ISOLATIONS = tuple(IsolationSetting)  # what POSLAB_GRADER_ISOLATION and --isolation accept
 
 
 def positive_int(environ: Mapping[str, str], name: str, default: int) -> int:
@@ -35,7 +36,7 @@ def positive_int(environ: Mapping[str, str], name: str, default: int) -> int:
 @dataclass(frozen=True)
 class GraderSettings:
     timeout: float = 20.0  # wall-clock seconds a child may spend per exercise
-    isolation: str = "auto"
+    isolation: IsolationSetting = IsolationSetting.AUTO
     memory_bytes: int = 3072 << 20  # RLIMIT_AS of a child
     processes: int = 32  # RLIMIT_NPROC of a child's uid (threads count too)
     file_bytes: int = 16 << 20  # RLIMIT_FSIZE: the largest file a child may write
@@ -48,10 +49,13 @@ class GraderSettings:
     uid_base: int = 1_000_000
     worker_start_seconds: float = 120.0  # bwrap + import torch on a loaded machine
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "isolation", IsolationSetting(self.isolation))  # "auto" reads as AUTO
+
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "GraderSettings":
         env = os.environ if environ is None else environ
-        isolation = env.get("POSLAB_GRADER_ISOLATION", "").strip() or "auto"
+        isolation = env.get("POSLAB_GRADER_ISOLATION", "").strip() or IsolationSetting.AUTO
         if isolation not in ISOLATIONS:
             raise ValueError(f"POSLAB_GRADER_ISOLATION must be one of {', '.join(ISOLATIONS)}, got {isolation!r}")
         return cls(

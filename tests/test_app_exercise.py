@@ -1,9 +1,10 @@
 """The Exercises page: the editor and its drafts, the two buttons, the address, the history.
 
-Most tests stand a small service in for the grading service: it records jobs in the real store
-as the service does, and a test finishes them with a result of its choosing, so what the page
-does around a grading is checked without a Dask cluster. The last test grades through the real
-service (a warm judge, the sandbox) from the editor to the Progress page.
+Most tests stand a small service in for the grading service: it records jobs and practice runs in
+the real store as the service does (the page writes no outcome), and a test finishes a submission
+with a result of its choosing, so what the page does around a grading is checked without a Dask
+cluster. The last test grades through the real service (a warm judge, the sandbox) from the editor
+to the Progress page.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from concurrent.futures import Future
 
 import pytest
 
@@ -55,33 +55,18 @@ PRACTICE = result_of(outcome("exercises/test_rope.py::test_shape", 1, 1, "passed
                      public=True)
 
 
-class PracticeJob:
-    """A practice run's job, already answered with ``result`` (``GradingJob``'s done/result)."""
-
-    def __init__(self, result: SubmissionResult) -> None:
-        self.future = Future()
-        self.future.set_result(result)
-
-    def done(self) -> bool:
-        return self.future.done()
-
-    def wait(self, timeout: float) -> bool:
-        return self.future.done()
-
-    def result(self, timeout=None) -> SubmissionResult:
-        return self.future.result(timeout)
-
-
 class StandInService:
-    """The GradingService interface the page uses, on the real store; ``finish`` settles the job."""
+    """The GradingService interface the page uses, on the real store; ``finish`` settles the submissions.
+
+    A practice run is answered at once with ``PRACTICE``, kept in the store as the service keeps it."""
 
     def __init__(self, store_url: str) -> None:
         self.store = Store(store_url)
         self.settings = GraderSettings.from_env()
         self.practiced: list[tuple[str, dict, list]] = []
+        self.practice_jobs: set[str] = set()
         self.submitted: list[tuple[str, dict, list, str]] = []
         self.waited: list[float] = []
-        self.starting = False
 
     def submit(self, student, files, exercises=None, mode="hidden"):
         submission = load_submission(dict(files), submission_id=student, settings=self.settings)
@@ -96,9 +81,12 @@ class StandInService:
         self.submitted.append((student, dict(files), list(exercises), mode))
         return type("Job", (), {"id": job_id})()
 
-    def run_public(self, files, exercises=None, *, student="practice"):
+    def run_public(self, files, exercises=None, *, student=None):
         self.practiced.append((student, dict(files), list(exercises)))
-        return PracticeJob(PRACTICE)
+        self.store.record_practice_runs(student, attempts_of(PRACTICE, files, exercises))
+        job_id = uuid.uuid4().hex
+        self.practice_jobs.add(job_id)
+        return type("Job", (), {"id": job_id})()
 
     def finish(self, result: SubmissionResult) -> None:
         for record in self.store.grading_jobs(status="queued"):
@@ -108,10 +96,13 @@ class StandInService:
         self.waited.append(timeout)  # a stand-in job is settled by the test, never during a run
 
     def status(self, job_id):
+        if job_id in self.practice_jobs:
+            return JobStatus(job_id, "done", result=PRACTICE)
         record = self.store.grading_job(job_id)
         if record.status == "done":
-            return JobStatus(job_id, "done", result=SubmissionResult.from_dict(record.result))
-        return JobStatus(job_id, "waiting", ahead=2)
+            return JobStatus(job_id, "done", result=SubmissionResult.from_dict(record.result),
+                             handed_in=record.submitted_at)
+        return JobStatus(job_id, "waiting", ahead=2, handed_in=record.submitted_at)
 
     def pending_job_id(self, student):
         record = self.store.pending_grading_job(student)
@@ -221,10 +212,12 @@ def test_run_the_public_tests_is_practice_stored_as_such_and_not_an_attempt(app_
     type_into_editor(at, "def apply_rope(x):\n    return x\n")
     click(at, "run-public")
     assert service.practiced == [("Ann", {"rope.py": "def apply_rope(x):\n    return x\n"}, ["rope"])]
-    at.run()  # the poll that finds the result
+    # The answer is in the click's own run: its first look found it.
     assert any("Public tests on your draft" in text for text in markdown(at))
     assert any("norm changed" in code.value for code in at.code)
-    runs = Store(app_env).practice_runs("Ann", "rope")
+    at.run()
+    assert any("Public tests on your draft" in text for text in markdown(at))
+    runs = Store(app_env).practice_runs("Ann", "rope")  # the one the service kept: the page wrote none
     assert [(run.score, run.max_score, run.code) for run in runs] == [(1, 2, "def apply_rope(x):\n    return x\n")]
     assert Store(app_env).attempts("Ann").empty and service.submitted == []
     again = exercise_page()
@@ -273,6 +266,21 @@ def test_submit_polls_shows_the_feedback_and_builds_a_history_with_diffs(app_env
     assert [code.value for code in at.code if code.language == "python"] == ["first = 2\nsecond = 3", "first = 1"]
     click(at, f"load-attempt-{attempts[0].id}")
     assert editor_code(at) == "first = 1\n" and Store(app_env).draft("Ann", "rope").code == "first = 1\n"
+
+
+def test_typing_not_yet_saved_when_submit_is_clicked_is_saved_once_and_handed_in(app_env, service):
+    at = exercise_page()
+    type_into_editor(at, "x = 1\n")
+    revision = Store(app_env).draft("Ann", "rope").revision
+    # The editor's newest text arrives with the click: no run of the editor has handled it yet.
+    at.session_state[editor_key(at)] = {"id": uuid.uuid4().hex[:8], "type": "blur", "text": "x = 2\n",
+                                        "lang": "python", "selected": "", "cursor": ""}
+    click(at, "submit")
+    assert service.submitted == [("Ann", {"rope.py": "x = 2\n"}, ["rope"], "hidden")]
+    draft = Store(app_env).draft("Ann", "rope")
+    assert (draft.code, draft.revision) == ("x = 2\n", revision + 1)  # saved once, not once per reader
+    at.run()  # later runs read the draft and write nothing
+    assert Store(app_env).draft("Ann", "rope").revision == revision + 1
 
 
 def test_a_reload_while_pending_finds_the_job_and_progress_shows_it_once_graded(app_env, service):

@@ -19,7 +19,7 @@ import torch
 
 from grader.sandbox import JudgeEncoder, decode_reply
 from grader.sandbox.worker_process import BOOTSTRAP
-from grader.sandboxed import protocol
+from grader.sandboxed import protocol, tensor_codec
 from grader.sandboxed.exercise_calls import Decoder
 from grader.student import TABLE_IN_BUFFER, CannotCheck, NotATensor, StudentError, TensorInfo, Transposed
 
@@ -85,20 +85,20 @@ def test_a_closed_peer_and_a_deadline_are_told_apart(pair):
 ])
 def test_bad_tensor_descriptions_are_refused(info):
     with pytest.raises(protocol.ProtocolError):
-        protocol.check_tensor_info(info)
+        tensor_codec.check_tensor_info(info)
 
 
 def test_tensor_bytes_round_trip_every_dtype():
     for dtype in protocol.DTYPES.values():
         original = (torch.arange(6) % 2).to(dtype).reshape(2, 3) if dtype != torch.bool else torch.tensor([[True, False, True]])
-        rebuilt = protocol.build_tensor(dtype, tuple(original.shape), protocol.tensor_bytes(original))
+        rebuilt = tensor_codec.build_tensor(dtype, tuple(original.shape), tensor_codec.tensor_bytes(original))
         assert rebuilt.dtype == dtype and torch.equal(rebuilt, original)
     t = torch.randn(4, 5).t()  # non-contiguous
-    assert torch.equal(protocol.build_tensor(torch.float32, (5, 4), protocol.tensor_bytes(t)), t)
+    assert torch.equal(tensor_codec.build_tensor(torch.float32, (5, 4), tensor_codec.tensor_bytes(t)), t)
 
 
 def test_a_bool_tensor_from_arbitrary_bytes_holds_only_true_and_false():
-    rebuilt = protocol.build_tensor(torch.bool, (3,), b"\x00\x02\xff")
+    rebuilt = tensor_codec.build_tensor(torch.bool, (3,), b"\x00\x02\xff")
     assert rebuilt.tolist() == [False, True, True]
 
 

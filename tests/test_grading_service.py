@@ -154,12 +154,12 @@ def unreachable_service(tmp_path):
     service.close()
 
 
-def test_a_practice_run_refuses_bad_input_and_records_nothing(unreachable_service):
+def test_a_practice_run_refuses_bad_input_and_is_no_job_or_pending_submission(unreachable_service):
     service, store = unreachable_service
     with pytest.raises(SubmissionRejected, match="not a name Python can import"):
         service.run_public({"my-rope.py": "x = 1\n"}, ["rope"], student="ann")
     job = service.run_public({"rope.py": "x = 1\n"}, ["rope"], student="ann")
-    assert (job.mode, job.exercises, job.recorded) == ("public", ("rope",), False)
+    assert (job.mode, job.exercises, job.recorded, job.kind) == ("public", ("rope",), False, "practice")
     assert store.pending_grading_job("ann") is None and store.grading_jobs() == ()
     service.submit("ann", {"rope.py": "x = 1\n"}, ["rope"])  # a practice run is not the pending submission
 
@@ -167,15 +167,24 @@ def test_a_practice_run_refuses_bad_input_and_records_nothing(unreachable_servic
 def test_the_task_function_is_the_one_imported_now_after_a_module_reload(monkeypatch):
     import sys
 
-    import grader.cluster
+    import grader.service
+    import grader.service.judge
     from grader.service import task_function
 
-    before = grader.cluster.grade_on_judge
+    before = grader.service.judge.grade_on_judge
     assert task_function() is before
-    monkeypatch.delitem(sys.modules, "grader.cluster")  # as Streamlit's file watcher evicts it
-    monkeypatch.setattr(grader, "cluster", grader.cluster)  # the package's attribute, put back afterwards too
+    monkeypatch.delitem(sys.modules, "grader.service.judge")  # as Streamlit's file watcher evicts it
+    monkeypatch.setattr(grader.service, "judge", grader.service.judge)  # the package's attribute, put back too
     reloaded = task_function()
-    assert reloaded is sys.modules["grader.cluster"].grade_on_judge and reloaded is not before
+    assert reloaded is sys.modules["grader.service.judge"].grade_on_judge and reloaded is not before
+
+
+def test_the_documented_preload_grader_cluster_is_the_judge():
+    import grader.cluster
+    import grader.service.judge as judge
+
+    assert grader.cluster.dask_setup is judge.dask_setup and grader.cluster.dask_teardown is judge.dask_teardown
+    assert grader.cluster.load_suite is judge.load_suite  # the CLI's import
 
 
 # --- what a judge warms up, and its warm sandbox worker shared by suites ------------------------------
@@ -183,7 +192,7 @@ def test_the_task_function_is_the_one_imported_now_after_a_module_reload(monkeyp
 @pytest.mark.parametrize("raw, modes", [(None, ["hidden", "public"]), ("hidden", ["hidden"]),
                                         ("public, hidden", ["hidden", "public"]), ("nonsense", ["hidden"])])
 def test_a_judge_warms_the_modes_its_environment_names(monkeypatch, raw, modes):
-    from grader.cluster import WARM_MODES_ENV, warm_modes
+    from grader.service.judge import WARM_MODES_ENV, warm_modes
 
     if raw is None:
         monkeypatch.delenv(WARM_MODES_ENV, raising=False)
@@ -193,7 +202,7 @@ def test_a_judge_warms_the_modes_its_environment_names(monkeypatch, raw, modes):
 
 
 def test_another_suite_on_a_judge_reuses_its_warm_sandbox_worker_of_the_same_mode_and_settings():
-    from grader.cluster import Judge
+    from grader.service.judge import Judge
     from grader.settings import GraderSettings
 
     judge, settings = Judge(), GraderSettings(timeout=3.0)

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from grader.service import GradingService, as_completed
-from grader.cluster import WARM_MODES_ENV
+from grader.service.judge import WARM_MODES_ENV
 from grader.service.embedded import dask_environment
 from poslab.config import PROJECT_ROOT
 from poslab.store import Store
@@ -176,6 +176,7 @@ def test_jobs_left_queued_by_a_stopped_service_are_graded_at_the_next_start(tmp_
     assert sorted(job.student for job in store.grading_jobs(status="queued")) == students
     assert store.attempt_details() == ()
     with GradingService(workers=1, store=store, warm_modes=["hidden"]) as second:
+        second.start()  # as the app does when it starts: nothing else asks this service anything
         deadline = time.monotonic() + START_SECONDS
         while store.grading_jobs(status="queued"):
             assert time.monotonic() < deadline, "the queued jobs were not graded after the restart"

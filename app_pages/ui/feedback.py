@@ -11,17 +11,19 @@ from typing import Sequence
 
 import streamlit as st
 
-from grader.results import DID_NOT_IMPORT, FamilyLoss, SubmissionResult, TestOutcome, family_words
+from grader.results import FamilyLoss, SubmissionResult, TestOutcome, family_words
+from grader.vocabulary import ExerciseStatus
+from poslab.vocabulary import TestStatus
 
 
 def visible_failures(result: SubmissionResult, exercise_ids: Sequence[str]) -> list[TestOutcome]:
     """Each failed student-visible test of an exercise that imported, in suite order."""
     return [test for exercise in exercise_ids for test in result.feedback(exercise).visible
-            if test.status != "passed" and test.status != DID_NOT_IMPORT]
+            if test.status == TestStatus.FAILED]
 
 
 def visible_passes(result: SubmissionResult, exercise_ids: Sequence[str]) -> list[TestOutcome]:
-    return [test for exercise in exercise_ids for test in result.feedback(exercise).visible if test.status == "passed"]
+    return [test for exercise in exercise_ids for test in result.feedback(exercise).visible if test.status == TestStatus.PASSED]
 
 
 def hidden_losses(result: SubmissionResult, exercise_ids: Sequence[str]) -> list[FamilyLoss]:
@@ -36,7 +38,7 @@ def import_messages(result: SubmissionResult, exercise_ids: Sequence[str]) -> li
 
 
 def score_line(result: SubmissionResult, exercise_id: str) -> str:
-    if result.exercise_status(exercise_id) == DID_NOT_IMPORT:
+    if result.exercise_status(exercise_id) == ExerciseStatus.DID_NOT_IMPORT:
         return "did not import: nothing of it ran (see the message above)"
     score = result.exercises.get(exercise_id)
     if score is None or score.max_score == 0:
@@ -48,7 +50,7 @@ def summary(result: SubmissionResult, exercise_id: str) -> str:
     """One line for the history: the score and what went wrong first."""
     failures = visible_failures(result, [exercise_id])
     losses = [loss for loss in hidden_losses(result, [exercise_id]) if loss.points > 0]
-    if result.messages and (not result.tests or result.exercise_status(exercise_id) == DID_NOT_IMPORT):
+    if result.messages and (not result.tests or result.exercise_status(exercise_id) == ExerciseStatus.DID_NOT_IMPORT):
         return "did not import: " + result.messages[0].splitlines()[0][:120]
     if failures:
         return f"{len(failures)} visible test{'s' if len(failures) != 1 else ''} failed, first {failures[0].name}"

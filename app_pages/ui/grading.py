@@ -1,19 +1,19 @@
-"""Grading from the app: the one grading service, submitting to it, and the runs of the public tests.
+"""Grading from the app: the one grading service, handing work to it, and watching each job.
 
-Every grading goes through ``grader.service.GradingService`` (one per app process, started by
-app.py when the app starts, so the judges are warm before the first submission). The service
-records a submission before it is graded and writes its result and attempts itself: a page only
-submits, keeps the job id, and asks for the job's status without blocking its script thread. The
-app never executes or parses a submission.
+Every grading goes through ``grader.service.GradingService`` (one per app process; app.py calls
+its ``start()`` when the app starts, so the judges are warm before the first submission). The
+service records a submission before it is graded, and writes every outcome itself: a submission's
+result and attempts, and a practice run ("Run the public tests": the draft against the public
+tests, never an attempt or a grade). A page only hands work in, keeps the job's id, and asks the
+service where the job is, without blocking its script thread. The app never executes or parses a
+submission.
 
-"Run the public tests" sends the draft to the same warm judges (``GradingService.run_public``,
-which records nothing) and keeps the result as a practice run (``Store.record_practice_run``),
-never as an attempt.
-
-While a job is pending the page polls it: every 0.2 s at first, then less often the longer it
-waits (``POLL_STEPS``). The first look at a job just handed in waits for it up to
-``FIRST_LOOK_SECONDS``: a warm grading of one exercise takes 0.1 to 0.3 s, so most answers come
-with the click's own run, with no poll at all. Between polls the script thread is free.
+What the page knows of a job is a ``Watch``: one for the session's submission (``JOB_KEY``), one
+per exercise for its practice run (``PRACTICE_KEY``). Its ``status`` is the service's last answer
+(``JobStatus``, whose ``state`` is a ``WatchState``). While a job is not settled the page polls
+it: every 0.2 s at first, then less often the longer it waits (``POLL_STEPS``). The first look at
+a job just handed in waits for it up to ``FIRST_LOOK_SECONDS``: a warm grading of one exercise
+takes 0.1 to 0.3 s, so most answers come with the click's own run, with no poll at all.
 """
 
 from __future__ import annotations
@@ -30,15 +30,16 @@ import streamlit as st
 
 from app_pages.ui.store_calls import store, store_call
 from grader import api
-from grader.results import SubmissionResult
-from grader.service import GradingJob, GradingService, JobStatus, SubmissionRejected
+from grader.service import GradingService, JobStatus, SubmissionRejected, WatchState
 from poslab.config import PROJECT_ROOT, Settings
 from poslab.exercises import Exercise
+from poslab.vocabulary import AttemptKind, GradingMode
 
-JOB_KEY = "grading_job"  # this session's pending or last job: a PendingJob
-PRACTICE_KEY = "practice_runs"  # exercise id -> PendingPractice of this session
+JOB_KEY = "grading_job"  # this session's submission: a Watch
+PRACTICE_KEY = "practice_runs"  # exercise id -> the Watch of this session's practice run
 LOCAL_WORKSPACE_ENV = "POSLAB_LOCAL_WORKSPACE"
 START_ENV = "POSLAB_GRADER_START"  # "startup" (default) or "on_demand": at the first submission (tests)
+ON_DEMAND = "on_demand"
 
 STARTING_TEXT = "Starting the grader (about 10 s, once)…"
 # (seconds since the job was handed in, seconds between polls): a fast first look, then less often.
@@ -47,23 +48,24 @@ FIRST_LOOK_SECONDS = 0.4
 
 
 @dataclass
-class PendingJob:
+class Watch:
+    """A job this session watches, a submission or a practice run, and what the page knows of it."""
+
     job_id: str
+    kind: AttemptKind
     exercises: tuple[str, ...]
-    finished: JobStatus | None = None  # set once done or failed, to show it in this session
     handed_in: datetime = field(default_factory=lambda: datetime.now(UTC))
+    status: JobStatus | None = None  # the service's last answer; settled: it changes no more
     looked: bool = False  # the first look (which may wait FIRST_LOOK_SECONDS) is over
-    drawn_by: str = ""  # "poll" once a poll drew the result, then "page" once the page's own run did
+    drawn_by_poll: bool = False  # a poll drew the settled answer; its next run redraws the whole page
 
+    @property
+    def state(self) -> WatchState:
+        return WatchState.STARTING if self.status is None else self.status.state
 
-@dataclass
-class PendingPractice:
-    exercise: str
-    code: str
-    job: GradingJob  # of GradingService.run_public
-    shown: bool = False
-    handed_in: datetime = field(default_factory=lambda: datetime.now(UTC))
-    looked: bool = False  # the first look (which may wait FIRST_LOOK_SECONDS) is over
+    @property
+    def settled(self) -> bool:
+        return self.status is not None and self.status.settled
 
 
 def poll_seconds(handed_in: datetime) -> float:
@@ -87,8 +89,10 @@ def grading_service() -> GradingService | None:
 
 def start_at_startup() -> None:
     """Called by app.py on every run: the first run of the app starts the service in the background."""
-    if os.environ.get(START_ENV, "startup").strip() != "on_demand":
-        grading_service()
+    if os.environ.get(START_ENV, "startup").strip() != ON_DEMAND:
+        service = grading_service()
+        if service is not None:
+            service.start()
 
 
 def in_student_bundle() -> bool:
@@ -96,8 +100,8 @@ def in_student_bundle() -> bool:
     return api.running_in_bundle()
 
 
-def grading_mode() -> str:
-    return "public" if api.running_in_bundle() else "hidden"
+def grading_mode() -> GradingMode:
+    return GradingMode.PUBLIC if api.running_in_bundle() else GradingMode.HIDDEN
 
 
 def local_workspace() -> bool:
@@ -130,25 +134,77 @@ def exercises_zip(folder: Path) -> bytes:
     return buffer.getvalue()
 
 
-# -- graded submissions ----------------------------------------------------------------------------
+# -- watching a job ----------------------------------------------------------------------------------
 
-def pending_job(student: str) -> PendingJob | None:
-    """This session's job, else (after a reload or in another tab) the student's job still queued."""
-    job = st.session_state.get(JOB_KEY)
-    if job is not None:
-        return job
-    # Straight from the store: a page that only looks must not start the grading service.
-    record = store_call("look for your submission being graded",
-                        lambda opened: opened.pending_grading_job(student), None)
-    if record is None:
+def refresh(watch: Watch) -> JobStatus | None:
+    """Ask the service where the job is (one question; the store's rows for a submission) and keep
+    the answer in ``watch``; None when it could not be asked (``store_call`` has said why)."""
+    if watch.settled:
+        return watch.status
+    service = grading_service()
+    if service is None:
         return None
-    job = PendingJob(record.id, record.exercises, handed_in=record.submitted_at)
-    st.session_state[JOB_KEY] = job
-    return job
+    status = store_call("check on your submission" if watch.kind == AttemptKind.SUBMISSION else
+                        "check on your practice run", lambda _: service.status(watch.job_id), None)
+    if status is not None:
+        watch.status = status
+        watch.handed_in = status.handed_in or watch.handed_in
+    return status
+
+
+def first_look(watch: Watch) -> None:
+    """Wait up to ``FIRST_LOOK_SECONDS`` for the job's answer, then ask where it is."""
+    watch.looked = True
+    service = grading_service()
+    if service is not None:
+        service.wait(watch.job_id, FIRST_LOOK_SECONDS)
+    refresh(watch)
+
+
+def waiting_sentence(watch: Watch) -> str:
+    """What the page says while the job is not settled (or why it failed)."""
+    status = watch.status
+    state = watch.state
+    if state == WatchState.STARTING:
+        return STARTING_TEXT
+    if state == WatchState.FAILED:
+        return status.message or "The grading failed."
+    if watch.kind == AttemptKind.PRACTICE:
+        return "Running the public tests on your draft…"
+    if state == WatchState.WAITING:
+        return f"In the queue: {status.ahead} submission{'s' if status.ahead != 1 else ''} before yours."
+    if state == WatchState.GRADING:
+        return "Grading your code in a sandbox…"
+    return "Graded."
+
+
+def watch_of(kind: AttemptKind, exercise_id: str) -> Watch | None:
+    """This session's watch of its submission, or of its practice run of ``exercise_id``."""
+    if kind == AttemptKind.SUBMISSION:
+        return st.session_state.get(JOB_KEY)
+    return practice_watches().get(exercise_id)
+
+
+# -- submissions -------------------------------------------------------------------------------------
+
+def pending_job(student: str) -> Watch | None:
+    """This session's submission, else (after a reload or in another tab) the student's one still queued."""
+    watch = st.session_state.get(JOB_KEY)
+    if watch is not None:
+        return watch
+    service = grading_service()
+    if service is None:
+        return None
+    job_id = store_call("look for your submission being graded", lambda _: service.pending_job_id(student), None)
+    if job_id is None:
+        return None
+    watch = Watch(job_id, AttemptKind.SUBMISSION, ())
+    st.session_state[JOB_KEY] = watch
+    return watch
 
 
 def submit(student: str, files: Mapping[str, str], exercises: tuple[str, ...]) -> bool:
-    """Hand a submission to the service; it returns at once, and the page polls the job.
+    """Hand a submission to the service; it returns at once, and the page watches the job.
 
     True when a job is now pending; False when the page has said why not."""
     service = grading_service()
@@ -165,9 +221,9 @@ def submit(student: str, files: Mapping[str, str], exercises: tuple[str, ...]) -
         st.info(str(error), icon=":material/hourglass_top:")
         current = st.session_state.get(JOB_KEY)
         if current is None or current.job_id != pending_id:  # pending from another tab: watch that one
-            st.session_state[JOB_KEY] = PendingJob(pending_id, exercises)
+            st.session_state[JOB_KEY] = Watch(pending_id, AttemptKind.SUBMISSION, exercises)
         return True
-    st.session_state[JOB_KEY] = PendingJob(job.id, exercises)
+    st.session_state[JOB_KEY] = Watch(job.id, AttemptKind.SUBMISSION, exercises)
     return True
 
 
@@ -181,85 +237,20 @@ def submit_folder(student: str, folder: Path, exercises: tuple[Exercise, ...]) -
     return submit(student, files, tuple(item.id for item in exercises if item.filename in files))
 
 
-def job_status(job: PendingJob) -> JobStatus | None:
-    service = grading_service()
-    if service is None:
-        return None
-    return store_call("check on your submission", lambda _: service.status(job.job_id), None)
-
-
-def first_look(job: PendingJob) -> None:
-    """Wait up to ``FIRST_LOOK_SECONDS`` for the job's result; keep it in ``job.finished`` if it came."""
-    job.looked = True
-    service = grading_service()
-    if service is None:
-        return
-    service.wait(job.job_id, FIRST_LOOK_SECONDS)
-    status = job_status(job)
-    if settled(status):
-        job.finished = status
-
-
-def status_sentence(status: JobStatus) -> str:
-    if status.state == "starting":
-        return STARTING_TEXT
-    if status.state == "waiting":
-        ahead = status.ahead
-        return f"In the queue: {ahead} submission{'s' if ahead != 1 else ''} before yours."
-    if status.state == "grading":
-        return "Grading your code in a sandbox…"
-    if status.state == "failed":
-        return status.message or "The grading failed."
-    return "Graded."
-
-
-def settled(status: JobStatus | None) -> bool:
-    return status is not None and status.state in ("done", "failed")
-
-
 # -- practice: the public tests against the draft -----------------------------------------------------
 
-def practice_runs() -> dict[str, PendingPractice]:
+def practice_watches() -> dict[str, Watch]:
     return st.session_state.setdefault(PRACTICE_KEY, {})
 
 
-def start_practice(student: str, exercise: Exercise, code: str) -> None:
-    """Send the draft to a warm judge with the public tests; the page polls the run."""
+def start_practice(student: str, exercise: Exercise, draft: str) -> None:
+    """Send the draft to a warm judge with the public tests; the service keeps the outcome."""
     service = grading_service()
     if service is None:
         return
     try:
-        job = service.run_public({exercise.filename: code}, [exercise.id], student=student)
+        job = service.run_public({exercise.filename: draft}, [exercise.id], student=student)
     except (SubmissionRejected, ValueError) as error:
         st.error(str(error), icon=":material/block:")
         return
-    practice_runs()[exercise.id] = PendingPractice(exercise.id, code, job)
-
-
-def practice_waiting_sentence() -> str:
-    service = grading_service()
-    if service is not None and service.starting:
-        return STARTING_TEXT
-    return "Running the public tests on your draft…"
-
-
-def practice_result(student: str, run: PendingPractice) -> SubmissionResult | str | None:
-    """The run's result once it came (stored as a practice run), a sentence if it failed, else None.
-
-    The first look waits up to ``FIRST_LOOK_SECONDS`` for it."""
-    if not run.looked:
-        run.looked = True
-        run.job.wait(FIRST_LOOK_SECONDS)
-    if not run.job.done():
-        return None
-    try:
-        result = run.job.result(timeout=0)
-    except Exception as error:  # noqa: BLE001 - the grader's fault, said in a sentence
-        return (f"The grader itself failed ({type(error).__name__}). This is not your code's fault: "
-                "please try again.")
-    score = result.exercises.get(run.exercise)
-    if not run.shown and score is not None and score.max_score > 0:
-        store_call("save your practice run", lambda opened: opened.record_practice_run(
-            student, run.exercise, score.score, score.max_score, run.code, result.to_dict()), None)
-    run.shown = True
-    return result
+    practice_watches()[exercise.id] = Watch(job.id, AttemptKind.PRACTICE, (exercise.id,))

@@ -1,12 +1,13 @@
 """The Exercises page's hand-in: run the public tests, submit for grading, what each answers, the attempts.
 
-``panel`` is a fragment: a click reruns it, not the spec and the editor. What it answers comes
-in one of two ways (``app_pages.ui.grading`` says why the first is the usual one):
+``panel`` is a fragment: a click reruns it, not the spec and the editor. A submission and a practice
+run are watched the same way (``watch_panel``, a ``grading.Watch`` each), and their answer comes in
+one of two ways (``app_pages.ui.grading`` says why the first is the usual one):
 
-* in the click's own run, when the first look finds the result: the attempts below it are
-  drawn in the same run, new attempt included, and nothing polls;
-* else from a poll, a fragment inside it rerun every few tenths of a second while the job is
-  pending, which draws the result as soon as it is in; the next poll then runs the whole page
+* in the click's own run, when the first look finds it: the attempts below it are drawn in the
+  same run, new attempt included, and nothing polls;
+* else from a poll, a fragment inside it rerun every few tenths of a second while the job is not
+  settled, which draws the answer as soon as it is in; the next poll then runs the whole page
   (the attempts, and no more polls).
 """
 
@@ -19,7 +20,9 @@ import streamlit as st
 from app_pages.ui import feedback, grading, history, store_calls, workspace
 from grader.results import SubmissionResult
 from grader.submissions import MAX_FILE_BYTES, SubmissionRejected, source_from_upload
+from grader.vocabulary import ExerciseStatus, WatchState
 from poslab.exercises import EXERCISES, Exercise
+from poslab.vocabulary import AttemptKind
 
 TITLES = {item.id: item.title for item in EXERCISES}
 
@@ -27,119 +30,105 @@ TITLES = {item.id: item.title for item in EXERCISES}
 @st.fragment
 def panel(student: str, exercise: Exercise) -> None:
     """The buttons and what they answer."""
+    workspace.receive_editor_text(student, exercise)  # typing not saved yet is saved once, here
+    draft = workspace.draft_text(student, exercise)
     run_column, submit_column, reset_column, download_column = st.columns([1, 1, 1, 1])
     if run_column.button("Run the public tests", key="run-public", icon=":material/science:", width="stretch"):
-        grading.start_practice(student, exercise, workspace.current_code(student, exercise))
+        grading.start_practice(student, exercise, draft)
     if submit_column.button("Submit for grading", key="submit", type="primary", icon=":material/send:",
                             width="stretch"):
-        grading.submit(student, {exercise.filename: workspace.current_code(student, exercise)}, (exercise.id,))
+        grading.submit(student, {exercise.filename: draft}, (exercise.id,))
     with reset_column:
         reset_box(student, exercise)
-    download_column.download_button(f"Download {exercise.filename}", workspace.current_code(student, exercise),
-                                    exercise.filename, mime="text/x-python", icon=":material/download:",
+    download_column.download_button(f"Download {exercise.filename}", draft, exercise.filename,
+                                    mime="text/x-python", icon=":material/download:",
                                     key=f"download-{exercise.id}", width="stretch")
     practice_panel(student, exercise)
-    job_panel(student)
+    submission_panel(student)
     # Keyed, so that it stays open through the page's own run that follows a result drawn by a poll.
     with st.expander("Other ways to hand in", key="other-ways-open", on_change="rerun"):
         other_ways(student, exercise)
     history.show_history(student, exercise, TITLES)
 
 
-def poll(every_run, handed_in: datetime, *args) -> None:
-    """``every_run(*args, every)`` as a fragment rerun every ``every`` s, less often as the wait grows."""
-    every = grading.poll_seconds(handed_in)
-    st.fragment(every_run, run_every=every)(*args, every)
+# -- watching a submission or a practice run: the one way the page waits for an answer --------------------
+
+def watch_panel(watch: grading.Watch, exercise_id: str) -> None:
+    """The job's answer if it is in (looked for once, briefly, before any poll), else a poll for it."""
+    if not watch.settled and not watch.looked:
+        grading.first_look(watch)  # before the poll exists: its timer must not fire while this run waits
+    if watch.settled and not watch.drawn_by_poll:
+        draw(watch, exercise_id)  # in this run, above the attempts, which are drawn after it
+        return
+    every = grading.poll_seconds(watch.handed_in)
+    st.fragment(watch_poll, run_every=every)(watch.kind, exercise_id, watch.job_id, every)
+
+
+def watch_poll(kind: AttemptKind, exercise_id: str, job_id: str, every: float) -> None:
+    """A poll: where the job is (one question to the service), or its answer, drawn as soon as it is in.
+
+    Once a poll has drawn the answer, the next one runs the whole page: the attempts, no more polls."""
+    watch = grading.watch_of(kind, exercise_id)
+    if watch is None or watch.job_id != job_id:
+        st.rerun()  # another job replaced this one: the page watches that one
+    if watch.drawn_by_poll:
+        watch.drawn_by_poll = False
+        st.rerun()
+    if grading.refresh(watch) is None:
+        return  # the service could not be asked (store_call said why): ask again at the next poll
+    if not watch.settled:
+        if grading.poll_seconds(watch.handed_in) != every:
+            st.rerun()  # a longer wait: the page registers the poll again, less often
+        icon = ":material/science:" if kind == AttemptKind.PRACTICE else ":material/hourglass_top:"
+        st.info(grading.waiting_sentence(watch), icon=icon)
+        return
+    watch.drawn_by_poll = True
+    draw(watch, exercise_id)
+
+
+def draw(watch: grading.Watch, exercise_id: str) -> None:
+    """A settled job: the grader's failure, or the result (a submission's, or a practice run's)."""
+    if watch.state == WatchState.FAILED:
+        st.error(grading.waiting_sentence(watch), icon=":material/error:")
+    elif watch.kind == AttemptKind.PRACTICE:
+        show_practice(watch.status.result, watch.handed_in, exercise_id)
+    else:
+        show_submission(watch)
 
 
 # -- graded submissions ------------------------------------------------------------------------------
 
-def job_panel(student: str) -> None:
+def submission_panel(student: str) -> None:
     """The pending submission's place in the queue, or the last finished one's result or failure."""
-    job = grading.pending_job(student)
-    if job is None:
-        return
-    if job.finished is None and not job.looked:
-        grading.first_look(job)  # before the poll exists: its timer must not fire while this run waits
-        if job.finished is not None:
-            job.drawn_by = "page"  # in this run, above the attempts, which are drawn after it
-    if job.drawn_by == "page":
-        show_finished(job)
-        return
-    poll(watch_job, job.handed_in, job.job_id)
+    watch = grading.pending_job(student)
+    if watch is not None:
+        watch_panel(watch, "")
 
 
-def watch_job(job_id: str, every: float) -> None:
-    """A poll: where the submission is (one row read), or its result, drawn here as soon as it is in.
-
-    Once a poll has drawn the result, the next one runs the whole page: the attempts, no more polls."""
-    job = st.session_state.get(grading.JOB_KEY)
-    if job is None or job.job_id != job_id:
-        st.rerun()  # another submission replaced this one: the page polls that one
-    if job.drawn_by == "poll":
-        job.drawn_by = "page"
-        st.rerun()
-    if job.finished is None:
-        status = grading.job_status(job)
-        if status is None:
-            return  # the store could not be read (store_call said why): ask again at the next poll
-        if not grading.settled(status):
-            if grading.poll_seconds(job.handed_in) != every:
-                st.rerun()  # a longer wait: the page registers the poll again, less often
-            st.info(grading.status_sentence(status), icon=":material/hourglass_top:")
-            return
-        job.finished = status
-    job.drawn_by = "poll"
-    show_finished(job)
-
-
-def show_finished(job: grading.PendingJob) -> None:
-    finished = job.finished
-    if finished.state == "failed":
-        st.error(finished.message or "The grading failed.", icon=":material/error:")
-        return
-    result = finished.result
+def show_submission(watch: grading.Watch) -> None:
+    result = watch.status.result
     st.header("Your last result")
-    st.caption(f"Handed in at {job.handed_in:%H:%M:%S} UTC.")
-    shown = job.exercises or tuple(result.exercises) or tuple(TITLES)
+    st.caption(f"Handed in at {watch.handed_in:%H:%M:%S} UTC.")
+    graded = tuple(exercise for exercise in result.exercises
+                   if result.exercise_status(exercise) != ExerciseStatus.NOT_GRADED)
+    shown = watch.exercises or graded or tuple(TITLES)  # a job found after a reload: what it graded
     feedback.show_result(result, shown, TITLES)
 
 
 # -- practice: the public tests on the draft -----------------------------------------------------------
 
 def practice_panel(student: str, exercise: Exercise) -> None:
-    run = grading.practice_runs().get(exercise.id)
-    if run is None:
-        runs = store_calls.store_call("load your practice runs",
-                                      lambda opened: opened.practice_runs(student, exercise.id), ())
-        if runs:
-            show_practice(SubmissionResult.from_dict(runs[-1].result), runs[-1].time, exercise.id)
+    watch = grading.practice_watches().get(exercise.id)
+    if watch is not None:
+        watch_panel(watch, exercise.id)
         return
-    result = grading.practice_result(student, run)
-    if result is None:
-        poll(watch_practice, run.handed_in, student, exercise)
-        return
-    show_practice(result, run.handed_in, exercise.id)
+    runs = store_calls.store_call("load your practice runs",
+                                  lambda opened: opened.practice_runs(student, exercise.id), ())
+    if runs:  # the last one, kept by the grading service (after a reload, in another tab)
+        show_practice(SubmissionResult.from_dict(runs[-1].details), runs[-1].time, exercise.id)
 
 
-def watch_practice(student: str, exercise: Exercise, every: float) -> None:
-    """A poll: the practice run's result as soon as it is in; then the page's own run ends the polls."""
-    run = grading.practice_runs().get(exercise.id)
-    if run is None or run.shown:
-        st.rerun()
-    result = grading.practice_result(student, run)
-    if result is not None:
-        show_practice(result, run.handed_in, exercise.id)
-        return
-    if grading.poll_seconds(run.handed_in) != every:
-        st.rerun()
-    st.info(grading.practice_waiting_sentence(), icon=":material/science:")
-
-
-def show_practice(result: SubmissionResult | str, handed_in: datetime, exercise_id: str) -> None:
-    if isinstance(result, str):
-        st.error(result)
-        return
+def show_practice(result: SubmissionResult, handed_in: datetime, exercise_id: str) -> None:
     with st.container(border=True):
         st.markdown("**Public tests on your draft** (practice: not an attempt, not a grade)")
         st.caption(f"Run at {handed_in:%H:%M:%S} UTC.")

@@ -6,6 +6,10 @@ stops typing and when it loses focus; each new text is saved as the draft in the
 back after a reload, in another tab or on another day. The editor sits in a fragment: a save
 reruns the editor only, not the page.
 
+One place saves what the student typed: ``receive_editor_text``, once per event the editor sent
+(the editor's fragment calls it, and so does the hand-in's, whose click may come before the
+editor's own run). Reading the draft (``draft_text``) writes nothing.
+
 Keyboard (WCAG 2.1.2, no trap): Tab reaches the editor; Enter starts editing (Tab then indents);
 Esc stops editing, and Tab then moves on to the next control. Ace's ``enableKeyboardAccessibility``.
 
@@ -50,7 +54,7 @@ EDITOR_KEYBINDINGS = {"commands": [{"name": "exitSession", "bindkey": ""}]}
 class EditorState:
     """What this session knows of one exercise's editor."""
 
-    text: str  # the editor's text as last received (and saved)
+    text: str  # the editor's text as last received (saved, unless ``problem`` says why not)
     loaded: str  # the text the editor was last mounted with
     generation: int  # a new one mounts a fresh editor with ``loaded`` (reset, load an attempt)
     revision: int  # of the stored draft this session last loaded or saved; 0: none
@@ -128,29 +132,37 @@ def _save(student: str, exercise: Exercise, state: EditorState, text: str) -> No
     if saved is None:
         state.problem = "Not saved (see above): keep a copy of your code until this is fixed."
         return
-    state.text, state.revision, state.problem = text, saved.draft.revision, None
+    state.revision, state.problem = saved.draft.revision, None
     state.saved_at = f"{saved.draft.saved_at:%H:%M:%S} UTC"
     if saved.replaced is not None:
         state.notice = (f"This save replaced a newer version saved from another tab or window at "
                         f"{saved.replaced.saved_at:%H:%M:%S} UTC: the last save wins.")
 
 
-def current_code(student: str, exercise: Exercise) -> str:
-    """The editor's latest text (also one not yet handled by a save), saved as the draft now if new."""
+def receive_editor_text(student: str, exercise: Exercise) -> None:
+    """Take the editor's newest event, once, and save its text as the draft if it is new (or the
+    last save failed): the one place where typing is saved."""
     state = _state(student, exercise)
     value = st.session_state.get(editor_key(student, exercise))
-    text = value.get("text") if isinstance(value, dict) and value.get("id") else None
-    if text is not None and text != state.text:
+    if not (isinstance(value, dict) and value.get("id")) or value["id"] == state.last_event:
+        return
+    state.last_event = value["id"]
+    text = value.get("text")
+    if isinstance(text, str) and (text != state.text or state.problem):
+        state.text = text
         _save(student, exercise, state, text)
-        return text
-    return state.text
+
+
+def draft_text(student: str, exercise: Exercise) -> str:
+    """The editor's text as last received: what the student sees, to run, hand in or download."""
+    return _state(student, exercise).text
 
 
 def replace_text(student: str, exercise: Exercise, text: str, notice: str) -> None:
     """Mount a fresh editor with ``text`` and save it as the draft (reset, load an attempt)."""
     state = _state(student, exercise)
-    _save(student, exercise, state, text)
     state.text = state.loaded = text
+    _save(student, exercise, state, text)
     state.generation += 1
     state.notice = notice
 
@@ -162,15 +174,10 @@ def editor(student: str, exercise: Exercise) -> None:
     # The latest text, not the one mounted first: a page left and reopened mounts a new editor. A
     # mounted editor ignores a changed text (only a new generation, i.e. a new key, replaces it).
     lines = state.text.count("\n") + 2
-    value = code_editor(state.text, lang="python", height=[min(max(lines, 12), MAX_EDITOR_LINES), MAX_EDITOR_LINES],
-                        shortcuts="sublime", response_mode=["debounce", "blur"], options=EDITOR_OPTIONS, props=EDITOR_PROPS,
-                        keybindings=EDITOR_KEYBINDINGS,
-                        key=editor_key(student, exercise))
-    if isinstance(value, dict) and value.get("id") and value["id"] != state.last_event:
-        state.last_event = value["id"]
-        text = value.get("text")
-        if isinstance(text, str) and text != state.text:
-            _save(student, exercise, state, text)
+    code_editor(state.text, lang="python", height=[min(max(lines, 12), MAX_EDITOR_LINES), MAX_EDITOR_LINES],
+                shortcuts="sublime", response_mode=["debounce", "blur"], options=EDITOR_OPTIONS, props=EDITOR_PROPS,
+                keybindings=EDITOR_KEYBINDINGS, key=editor_key(student, exercise))
+    receive_editor_text(student, exercise)
     if state.notice:
         st.info(state.notice, icon=":material/sync:")
         state.notice = None

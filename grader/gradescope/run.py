@@ -24,7 +24,9 @@ from pathlib import Path
 from grader.api import Grader, load_submission
 from grader.results import SubmissionResult
 from grader.settings import GraderSettings
+from grader.vocabulary import Visibility
 from poslab.exercises import EXERCISES
+from poslab.vocabulary import TestStatus
 
 DEFAULT_ROOT = "/autograder"
 MAX_RESULTS_BYTES = 1_000_000  # Gradescope refuses larger results files
@@ -156,9 +158,9 @@ class ProbeCase:
     exercise: str = "attention"
     score: float = 0.0
     max_score: float = 0.0
-    status: str = "passed"
+    status: TestStatus = TestStatus.PASSED
     output: str = ""
-    visibility: str = "hidden"
+    visibility: Visibility = Visibility.HIDDEN
     family: str = "probe"
 
 
@@ -225,12 +227,13 @@ def write_results(paths: GradescopePaths, text: str) -> None:
     os.replace(temporary, paths.results_file)  # replaces anything else that was there
 
 
-def submission_id(paths: GradescopePaths) -> str:
+def submission_id(paths: GradescopePaths, unknown: str = "submission") -> str:
+    """Gradescope's id of the submission (from its metadata), else ``unknown``."""
     try:
         metadata = json.loads((paths.root / "submission_metadata.json").read_text(encoding="utf-8"))
-        return str(metadata.get("id") or "submission")
+        return str(metadata.get("id") or unknown)
     except (OSError, ValueError, AttributeError):
-        return "submission"
+        return unknown
 
 
 def main() -> int:

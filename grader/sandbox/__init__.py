@@ -7,12 +7,12 @@ the wire protocol (``grader.sandboxed.protocol``). What each side guards (see al
   process; replies come back as JSON headers plus raw tensor bytes, checked here field by field
   (``replies``) before any tensor is built. Nothing is unpickled; exit codes, stdout and files
   of the child count for nothing.
-* With bubblewrap (``isolation == "bwrap"``) the worker runs with no network, a read-only view
+* With bubblewrap (``Isolation.BWRAP``) the worker runs with no network, a read-only view
   of /usr and of the Python installation only (not the project), a private /tmp, its own PID
   namespace, and dies with the judge. Each child runs as a uid of its own with rlimits on
   memory, CPU time, processes, file size and open files; after each exercise the worker kills
   every process left in its namespace (a grandchild that called ``setsid()`` included).
-* The fallback (``isolation == "fallback"``) is a plain subprocess with a scrubbed environment
+* The fallback (``Isolation.FALLBACK``) is a plain subprocess with a scrubbed environment
   and an empty working folder; children get the same rlimits and (as root) their own uid, and
   are killed by uid. It does not hide the file system: a child can read whatever its uid may.
 * Inside, the child confines itself before any student code runs

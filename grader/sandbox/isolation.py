@@ -21,6 +21,7 @@ from pathlib import Path
 import torch
 
 from grader.settings import GraderSettings
+from grader.vocabulary import Isolation, IsolationSetting
 from poslab.config import PROJECT_ROOT
 
 BLOCKED_MODULES = ("poslab", "grader")  # the project's packages: never visible to a submission
@@ -54,7 +55,7 @@ def masked_paths(binds: list[str]) -> list[str]:
 
 
 def bwrap_command(settings: GraderSettings, program: list[str]) -> list[str]:
-    bwrap = shutil.which("bwrap")
+    bwrap = shutil.which(Isolation.BWRAP)  # the isolation is named after its program
     if bwrap is None:
         raise FileNotFoundError("bwrap is not installed")
     command = [bwrap, "--ro-bind", "/usr", "/usr"]
@@ -114,7 +115,7 @@ def bwrap_problem(settings: GraderSettings) -> str | None:
         return _BWRAP_VERDICT["verdict"]
 
 
-def choose_isolation(settings: GraderSettings) -> str:
-    if settings.isolation != "auto":
-        return settings.isolation
-    return "bwrap" if bwrap_problem(settings) is None else "fallback"
+def choose_isolation(settings: GraderSettings) -> Isolation:
+    if settings.isolation != IsolationSetting.AUTO:
+        return Isolation(settings.isolation)
+    return Isolation.BWRAP if bwrap_problem(settings) is None else Isolation.FALLBACK

@@ -13,12 +13,13 @@ from typing import Mapping
 from grader.sandbox.session import ChildSession
 from grader.sandbox.worker_process import WorkerProcess
 from grader.sandboxed import protocol
+from grader.sandboxed.protocol import MessageKind, PytestOutcome
 from grader.student import SubmissionCrashed
 
 
 @dataclass
 class PublicReport:
-    tests: list[dict]  # nodeid, when, outcome, message: checked, but written by untrusted code
+    tests: list[dict]  # nodeid, when, outcome (a PytestOutcome), message: checked, but written by untrusted code
     crash: str | None
 
 
@@ -27,7 +28,7 @@ def run_public_tests(worker: WorkerProcess, files: Mapping[str, str], timeout: f
     session = ChildSession(worker, timeout)
     try:
         session.receive("start-up")
-        session.send({"type": "pytest", "files": dict(files)}, what="the public tests")
+        session.send({"type": MessageKind.PYTEST, "files": dict(files)}, what="the public tests")
         report, _ = session.receive("the public tests")
         problem = report.get("problem")
         return PublicReport(check_pytest_report(report),
@@ -43,7 +44,7 @@ def run_public_tests(worker: WorkerProcess, files: Mapping[str, str], timeout: f
 
 
 def check_pytest_report(report: dict) -> list[dict]:
-    tests = report.get("tests") if report.get("type") == "pytest_report" else None
+    tests = report.get("tests") if report.get("type") == MessageKind.PYTEST_REPORT else None
     if not isinstance(tests, list) or len(tests) > 10_000:
         raise protocol.ProtocolError("the public-test report is not a list of tests")
     checked = []
@@ -53,6 +54,6 @@ def check_pytest_report(report: dict) -> list[dict]:
         outcome = test.get("outcome")
         checked.append({"nodeid": protocol.clip(test.get("nodeid"), 300),
                         "when": protocol.clip(test.get("when"), 20),
-                        "outcome": outcome if outcome in ("passed", "failed", "skipped") else "failed",
+                        "outcome": PytestOutcome(outcome) if outcome in tuple(PytestOutcome) else PytestOutcome.FAILED,
                         "message": protocol.clip(test.get("message", ""), 3000)})
     return checked

@@ -1,7 +1,7 @@
 """Checking what a child sends back, field by field, before any tensor is built.
 
 A reply's header is JSON; its tensors are raw bytes whose dtype (from a fixed list), shape and
-byte count are checked against the header (``protocol.check_tensor_info``, ``split_blob``) and
+byte count are checked against the header (``tensor_codec.check_tensor_info``, ``split_blob``) and
 only then copied into fresh memory with ``torch.frombuffer``. Every reference must point at a
 tensor of this reply, texts are clipped, and anything malformed is a ``protocol.ProtocolError``
 (the exercise then counts as crashed). Nothing is unpickled.
@@ -13,12 +13,13 @@ from typing import Any
 
 import torch
 
-from grader.sandboxed import protocol
+from grader.sandboxed import protocol, tensor_codec
+from grader.sandboxed.protocol import FindingCode, MessageKind, NoteCode
 from grader.student import (TABLE_IN_BUFFER, CallResult, CannotCheck, NotATensor, NotImplementedBySubmission,
                             StudentError, TensorInfo, Transposed, converted_note, no_table_reason)
 
-# The judge's words for the child's note codes (protocol.NOTE_CODES).
-NOTE_SENTENCES = {"table_in_buffer": TABLE_IN_BUFFER}
+# The judge's words for the child's note codes, one for each (a test checks that none is missing).
+NOTE_SENTENCES = {NoteCode.TABLE_IN_BUFFER: TABLE_IN_BUFFER}
 
 
 def _count(reply: dict, key: str) -> int:
@@ -30,15 +31,15 @@ def _count(reply: dict, key: str) -> int:
 
 def decode_reply(reply: dict, blob: bytearray, name: str, n_inputs: int, wall: float) -> CallResult:
     kind = reply["type"]
-    if kind == "not_implemented":
+    if kind == MessageKind.NOT_IMPLEMENTED:
         raise NotImplementedBySubmission(name)
-    if kind == "error":
+    if kind == MessageKind.ERROR:
         raise StudentError(protocol.clip(reply.get("kind"), 100), protocol.clip(reply.get("message")))
-    if kind == "finding" and reply.get("code") == "no_table":
+    if kind == MessageKind.FINDING and reply.get("code") == FindingCode.NO_TABLE:
         raise CannotCheck(no_table_reason(_count(reply, "buffers"), _count(reply, "parameters")))
-    if kind == "finding" and reply.get("code") != "not_a_tensor":
+    if kind == MessageKind.FINDING and reply.get("code") != FindingCode.NOT_A_TENSOR:
         raise protocol.ProtocolError(f"unknown finding {protocol.clip(reply.get('code'), 40)!r}")
-    if kind not in ("result", "finding"):
+    if kind not in (MessageKind.RESULT, MessageKind.FINDING):
         raise protocol.ProtocolError(f"unexpected reply {protocol.clip(kind, 40)!r}")
     notes = reply.get("notes", [])
     if not isinstance(notes, list) or len(notes) > 8 or not all(note in NOTE_SENTENCES for note in notes):
@@ -46,8 +47,8 @@ def decode_reply(reply: dict, blob: bytearray, name: str, n_inputs: int, wall: f
     infos = reply.get("tensors")
     if not isinstance(infos, list):
         raise protocol.ProtocolError("the reply has no tensor list")
-    checked = [protocol.check_tensor_info(info) for info in infos]
-    pieces = protocol.split_blob(infos, blob)
+    checked = [tensor_codec.check_tensor_info(info) for info in infos]
+    pieces = tensor_codec.split_blob(infos, blob)
     tensors = [decode_tensor(fields, piece) for fields, piece in zip(checked, pieces)]
     output = decode_output(reply.get("output"), tensors)
     after = reply.get("inputs_after")
@@ -57,14 +58,14 @@ def decode_reply(reply: dict, blob: bytearray, name: str, n_inputs: int, wall: f
     sentences = [NOTE_SENTENCES[note] for note in notes]
     parts = output if isinstance(output, tuple) else (output,)
     not_tensors = [part for part in parts if isinstance(part, NotATensor)]
-    if (kind == "finding") != bool(not_tensors):
+    if (kind == MessageKind.FINDING) != bool(not_tensors):
         raise protocol.ProtocolError("a not_a_tensor finding does not match its output")
     sentences += [converted_note(name, part) for part in not_tensors if part.values is not None]
     return CallResult(output=output, inputs_after=inputs_after, wall_seconds=wall, notes=tuple(sentences))
 
 
-class JudgeEncoder(protocol.Encoder):
-    """``protocol.Encoder`` plus the judge-only wrappers from ``grader.student``."""
+class JudgeEncoder(tensor_codec.Encoder):
+    """``tensor_codec.Encoder`` plus the judge-only wrappers from ``grader.student``."""
 
     def value(self, value: Any) -> Any:
         if isinstance(value, Transposed):
@@ -81,7 +82,7 @@ def decode_tensor(fields: tuple, piece: memoryview) -> torch.Tensor | TensorInfo
     dtype, shape, device, requires_grad, _ = fields
     if device == "meta":
         return TensorInfo(shape, protocol.dtype_name(dtype), "meta", requires_grad)
-    return protocol.build_tensor(dtype, shape, piece)  # detached, like LocalStudent's outputs
+    return tensor_codec.build_tensor(dtype, shape, piece)  # detached, like LocalStudent's outputs
 
 
 def tensor_ref(item: Any, tensors: list) -> torch.Tensor:
@@ -97,7 +98,7 @@ def decode_info(item: Any) -> TensorInfo:
         raise protocol.ProtocolError("a tensor description is malformed")
     fields["nbytes"] = 0
     fields["device"] = fields["device"] if fields["device"] in ("cpu", "meta") else "?"
-    dtype, shape, device, requires_grad, _ = protocol.check_tensor_info({**fields, "device": "meta"})
+    dtype, shape, device, requires_grad, _ = tensor_codec.check_tensor_info({**fields, "device": "meta"})
     return TensorInfo(shape, protocol.dtype_name(dtype), item["device"], requires_grad)
 
 

@@ -19,6 +19,7 @@ import torch
 from grader.sandbox.replies import JudgeEncoder, check_import_error, decode_reply, explain_end
 from grader.sandbox.worker_process import GraderFault, WorkerProcess
 from grader.sandboxed import protocol
+from grader.sandboxed.protocol import MessageKind
 from grader.student import (NAME_OF_OP, OPS, CallResult, NotImplementedBySubmission, Student, SubmissionCrashed,
                             Transposed)
 
@@ -144,23 +145,23 @@ class SandboxStudent(Student):
         report = LoadReport({}, None, list(self.names))
         try:
             ops = {op: name for op, name in NAME_OF_OP.items() if name in self.names}
-            header = {"type": "load", "order": order, "names": self.names, "ops": ops}
+            header = {"type": MessageKind.LOAD, "order": order, "names": self.names, "ops": ops}
             if send_files is not None:
                 ready, _ = self.session.receive("start-up")
-                if ready["type"] != "ready":
+                if ready["type"] != MessageKind.READY:
                     self.session.fail("the sandbox did not start properly")
                 header["files"] = dict(send_files)
             self.session.send(header, what="the import")
             while True:
                 header, _ = self.session.receive(f"the import of {report.stuck_in}" if report.stuck_in else "the import")
                 kind = header["type"]
-                if kind == "importing" and header.get("file") in order:
+                if kind == MessageKind.IMPORTING and header.get("file") in order:
                     report.stuck_in = header["file"]
-                elif kind == "imported" and header.get("file") == report.stuck_in:
+                elif kind == MessageKind.IMPORTED and header.get("file") == report.stuck_in:
                     if header.get("error") is not None:
                         report.import_errors[report.stuck_in] = check_import_error(header["error"])
                     report.stuck_in = None
-                elif kind == "loaded" and isinstance(header.get("found"), list):
+                elif kind == MessageKind.LOADED and isinstance(header.get("found"), list):
                     self.found = {name for name in self.names if name in header["found"]}
                     report.missing = [name for name in self.names if name not in self.found]
                     return report
@@ -180,7 +181,7 @@ class SandboxStudent(Student):
         if name not in self.found:
             raise NotImplementedBySubmission(name)
         encoder = JudgeEncoder()
-        header = {"type": "call", "op": op, "args": [encoder.value(item) for item in args],
+        header = {"type": MessageKind.CALL, "op": op, "args": [encoder.value(item) for item in args],
                   "kwargs": {key: encoder.value(item) for key, item in kwargs.items()}}
         header["tensors"] = encoder.tensors
         # The child reports the top-level tensor arguments after the call, as LocalStudent does.
@@ -199,9 +200,9 @@ class SandboxStudent(Student):
         best = float("inf")
         for _ in range(5):
             started = time.monotonic()
-            self.session.send({"type": "ping"}, what="a ping")
+            self.session.send({"type": MessageKind.PING}, what="a ping")
             reply, _ = self.session.receive("a ping")
-            if reply["type"] != "pong":
+            if reply["type"] != MessageKind.PONG:
                 self.session.fail("your code broke the grader's protocol during a ping")
             best = min(best, time.monotonic() - started)
         return best

@@ -24,7 +24,9 @@ from pathlib import Path
 import grader.sandboxed as sandboxed
 from grader.sandbox.isolation import BLOCKED_MODULES, bwrap_command, choose_isolation
 from grader.sandboxed import protocol
+from grader.sandboxed.protocol import MessageKind, StrayScope
 from grader.settings import GraderSettings
+from grader.vocabulary import Isolation
 from poslab.config import PROJECT_ROOT
 from poslab.exercises import EXERCISES
 
@@ -82,7 +84,7 @@ def runner_sources() -> dict[str, str]:
 class WorkerProcess:
     """One warm worker (torch imported once). Not thread-safe: one judging thread per worker."""
 
-    def __init__(self, settings: GraderSettings, isolation: str | None = None, preload: tuple[str, ...] = ()) -> None:
+    def __init__(self, settings: GraderSettings, isolation: Isolation | None = None, preload: tuple[str, ...] = ()) -> None:
         self.settings = settings
         self.isolation = isolation or choose_isolation(settings)
         self.limits = protocol.Limits(settings.max_header_bytes, settings.max_message_bytes)
@@ -103,16 +105,16 @@ class WorkerProcess:
         program = [sys.executable, "-I", "-B", "-c", BOOTSTRAP]
         is_root = os.geteuid() == 0
         self.stderr = tempfile.TemporaryFile()
-        if self.isolation == "bwrap":
+        if self.isolation == Isolation.BWRAP:
             command, env, cwd, tmp_root = bwrap_command(self.settings, program), None, None, "/tmp"
-            scope, hidden = "namespace", []
+            scope, hidden = StrayScope.NAMESPACE, []
         else:
             self.fallback_root = tempfile.mkdtemp(prefix="poslab-grader-")
             os.chmod(self.fallback_root, 0o711)  # children may enter their own folder, not list others
             command, cwd, tmp_root = program, self.fallback_root, self.fallback_root
             env = {"PATH": "/usr/bin:/bin", "HOME": self.fallback_root, "LANG": "C.UTF-8",
                    "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-            scope, hidden = ("uid" if is_root else "group"), [str(PROJECT_ROOT)]
+            scope, hidden = (StrayScope.UID if is_root else StrayScope.GROUP), [str(PROJECT_ROOT)]
             preload = ("torch.nn", "torch.nn.functional", "math", *preload)
         try:
             self.process = subprocess.Popen(command, stdin=worker_end, stdout=subprocess.DEVNULL,
@@ -125,10 +127,10 @@ class WorkerProcess:
         sources = json.dumps(runner_sources()).encode()
         try:
             judge_end.sendall(struct.pack("!I", len(sources)) + sources)
-            protocol.send_frame(judge_end, {"type": "hello", "tmp_root": tmp_root, "stray_scope": scope,
+            protocol.send_frame(judge_end, {"type": MessageKind.HELLO, "tmp_root": tmp_root, "stray_scope": scope,
                                             "hidden_paths": hidden, "blocked_modules": list(BLOCKED_MODULES),
                                             "preload": list(preload), "drop_uid": is_root})
-            self.info = self._expect("ready", time.monotonic() + self.settings.worker_start_seconds)
+            self.info = self._expect(MessageKind.READY, time.monotonic() + self.settings.worker_start_seconds)
         except (OSError, protocol.ProtocolError, protocol.ReadTimeout) as error:
             tail = self._stderr_tail()
             self.close()
@@ -141,10 +143,10 @@ class WorkerProcess:
         except (OSError, ValueError):
             return ""
 
-    def _expect(self, kind: str, deadline: float | None) -> dict:
+    def _expect(self, kind: MessageKind, deadline: float | None) -> dict:
         header, _ = protocol.recv_frame(self.control, protocol.Limits(), deadline)
         if header["type"] != kind:
-            raise protocol.ProtocolError(f"the worker answered {header['type']!r} where {kind!r} was expected")
+            raise protocol.ProtocolError(f"the worker answered {header['type']!r} where '{kind}' was expected")
         return header
 
     def alive(self) -> bool:
@@ -173,9 +175,9 @@ class WorkerProcess:
         judge_end, child_end = socket.socketpair()
         uid = self.first_uid + next(self.uid_counter) % 256
         try:
-            protocol.send_frame(self.control, {"type": "spawn", "uid": uid, "limits": self.settings.child_limits(len(EXERCISES))})
+            protocol.send_frame(self.control, {"type": MessageKind.SPAWN, "uid": uid, "limits": self.settings.child_limits(len(EXERCISES))})
             socket.send_fds(self.control, [b"s"], [child_end.fileno()])
-            self._expect("spawned", time.monotonic() + 30)
+            self._expect(MessageKind.SPAWNED, time.monotonic() + 30)
         except (OSError, protocol.ProtocolError, protocol.ReadTimeout) as error:
             judge_end.close()
             raise GraderFault(f"the grading worker failed: {error}; {self._stderr_tail()}") from None
@@ -186,8 +188,8 @@ class WorkerProcess:
     def reap(self) -> str:
         """Kill the current child and all it started; return how it ended (for messages only)."""
         try:
-            protocol.send_frame(self.control, {"type": "reap"})
-            answer = self._expect("reaped", time.monotonic() + 30)
+            protocol.send_frame(self.control, {"type": MessageKind.REAP})
+            answer = self._expect(MessageKind.REAPED, time.monotonic() + 30)
         except (OSError, protocol.ProtocolError, protocol.ReadTimeout) as error:
             raise GraderFault(f"the grading worker failed: {error}; {self._stderr_tail()}") from None
         return protocol.clip(answer.get("ended", ""), 100)

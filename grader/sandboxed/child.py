@@ -19,10 +19,10 @@ from typing import Any
 
 import torch
 
-from . import protocol
-from .confinement import PACKAGE, SOCKET_FD, confine
+from . import protocol, tensor_codec
+from .confinement import SOCKET_FD, SUBMISSION_PACKAGE, confine
 from .exercise_calls import DESCRIBED_OPS, Decoder, Finding, encode_output, run_op
-from .protocol import safe_str
+from .protocol import FindingCode, MessageKind, safe_str
 from .pytest_plugin import run_pytest
 
 
@@ -41,7 +41,7 @@ class Child:
     def __init__(self, sock: socket.socket, workdir: str) -> None:
         self.sock = sock
         self.workdir = workdir
-        self.package_dir = os.path.join(workdir, PACKAGE)
+        self.package_dir = os.path.join(workdir, SUBMISSION_PACKAGE)  # the submission package's folder
         self.found: dict[str, Any] = {}
         self.imported: set[str] = set()  # tried already, with or without success
         self.name_of_op: dict[str, str] = {}  # op -> the submitted name it calls, from the judge
@@ -51,20 +51,20 @@ class Child:
         protocol.send_frame(self.sock, header, blob)
 
     def serve(self) -> None:
-        self.send({"type": "ready", "pid": os.getpid(), "uid": os.getuid()})
+        self.send({"type": MessageKind.READY, "pid": os.getpid(), "uid": os.getuid()})
         while True:
             try:
                 header, blob = protocol.recv_frame(self.sock, self.limits)
             except protocol.PeerClosed:
                 return
             kind = header["type"]
-            if kind == "load":
+            if kind == MessageKind.LOAD:
                 self.load(header)
-            elif kind == "call":
+            elif kind == MessageKind.CALL:
                 self.call(header, blob)
-            elif kind == "ping":
-                self.send({"type": "pong"})
-            elif kind == "pytest":
+            elif kind == MessageKind.PING:
+                self.send({"type": MessageKind.PONG})
+            elif kind == MessageKind.PYTEST:
                 self.run_public_tests(header)
             else:
                 return
@@ -91,15 +91,15 @@ class Child:
             if filename in self.imported:
                 continue
             self.imported.add(filename)
-            self.send({"type": "importing", "file": filename})
+            self.send({"type": MessageKind.IMPORTING, "file": filename})
             error = self.import_file(filename)
-            self.send({"type": "imported", "file": filename, "error": error})
-        self.send({"type": "loaded", "found": sorted(self.found), "missing": [n for n in wanted if n not in self.found]})
+            self.send({"type": MessageKind.IMPORTED, "file": filename, "error": error})
+        self.send({"type": MessageKind.LOADED, "found": sorted(self.found), "missing": [n for n in wanted if n not in self.found]})
 
     def import_file(self, filename: str) -> dict | None:
         stem = filename[:-3]
         try:
-            module = importlib.import_module(f"{PACKAGE}.{stem}")
+            module = importlib.import_module(f"{SUBMISSION_PACKAGE}.{stem}")
         except BaseException as error:  # noqa: BLE001 - SystemExit at import is the student's too
             return describe_import_error(error, filename)
         for name in dir(module):
@@ -120,30 +120,30 @@ class Child:
         as_info = decoder.has_meta or kwargs.get("device") == "meta" or op in DESCRIBED_OPS
         target = self.found.get(name)
         if target is None:
-            self.send({"type": "not_implemented", "name": name})
+            self.send({"type": MessageKind.NOT_IMPLEMENTED, "name": name})
             return
         notes: list[str] = []
         try:
             output = run_op(op, target, args, kwargs, notes)
         except Finding as finding:  # the grader's own check, not the student's exception
-            self.send({"type": "finding", "code": finding.code, **finding.details})
+            self.send({"type": MessageKind.FINDING, "code": finding.code, **finding.details})
             return
         except NotImplementedError:
-            self.send({"type": "not_implemented", "name": name})
+            self.send({"type": MessageKind.NOT_IMPLEMENTED, "name": name})
             return
         except BaseException as error:  # noqa: BLE001 - report, do not die, on SystemExit too
-            self.send({"type": "error", "kind": type(error).__name__, "message": safe_str(error)})
+            self.send({"type": MessageKind.ERROR, "kind": type(error).__name__, "message": safe_str(error)})
             return
         self.send_output(output, inputs, as_info, notes)
 
     def send_output(self, output: Any, inputs: list, as_info: bool, notes: list[str]) -> None:
-        encoder = protocol.Encoder()
+        encoder = tensor_codec.Encoder()
         encoded, returned = encode_output(output, encoder, as_info)
         after = [None if tensor.device.type == "meta" else encoder.tensor(tensor) for tensor in inputs]
-        header = {"type": "result", "output": encoded, "inputs_after": after, "tensors": encoder.tensors,
+        header = {"type": MessageKind.RESULT, "output": encoded, "inputs_after": after, "tensors": encoder.tensors,
                   "notes": notes}
         if returned is not None:  # a finding of the grader's: it travels as one, with the values
-            header.update(type="finding", code="not_a_tensor", returned=returned)
+            header.update(type=MessageKind.FINDING, code=FindingCode.NOT_A_TENSOR, returned=returned)
         self.send(header, encoder.blob())
 
     # -- public tests
@@ -151,7 +151,7 @@ class Child:
     def run_public_tests(self, header: dict) -> None:
         self.write_files(header["files"])
         recorder = run_pytest(self.workdir, self.package_dir)
-        self.send({"type": "pytest_report", "tests": recorder.tests, "problem": recorder.problem})
+        self.send({"type": MessageKind.PYTEST_REPORT, "tests": recorder.tests, "problem": recorder.problem})
 
 
 def describe_import_error(error: BaseException, filename: str) -> dict:

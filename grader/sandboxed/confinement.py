@@ -20,8 +20,8 @@ import tempfile
 PR_SET_PDEATHSIG = 1
 PR_SET_NO_NEW_PRIVS = 38
 SOCKET_FD = 3
-PACKAGE = "exercises"  # the submission's files are importable as exercises.<stem> and as <stem>
-RUNNER_PACKAGE = __name__.rpartition(".")[0]  # this folder's package, however it was loaded
+SUBMISSION_PACKAGE = "exercises"  # the submission's files are importable as exercises.<stem> and as <stem>
+RUNNER_PACKAGE = __name__.rpartition(".")[0]  # the runner: this folder's package, however it was loaded
 
 
 def confine(sock: socket.socket, spec: dict) -> str:
@@ -56,7 +56,7 @@ def confine(sock: socket.socket, spec: dict) -> str:
     os.environ.update({"HOME": workdir, "TMPDIR": workdir, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
     tempfile.tempdir = workdir  # the worker may have cached /tmp, where this uid cannot write
     hidden = tuple(spec.get("hidden_paths", ()))
-    sys.path[:] = [workdir, os.path.join(workdir, PACKAGE)] + [
+    sys.path[:] = [workdir, os.path.join(workdir, SUBMISSION_PACKAGE)] + [
         entry for entry in sys.path if entry and not entry.startswith(hidden or ("\0",))]
     forget_runner()
     sys.meta_path.insert(0, BlockedImports(spec.get("blocked_modules", ())))

@@ -13,29 +13,34 @@ from typing import Any
 
 import torch
 
-from . import protocol
+from . import protocol, tensor_codec
+from .protocol import FindingCode, NoteCode
 
+# The ops this side does more than call a function for. The judge names them too, from the exercise
+# table (``grader.student.ops_of``); a test checks that the two lists agree.
+LEARNED_PARAMETERS, LEARNED_BUFFERS, LEARNED_FORWARD = "learned.parameters", "learned.buffers", "learned.forward"
+LEARNED_OPS = (LEARNED_PARAMETERS, LEARNED_BUFFERS, LEARNED_FORWARD)
 # Ops whose output is described (shape, dtype, device), never sent as values.
-DESCRIBED_OPS = ("learned.parameters", "learned.buffers")
+DESCRIBED_OPS = (LEARNED_PARAMETERS, LEARNED_BUFFERS)
 
 
 class Finding(Exception):
     """The grader's own finding while making a call (never an exception of the submission's code):
     ``code`` and plain details travel to the judge in a ``finding`` frame, which words them."""
 
-    def __init__(self, code: str, **details: Any) -> None:
+    def __init__(self, code: FindingCode, **details: Any) -> None:
         super().__init__(code)
         self.code = code
         self.details = details
 
 
 def run_op(op: str, target: Any, args: list | tuple, kwargs: dict, notes: list | None = None) -> Any:
-    """Run the op; ``notes`` collects the codes of what the grader worked around (``table_in_buffer``)."""
-    if op == "learned.parameters":
+    """Run the op; ``notes`` collects the codes of what the grader worked around (``NoteCode``)."""
+    if op == LEARNED_PARAMETERS:
         return tuple(target(max_len=kwargs["max_len"], d_model=kwargs["d_model"]).parameters())
-    if op == "learned.buffers":
+    if op == LEARNED_BUFFERS:
         return tuple(target(max_len=kwargs["max_len"], d_model=kwargs["d_model"]).buffers())
-    if op == "learned.forward":
+    if op == LEARNED_FORWARD:
         return learned_forward(target, notes if notes is not None else [], **kwargs)
     return target(*args, **kwargs)
 
@@ -50,9 +55,9 @@ def learned_forward(cls, notes: list, max_len, d_model, x, table=None, dtype=Non
         # tests still judge the forward, with the test's table put into that buffer.
         tables = parameters if parameters else buffers
         if len(tables) != 1:
-            raise Finding("no_table", parameters=len(parameters), buffers=len(buffers))
+            raise Finding(FindingCode.NO_TABLE, parameters=len(parameters), buffers=len(buffers))
         if not parameters:
-            notes.append("table_in_buffer")
+            notes.append(NoteCode.TABLE_IN_BUFFER)
         with torch.no_grad():
             tables[0].copy_(table)
     if dtype is not None:
@@ -92,7 +97,7 @@ def converted(value: Any) -> torch.Tensor | None:
     return None
 
 
-def encode_output(output: Any, encoder: protocol.Encoder, as_info: bool) -> tuple[Any, str | None]:
+def encode_output(output: Any, encoder: tensor_codec.Encoder, as_info: bool) -> tuple[Any, str | None]:
     """The output as JSON plus tensors, and the type name of what was not a tensor (None if all were).
 
     A non-tensor leaf travels as ``{"$returned": type name, "values": tensor ref or null}``.
@@ -126,7 +131,7 @@ class Decoder:
 
     def __init__(self, infos: list, blob: bytearray) -> None:
         self.infos = infos
-        self.pieces = protocol.split_blob(infos, blob)
+        self.pieces = tensor_codec.split_blob(infos, blob)
         self.has_meta = False
 
     def value(self, item: Any) -> Any:
@@ -146,12 +151,12 @@ class Decoder:
 
     def tensor(self, index: int) -> torch.Tensor:
         info = self.infos[index]
-        dtype, shape, device, requires_grad, _ = protocol.check_tensor_info(info)
+        dtype, shape, device, requires_grad, _ = tensor_codec.check_tensor_info(info)
         if device == "meta":
             self.has_meta = True
             tensor = torch.empty(shape, dtype=dtype, device="meta")
         else:
-            tensor = protocol.build_tensor(dtype, shape, self.pieces[index])
+            tensor = tensor_codec.build_tensor(dtype, shape, self.pieces[index])
         if "transpose" in info:
             tensor = tensor.transpose(*info["transpose"])
         if requires_grad:

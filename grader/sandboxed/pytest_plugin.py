@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from .protocol import safe_str
+from .protocol import PytestOutcome, PytestPhase, safe_str
 
 
 class PytestRecorder:
@@ -19,14 +19,14 @@ class PytestRecorder:
         self.problem: str | None = None
 
     def pytest_runtest_logreport(self, report) -> None:
-        if report.when == "call" or report.outcome != "passed":
+        if report.when == PytestPhase.CALL or report.outcome != PytestOutcome.PASSED:
             message = "" if report.passed else safe_str(report.longreprtext)
             self.tests.append({"nodeid": safe_str(report.nodeid), "when": report.when,
                                "outcome": report.outcome, "message": message})
 
     def pytest_collectreport(self, report) -> None:
         if report.failed:
-            self.tests.append({"nodeid": safe_str(report.nodeid), "when": "collect", "outcome": "failed",
+            self.tests.append({"nodeid": safe_str(report.nodeid), "when": PytestPhase.COLLECT, "outcome": PytestOutcome.FAILED,
                                "message": safe_str(report.longreprtext)})
 
 

@@ -33,7 +33,8 @@ import time
 
 import torch
 
-from . import child, protocol
+from . import child, protocol, tensor_codec
+from .protocol import MessageKind, StrayScope
 
 PR_SET_PDEATHSIG = 1
 KILL_ROUNDS = 200
@@ -44,6 +45,8 @@ def main(control: socket.socket) -> None:
     torch.set_num_threads(1)  # before any op: forking after a multi-threaded op can deadlock
     torch.set_num_interop_threads(1)
     hello, _ = protocol.recv_frame(control)
+    if hello["type"] != MessageKind.HELLO:
+        raise protocol.ProtocolError(f"the judge's first message was {protocol.clip(hello['type'], 40)!r}, not its hello")
     for name in hello.get("preload", ()):
         __import__(name)  # in the fallback a child's uid may not be able to read site-packages
     warm_up()
@@ -68,14 +71,14 @@ def warm_up() -> None:
     meta = torch.empty(2, 5, 8, device="meta")
     torch.softmax(meta @ meta.transpose(-2, -1) + torch.empty(5, 5, device="meta"), dim=-1) @ meta
     (meta[..., 0::2] * meta[..., 1::2].cos() - meta[..., 0::2].sin()).to(torch.float64)
-    protocol.build_tensor(torch.float32, (2,), protocol.tensor_bytes(torch.ones(2)))
+    tensor_codec.build_tensor(torch.float32, (2,), tensor_codec.tensor_bytes(torch.ones(2)))
 
 
 class Worker:
     def __init__(self, control: socket.socket, hello: dict) -> None:
         self.control = control
         self.tmp_root = hello["tmp_root"]
-        self.stray_scope = hello["stray_scope"]  # "namespace", "uid" or "group": see kill_strays
+        self.stray_scope = StrayScope(hello["stray_scope"])
         self.spec_extra = {"tmp_root": self.tmp_root, "hidden_paths": hello.get("hidden_paths", []),
                            "blocked_modules": hello.get("blocked_modules", []),
                            "drop_uid": bool(hello.get("drop_uid"))}
@@ -87,16 +90,16 @@ class Worker:
         protocol.send_frame(self.control, header)
 
     def serve(self) -> None:
-        self.send({"type": "ready", "pid": os.getpid(), "uid": os.getuid(), "torch": torch.__version__})
+        self.send({"type": MessageKind.READY, "pid": os.getpid(), "uid": os.getuid(), "torch": torch.__version__})
         while True:
             try:
                 header, _ = protocol.recv_frame(self.control)
             except protocol.PeerClosed:
                 break
-            if header["type"] == "spawn":
+            if header["type"] == MessageKind.SPAWN:
                 self.spawn(header)
-            elif header["type"] == "reap":
-                self.send({"type": "reaped", **self.reap()})
+            elif header["type"] == MessageKind.REAP:
+                self.send({"type": MessageKind.REAPED, **self.reap()})
             else:
                 break
         self.reap()
@@ -116,7 +119,7 @@ class Worker:
             child.run(sock, spec)  # never returns
         sock.close()
         self.child_pid, self.child_uid = pid, uid
-        self.send({"type": "spawned", "pid": pid})
+        self.send({"type": MessageKind.SPAWNED, "pid": pid})
 
     def reap(self) -> dict:
         """End the current child and everything it started; say how it ended."""
@@ -145,19 +148,20 @@ def describe_status(status: int) -> str:
     return f"exited with code {os.WEXITSTATUS(status)}"
 
 
-def kill_strays(scope: str, uids: set[int]) -> int:
+def kill_strays(scope: StrayScope, uids: set[int]) -> int:
     """SIGKILL what a child left behind, until nothing is left; return how many were killed.
 
     A process that called ``setsid()`` has left the child's process group, so a group kill misses
-    it. ``namespace`` (bwrap): every process of the worker's PID namespace but its init and the
-    worker. ``uid`` (fallback as root): every process whose real uid a child had; no other
-    process on the machine has those uids. ``group``: nothing more can be found.
+    it. ``NAMESPACE`` (bwrap): every process of the worker's PID namespace but its init and the
+    worker. ``UID`` (fallback as root): every process whose real uid a child had; no other
+    process on the machine has those uids. ``GROUP``: nothing more can be found.
     """
-    if scope == "group":
+    if scope == StrayScope.GROUP:
         return 0
+    owners = {StrayScope.NAMESPACE: None, StrayScope.UID: uids}[scope]  # None: every process here
     killed = 0
     for _ in range(KILL_ROUNDS):
-        found = live_pids(None if scope == "namespace" else uids)
+        found = live_pids(owners)
         if not found:
             return killed
         for pid in found:

@@ -1,6 +1,6 @@
 """A Dask cluster on this machine, started with ``subprocess``: a scheduler and N warm judges.
 
-Each process is Dask's own command (``dask scheduler`` / ``dask worker --preload grader.cluster``)
+Each process is Dask's own command (``dask scheduler`` / ``dask worker --preload grader.service.judge``)
 run through ``grader.service.launch``, which ends it when the program that started it ends.
 Nothing forks the caller (the Streamlit process or the CLI) and nothing uses ``multiprocessing``.
 The scheduler and the judges listen on 127.0.0.1 only, with no dashboard, and the HTTP
@@ -23,7 +23,8 @@ import threading
 import time
 from pathlib import Path
 
-from grader.api import GraderFault
+from grader.sandbox import GraderFault
+from grader.service.judge import PRELOAD, READY_LOG
 from poslab.config import PROJECT_ROOT
 
 logger = logging.getLogger(__name__)
@@ -67,14 +68,13 @@ def _written_address(scheduler_file: Path) -> str | None:
 class EmbeddedCluster:
     """``start()`` returns the scheduler's address once it listens; judges join as they warm up."""
 
-    def __init__(self, workers: int, environment: dict[str, str] | None = None) -> None:
-        if workers < 1:
-            raise ValueError(f"an embedded cluster needs at least one judge, got {workers}")
-        self.workers = workers
+    def __init__(self, judges: int, environment: dict[str, str] | None = None) -> None:
+        if judges < 1:
+            raise ValueError(f"an embedded cluster needs at least one judge, got {judges}")
         self.folder = Path(tempfile.mkdtemp(prefix="poslab-dask-"))
         self.env = {**dask_environment(), **(environment or {})}
         self.scheduler: subprocess.Popen | None = None
-        self.judges: list[subprocess.Popen | None] = [None] * workers
+        self.judges: list[subprocess.Popen | None] = [None] * judges
         self.address: str | None = None
         self.failed_starts = 0
         self.fault: GraderFault | None = None
@@ -103,8 +103,11 @@ class EmbeddedCluster:
                 raise GraderFault(f"the grading scheduler did not start:\n{_tail(self.folder / 'scheduler.log')}")
             time.sleep(0.05)
         self.address = address
-        for index in range(self.workers):
-            self._start_judge(index)
+        with self._lock:  # a close() meanwhile has stopped the scheduler: start no judge for it
+            if self.closing.is_set():
+                raise GraderFault("the grading cluster was closed while it started")
+            for index in range(len(self.judges)):
+                self._start_judge(index)
         self._supervisor = threading.Thread(target=self._supervise, name="grader-judges", daemon=True)
         self._supervisor.start()
         return self.address
@@ -112,7 +115,7 @@ class EmbeddedCluster:
     def _start_judge(self, index: int) -> None:
         arguments = [self.address, "--nthreads", "1", "--no-nanny", "--no-dashboard",
                      "--dashboard-address", HTTP_ADDRESS, "--memory-limit", "0",
-                     "--host", "127.0.0.1", "--preload", "grader.cluster", "--name", f"judge-{index}",
+                     "--host", "127.0.0.1", "--preload", PRELOAD, "--name", f"judge-{index}",
                      "--death-timeout", "60", "--local-directory", str(self.folder / f"judge-{index}")]
         self.judges[index] = self._launch("worker", arguments, f"judge-{index}.log")
 
@@ -126,7 +129,7 @@ class EmbeddedCluster:
                     if process is None or process.poll() is None:
                         continue
                     log = self.folder / f"judge-{index}.log"
-                    if "grader judge ready" not in _tail(log, 10_000):
+                    if READY_LOG not in _tail(log, 10_000):
                         self.failed_starts += 1
                     if self.failed_starts >= FAILED_STARTS_BEFORE_GIVING_UP:
                         self.fault = GraderFault(f"the grader's judges could not start:\n{_tail(log)}")

@@ -6,7 +6,7 @@ property family it checks and its Gradescope visibility with ``@graded(...)``; i
 the module's name (``test_rope.py`` -> ``rope``) unless the decorator names one. The first line of
 its docstring states the property; it is shown when a failure has no message of its own.
 
-    @graded(points=2, family="norm", visibility="visible")
+    @graded(points=2, family="norm", visibility=VISIBLE)
     def test_norm_preserved(student):
         \"\"\"RoPE keeps the length of every vector.\"\"\"
 
@@ -27,11 +27,14 @@ from typing import Callable, Iterable
 import grader.student
 from grader.results import TestOutcome
 from grader.student import CannotCheck, NotImplementedBySubmission, Student, StudentError, SubmissionCrashed
+from grader.vocabulary import Visibility
 from poslab.exercises import EXERCISE_IDS
+from poslab.vocabulary import TestStatus
 
 SUITE_DIR = Path(__file__).resolve().parent
 STUDENT_FILE = Path(grader.student.__file__).resolve()
-VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
+VISIBILITIES = tuple(Visibility)
+VISIBLE, HIDDEN = Visibility.VISIBLE, Visibility.HIDDEN  # what the tests declare
 MAX_STUDENT_MESSAGE = 300  # characters of the submission's own error message we echo back
 
 
@@ -41,11 +44,11 @@ class Grading:
 
     points: float
     family: str
-    visibility: str
+    visibility: Visibility
     exercise: str | None
 
 
-def graded(points: float, family: str, visibility: str = "hidden", exercise: str | None = None):
+def graded(points: float, family: str, visibility: Visibility = HIDDEN, exercise: str | None = None):
     """Declare a test's points, property family and visibility (and, rarely, its exercise)."""
     if visibility not in VISIBILITIES:
         raise ValueError(f"visibility must be one of {VISIBILITIES}, got {visibility!r}")
@@ -55,7 +58,7 @@ def graded(points: float, family: str, visibility: str = "hidden", exercise: str
         raise ValueError(f"unknown exercise {exercise!r}; known: {', '.join(EXERCISE_IDS)}")
 
     def mark(func: Callable[[Student], None]) -> Callable[[Student], None]:
-        func.grading = Grading(float(points), family, visibility, exercise)
+        func.grading = Grading(float(points), family, Visibility(visibility), exercise)
         return func
 
     return mark
@@ -68,7 +71,7 @@ class TestCase:
     name: str
     exercise: str
     points: float
-    visibility: str
+    visibility: Visibility
     family: str
     func: Callable[[Student], None]
 
@@ -161,10 +164,10 @@ def run_case(case: TestCase, student: Student) -> TestOutcome:
     try:
         case.func(student)
     except Exception as error:  # noqa: BLE001 -- whatever happened, the student gets a sentence
-        return TestOutcome(case.name, case.exercise, 0.0, case.points, "failed",
+        return TestOutcome(case.name, case.exercise, 0.0, case.points, TestStatus.FAILED,
                            _with_notes(_failure_output(case, error), student.case_notes()),
                            case.visibility, case.family)
-    return TestOutcome(case.name, case.exercise, case.points, case.points, "passed",
+    return TestOutcome(case.name, case.exercise, case.points, case.points, TestStatus.PASSED,
                        f"Passed: {case.statement}.", case.visibility, case.family)
 
 

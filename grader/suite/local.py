@@ -16,8 +16,8 @@ from typing import Any, Mapping
 
 import torch
 
-from grader.sandboxed.exercise_calls import Finding, converted, run_op, type_name
-from grader.sandboxed.protocol import MAX_PARTS
+from grader.sandboxed.exercise_calls import DESCRIBED_OPS, Finding, converted, run_op, type_name
+from grader.sandboxed.protocol import MAX_PARTS, NoteCode
 from grader.student import (
     NAME_OF_OP,
     OPS,
@@ -98,12 +98,12 @@ class LocalStudent(Student):
         start = time.perf_counter()
         output = self._run(op, args, kwargs, notes)
         wall = time.perf_counter() - start
-        if op in ("learned.parameters", "learned.buffers"):
+        if op in DESCRIBED_OPS:
             reported = tuple(_info(p) for p in output)
         else:
             reported = _report(output, on_meta)
         inputs_after = tuple(None if _is_meta(t) else t.detach().clone() for t in tensors)
-        sentences = [TABLE_IN_BUFFER for note in notes if note == "table_in_buffer"]
+        sentences = [TABLE_IN_BUFFER for note in notes if note == NoteCode.TABLE_IN_BUFFER]
         parts = reported if isinstance(reported, tuple) else (reported,)
         sentences += [converted_note(NAME_OF_OP[op], part) for part in parts
                       if isinstance(part, NotATensor) and part.values is not None]

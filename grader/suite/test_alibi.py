@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from grader.suite import graded
+from grader.suite import HIDDEN, VISIBLE, graded
 from grader.suite.expect import as_tensor, diagnose, expect, expect_dtype, expect_shape, within
 from grader.suite.oracles import MINUS_INF, oracle_alibi_bias, oracle_alibi_slopes
 from grader.suite.timing import expect_fast
@@ -91,20 +91,20 @@ def _expect_slopes(student, n_heads: int, strict: bool = False) -> None:
             + diagnose(slopes, _slope_mistakes(n_heads), RTOL))
 
 
-@graded(points=3, family="slopes", visibility="visible")
+@graded(points=3, family="slopes", visibility=VISIBLE)
 def test_slopes_for_eight_heads(student):
     """alibi_slopes returns a tensor: 8 heads get the slopes 1/2, 1/4, ..., 1/256, in that order."""
     _expect_slopes(student, 8, strict=True)  # the type test of alibi_slopes
 
 
-@graded(points=3, family="slopes", visibility="hidden")
+@graded(points=3, family="slopes", visibility=HIDDEN)
 def test_slopes_for_other_head_counts(student):
     """Slopes for powers of two (1, 2, 16) and other head counts (3, 6, 12, 24)."""
     for n_heads in (1, 2, 16, 12, 6, 3, 24):
         _expect_slopes(student, n_heads)
 
 
-@graded(points=2, family="shape", visibility="visible")
+@graded(points=2, family="shape", visibility=VISIBLE)
 def test_bias_shape_dtype_and_zero_diagonal(student):
     """The bias is [n_heads, T, T] float32 and 0 on the diagonal (a token does not penalise itself)."""
     bias = _bias(student, 4, 6, strict=True)  # the type test of alibi_bias
@@ -113,7 +113,7 @@ def test_bias_shape_dtype_and_zero_diagonal(student):
            "alibi_bias must be 0 on the diagonal: the distance from a token to itself is 0.")
 
 
-@graded(points=3, family="causality", visibility="visible")
+@graded(points=3, family="causality", visibility=VISIBLE)
 def test_causal_mask(student):
     """Keys after the query (j > i) get -inf (or a finite mask <= -1e4); keys j <= i are finite."""
     for n_heads, seq_len in ((4, 6), (3, 9)):
@@ -130,7 +130,7 @@ def test_causal_mask(student):
                "continued past the diagonal).")
 
 
-@graded(points=2, family="relative", visibility="visible")
+@graded(points=2, family="relative", visibility=VISIBLE)
 def test_bias_depends_only_on_distance(student):
     """Below the diagonal the bias depends only on i - j and falls as the key gets further back."""
     bias = _bias(student, 4, 8).double()
@@ -147,7 +147,7 @@ def test_bias_depends_only_on_distance(student):
            "is. Check the sign.")
 
 
-@graded(points=2, family="values", visibility="visible")
+@graded(points=2, family="values", visibility=VISIBLE)
 def test_bias_uses_the_slopes(student):
     """alibi_bias(4, 5)[h, i, j] = -alibi_slopes(4)[h] (i - j) for j <= i."""
     bias, slopes = _bias(student, 4, 5), _slopes_for_bias(student, 4)
@@ -157,7 +157,7 @@ def test_bias_uses_the_slopes(student):
            "for the same number of heads.")
 
 
-@graded(points=3, family="values", visibility="hidden")
+@graded(points=3, family="values", visibility=HIDDEN)
 def test_bias_values_other_heads(student):
     """alibi_bias matches -m_h (i - j) for j <= i with 12, 3 and 1 heads and longer sequences."""
     for n_heads, seq_len in ((12, 33), (3, 7), (1, 4)):
@@ -168,7 +168,7 @@ def test_bias_values_other_heads(student):
                "alibi_slopes for the same number of heads (for any number of heads).")
 
 
-@graded(points=2, family="speed", visibility="visible")
+@graded(points=2, family="speed", visibility=VISIBLE)
 def test_speed(student):
     """alibi_bias is vectorised: not far slower than the reference."""
     expect_fast(student, "alibi_bias", lambda: reference_alibi_bias(8, 400), 8, 400)

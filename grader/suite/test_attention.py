@@ -12,7 +12,7 @@ import math
 import torch
 
 from grader.student import Transposed
-from grader.suite import graded
+from grader.suite import HIDDEN, VISIBLE, graded
 from grader.suite.expect import (
     as_info,
     as_pair,
@@ -74,7 +74,7 @@ def _expect_matches_formula(student, q, k, v, bias=None, atol=ATOL) -> None:
         raise AssertionError(SPEC + diagnose(out, _scale_mistakes(q, k, v, bias), atol))
 
 
-@graded(points=2, family="shape", visibility="visible")
+@graded(points=2, family="shape", visibility=VISIBLE)
 def test_output_shapes(student):
     """attention returns (out [..., Tq, Dv], weights [..., Tq, Tk])."""
     q, k, v = randn(2, 3, 4, 8, seed=1), randn(2, 3, 6, 8, seed=2), randn(2, 3, 6, 5, seed=3)
@@ -86,7 +86,7 @@ def test_output_shapes(student):
     expect_shape(weights, (4, 6), "weights for 2-D inputs [T, D]")
 
 
-@graded(points=3, family="values", visibility="visible")
+@graded(points=3, family="values", visibility=VISIBLE)
 def test_values_match_the_formula(student):
     """out and weights equal softmax(q k^T / sqrt(D)) v and its softmax."""
     q, k, v = randn(2, 3, 4, 8, seed=11), randn(2, 3, 6, 8, seed=12), randn(2, 3, 6, 5, seed=13)
@@ -97,7 +97,7 @@ def test_values_match_the_formula(student):
            "Each row of weights (one query) must sum to 1: the softmax runs over the keys, dim=-1.")
 
 
-@graded(points=3, family="values", visibility="hidden")
+@graded(points=3, family="values", visibility=HIDDEN)
 def test_values_for_several_shapes(student):
     """attention matches the formula for 2-D, 3-D and 4-D inputs, with Tq != Tk and Dv != D."""
     shapes = [((7, 16), (3, 16), (3, 2)), ((3, 5, 12), (3, 9, 12), (3, 9, 7)),
@@ -107,7 +107,7 @@ def test_values_for_several_shapes(student):
         _expect_matches_formula(student, q, k, v)
 
 
-@graded(points=1, family="stability", visibility="visible")
+@graded(points=1, family="stability", visibility=VISIBLE)
 def test_large_logits_stay_finite(student):
     """Large scores do not overflow: softmax(s) = softmax(s - max s)."""
     q, k, v = randn(1, 2, 6, 16, seed=21, scale=30.0), randn(1, 2, 6, 16, seed=22, scale=30.0), randn(1, 2, 6, 4, seed=23)
@@ -124,7 +124,7 @@ def _self_attention(student, x, bias=None) -> torch.Tensor:
     return _outputs(student, x, x, x, bias)[0]
 
 
-@graded(points=2, family="equivariance", visibility="visible")
+@graded(points=2, family="equivariance", visibility=VISIBLE)
 def test_permutation_equivariance(student):
     """Without positions, attention is permutation-equivariant: attn(PX) = P attn(X)."""
     x = randn(2, 2, 6, 8, seed=31)  # (B, H, T, D)
@@ -135,7 +135,7 @@ def test_permutation_equivariance(student):
            "Yours mixes positions in: is there a mask, a position or an order-dependent step?")
 
 
-@graded(points=2, family="equivariance", visibility="hidden")
+@graded(points=2, family="equivariance", visibility=HIDDEN)
 def test_permutation_equivariance_batched(student):
     """attn(PX) = P attn(X) for batched, multi-head inputs, each batch with its own permutation."""
     for seed, shape in ((41, (3, 2, 7, 4)), (42, (2, 1, 5, 16)), (43, (1, 1, 2, 3))):
@@ -149,7 +149,7 @@ def test_permutation_equivariance_batched(student):
                "same way. Check that the batch and head axes stay separate (matmul over the last two axes).")
 
 
-@graded(points=1, family="equivariance", visibility="hidden")
+@graded(points=1, family="equivariance", visibility=HIDDEN)
 def test_mean_pooled_output_is_permutation_invariant(student):
     """Mean-pooling the output over tokens gives the same vector in any token order."""
     x = randn(2, 1, 9, 12, seed=51)
@@ -171,7 +171,7 @@ BIAS_BEFORE_SOFTMAX = ("The bias must be added to the scaled logits before the s
                        "b are the weights without it times exp(b), renormalised.")
 
 
-@graded(points=2, family="bias", visibility="visible")
+@graded(points=2, family="bias", visibility=VISIBLE)
 def test_minus_infinity_bias_gets_zero_weight(student):
     """A -inf bias entry gets weight exactly 0, and each row still sums to 1."""
     q, k, v = randn(2, 1, 5, 4, seed=61), randn(2, 1, 5, 4, seed=62), randn(2, 1, 5, 3, seed=63)
@@ -190,7 +190,7 @@ def test_minus_infinity_bias_gets_zero_weight(student):
     expect(within(weights, _reweighted(plain, bias), ATOL), BIAS_BEFORE_SOFTMAX)
 
 
-@graded(points=2, family="bias", visibility="hidden")
+@graded(points=2, family="bias", visibility=HIDDEN)
 def test_bias_broadcasts_and_enters_before_softmax(student):
     """A finite bias is added to the scaled logits before the softmax and broadcasts over batch and heads."""
     q, k, v = randn(2, 3, 4, 6, seed=71), randn(2, 3, 5, 6, seed=72), randn(2, 3, 5, 2, seed=73)
@@ -205,7 +205,7 @@ def test_bias_broadcasts_and_enters_before_softmax(student):
         expect(within(out, weights.double() @ v.double(), ATOL), "out must be weights @ v.")
 
 
-@graded(points=1, family="dtype_device", visibility="visible")
+@graded(points=1, family="dtype_device", visibility=VISIBLE)
 def test_dtype_and_device_kept(student):
     """out and weights keep q's dtype (float32, float64) and device."""
     for dtype in (torch.float32, torch.float64):
@@ -222,7 +222,7 @@ def test_dtype_and_device_kept(student):
     expect_shape(out, (2, 3, 4, 5), "out on another device")
 
 
-@graded(points=1, family="inputs", visibility="visible")
+@graded(points=1, family="inputs", visibility=VISIBLE)
 def test_inputs_untouched_and_views_accepted(student):
     """attention leaves q, k, v and bias unchanged and accepts non-contiguous (transposed) inputs."""
     q, k, v = randn(1, 2, 5, 8, seed=91), randn(1, 2, 6, 8, seed=92), randn(1, 2, 6, 3, seed=93)

@@ -12,7 +12,7 @@ import re
 import torch
 
 from grader.student import StudentError, Transposed
-from grader.suite import graded
+from grader.suite import HIDDEN, VISIBLE, graded
 from grader.suite.expect import (
     as_info,
     as_tensor,
@@ -46,7 +46,7 @@ def _expect_adds_first_rows(student, batch: int, seq_len: int, max_len: int, d_m
         raise AssertionError(ADD_FIRST_ROWS + hint)
 
 
-@graded(points=3, family="parameters", visibility="visible")
+@graded(points=3, family="parameters", visibility=VISIBLE)
 def test_one_trainable_table(student):
     """The module owns exactly one trainable parameter, of shape [max_len, d_model]."""
     for max_len, d_model in ((12, 6), (3, 40)):
@@ -66,13 +66,13 @@ def test_one_trainable_table(student):
         expect(parameters[0].requires_grad, "The table must be trainable (requires_grad=True).")
 
 
-@graded(points=3, family="values", visibility="visible")
+@graded(points=3, family="values", visibility=VISIBLE)
 def test_forward_adds_the_first_rows(student):
     """forward(x) = x + table[:T] for x [B, T, D] with T < max_len."""
     _expect_adds_first_rows(student, batch=2, seq_len=6, max_len=10, d_model=4, seed=301)
 
 
-@graded(points=3, family="values", visibility="hidden")
+@graded(points=3, family="values", visibility=HIDDEN)
 def test_forward_full_length_and_single_position(student):
     """forward(x) = x + table[:T] at T = max_len, at T = 1, and for a batch of one."""
     for batch, seq_len, max_len, d_model, seed in ((3, 7, 7, 5, 311), (4, 1, 9, 3, 313), (1, 5, 16, 8, 315)):
@@ -103,7 +103,7 @@ def _explicit_check(student, max_len: int, seq_len: int) -> bool:
     return error is not None and error.kind in LENGTH_ERRORS
 
 
-@graded(points=2, family="length_limit", visibility="visible")
+@graded(points=2, family="length_limit", visibility=VISIBLE)
 def test_too_long_raises_value_error(student):
     """A sequence one longer than max_len raises ValueError or IndexError from an explicit check."""
     error = _too_long_error(student, max_len=8, seq_len=9)
@@ -115,7 +115,7 @@ def test_too_long_raises_value_error(student):
            "with max_len first and raise.")
 
 
-@graded(points=1, family="length_limit", visibility="hidden")
+@graded(points=1, family="length_limit", visibility=HIDDEN)
 def test_too_long_message_names_both_numbers(student):
     """The error for a too long sequence names both the length and max_len."""
     error = _too_long_error(student, max_len=13, seq_len=21)
@@ -129,7 +129,7 @@ def test_too_long_message_names_both_numbers(student):
            "sees what to change.")
 
 
-@graded(points=2, family="breaks_equivariance", visibility="visible")
+@graded(points=2, family="breaks_equivariance", visibility=VISIBLE)
 def test_adding_the_table_breaks_equivariance(student):
     """Attention over forward(X) is no longer permutation-equivariant: the table encodes order."""
     # T < max_len: reading rows at T = max_len is the full-length test's property, not this one's.
@@ -144,7 +144,7 @@ def test_adding_the_table_breaks_equivariance(student):
            "must get its own row of the table.")
 
 
-@graded(points=2, family="dtype_device", visibility="visible")
+@graded(points=2, family="dtype_device", visibility=VISIBLE)
 def test_follows_to_float64(student):
     """forward returns a tensor; after module.to(torch.float64) it computes in float64."""
     x, table = randn(2, 5, 6, seed=341, dtype=torch.float64), randn(9, 6, seed=342, dtype=torch.float64)
@@ -157,7 +157,7 @@ def test_follows_to_float64(student):
            "that .to() converts it.")
 
 
-@graded(points=1, family="dtype_device", visibility="hidden")
+@graded(points=1, family="dtype_device", visibility=HIDDEN)
 def test_meta_device(student):
     """After module.to(device) the forward runs on that device."""
     out = as_info(student.learned_forward(6, 4, meta(2, 5, 4), device="meta"), "forward(x) on another device")
@@ -167,7 +167,7 @@ def test_meta_device(student):
     expect_shape(out, (2, 5, 4), "forward(x) on another device")
 
 
-@graded(points=2, family="inputs", visibility="visible")
+@graded(points=2, family="inputs", visibility=VISIBLE)
 def test_input_untouched(student):
     """forward leaves x unchanged (no in-place addition)."""
     x, table = randn(2, 4, 3, seed=351), randn(6, 3, seed=352)
@@ -175,7 +175,7 @@ def test_input_untouched(student):
     expect_untouched(result.inputs_after[:1], (x,), "forward")
 
 
-@graded(points=1, family="inputs", visibility="hidden")
+@graded(points=1, family="inputs", visibility=HIDDEN)
 def test_non_contiguous_input(student):
     """forward accepts a non-contiguous x (a transposed view)."""
     x, table = randn(3, 5, 4, seed=361), randn(8, 4, seed=362)

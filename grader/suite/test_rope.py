@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 
 from grader.student import Transposed
-from grader.suite import graded
+from grader.suite import HIDDEN, VISIBLE, graded
 from grader.suite.expect import (
     as_info,
     as_tensor,
@@ -81,7 +81,7 @@ def _expect_rotation(student, x: torch.Tensor, positions=None, base: float | Non
         raise AssertionError(SPEC + diagnose(out, _mistakes(x, used, base, positions is not None), tolerance))
 
 
-@graded(points=2, family="dtype_device", visibility="visible")
+@graded(points=2, family="dtype_device", visibility=VISIBLE)
 def test_shape_and_dtype_kept(student):
     """apply_rope keeps x's shape [..., T, D] and dtype (float32, float64, float16)."""
     for dtype in (torch.float32, torch.float64, torch.float16):
@@ -91,7 +91,7 @@ def test_shape_and_dtype_kept(student):
         _rope(student, randn(*shape, seed=402))
 
 
-@graded(points=1, family="dtype_device", visibility="hidden")
+@graded(points=1, family="dtype_device", visibility=HIDDEN)
 def test_meta_device(student):
     """apply_rope keeps x's device."""
     out = as_info(student.apply_rope(meta(2, 4, 6, 8)), "apply_rope on another device")
@@ -101,7 +101,7 @@ def test_meta_device(student):
     expect_shape(out, (2, 4, 6, 8), "apply_rope(x) on another device")
 
 
-@graded(points=1, family="identity", visibility="visible")
+@graded(points=1, family="identity", visibility=VISIBLE)
 def test_position_zero_is_identity(student):
     """At position 0 every angle is 0: the vector comes back unchanged."""
     x = randn(1, 3, 1, 6, seed=411)
@@ -112,7 +112,7 @@ def test_position_zero_is_identity(student):
            "With positions all 0 the vectors must come back unchanged: use the positions argument when given.")
 
 
-@graded(points=2, family="norm", visibility="visible")
+@graded(points=2, family="norm", visibility=VISIBLE)
 def test_norm_preserved(student):
     """RoPE is a rotation: it keeps the length of every vector."""
     x = randn(2, 2, 50, 16, seed=421)
@@ -129,7 +129,7 @@ def _score(student, q: torch.Tensor, k: torch.Tensor, m: int, n: int) -> float:
     return float((rotated_q.double() * rotated_k.double()).sum())
 
 
-@graded(points=2, family="relative", visibility="visible")
+@graded(points=2, family="relative", visibility=VISIBLE)
 def test_scores_depend_only_on_offset(student):
     """<rope(q, m), rope(k, n)> depends only on m - n, and does change with it."""
     q, k = randn(1, 1, 1, 32, seed=431), randn(1, 1, 1, 32, seed=432)  # (B, H, T=1, D)
@@ -144,13 +144,13 @@ def test_scores_depend_only_on_offset(student):
            "<rope(q, m), rope(k, n)> must change when the offset m - n changes: are the positions used?")
 
 
-@graded(points=3, family="values", visibility="visible")
+@graded(points=3, family="values", visibility=VISIBLE)
 def test_values_small_positions(student):
     """apply_rope matches the rotation formula at positions 0 .. T-1."""
     _expect_rotation(student, randn(1, 2, 6, 8, seed=441))
 
 
-@graded(points=4, family="values", visibility="hidden")
+@graded(points=4, family="values", visibility=HIDDEN)
 def test_values_explicit_positions_and_base(student):
     """apply_rope matches the formula for explicit positions (up to 20,000), other bases and shapes."""
     _expect_rotation(student, randn(1, 3, 5, 16, seed=451), torch.tensor([0, 7, 4097, 20_000, 3]))
@@ -159,7 +159,7 @@ def test_values_explicit_positions_and_base(student):
     _expect_rotation(student, randn(2, 1, 33, 128, seed=454), base=10000.0)
 
 
-@graded(points=2, family="half_precision", visibility="visible")
+@graded(points=2, family="half_precision", visibility=VISIBLE)
 def test_half_precision_thousands(student):
     """In float16, positions in the thousands still rotate by the right angle (compute the angles in float32)."""
     x = randn(1, 2, 6, 32, seed=461).half()
@@ -177,7 +177,7 @@ def test_half_precision_thousands(student):
            "(or float64) and cast the result back to x's dtype.")
 
 
-@graded(points=2, family="inputs", visibility="visible")
+@graded(points=2, family="inputs", visibility=VISIBLE)
 def test_inputs_untouched_and_views_accepted(student):
     """apply_rope leaves x and positions unchanged and accepts a non-contiguous (transposed) x."""
     x, positions = randn(1, 2, 5, 8, seed=471), torch.tensor([3, 1, 4, 1, 5])
@@ -190,7 +190,7 @@ def test_inputs_untouched_and_views_accepted(student):
            "projection: use reshape, not view.")
 
 
-@graded(points=1, family="speed", visibility="visible")
+@graded(points=1, family="speed", visibility=VISIBLE)
 def test_speed(student):
     """apply_rope is vectorised over positions: not far slower than the reference."""
     x = randn(1, 1, 30_000, 2, seed=481)

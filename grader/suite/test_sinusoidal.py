@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import torch
 
-from grader.suite import graded
+from grader.suite import HIDDEN, VISIBLE, graded
 from grader.suite.expect import (
     as_tensor,
     diagnose,
@@ -75,7 +75,7 @@ def _expect_rows(table: torch.Tensor, positions, d_model: int, base: float = 100
         raise AssertionError(SPEC + diagnose(rows, _mistakes(positions, d_model, base), tolerance))
 
 
-@graded(points=2, family="shape", visibility="visible")
+@graded(points=2, family="shape", visibility=VISIBLE)
 def test_shape_and_dtype(student):
     """The table is a [seq_len, d_model] float32 tensor."""
     for seq_len, d_model in ((10, 8), (1, 6), (33, 64)):
@@ -83,13 +83,13 @@ def test_shape_and_dtype(student):
         expect_dtype(table, torch.float32, "The sinusoidal table")
 
 
-@graded(points=2, family="values", visibility="visible")
+@graded(points=2, family="values", visibility=VISIBLE)
 def test_first_rows(student):
     """The first rows hold sin(p w_i), cos(p w_i) with w_i = 10000^(-2i/d), starting at p = 0."""
     _expect_rows(_table(student, 4, 8), range(4), 8)
 
 
-@graded(points=4, family="values", visibility="hidden")
+@graded(points=4, family="values", visibility=HIDDEN)
 def test_values_at_many_positions(student):
     """The table matches the formula at every position of long tables, for several d_model."""
     for seq_len, d_model in ((2048, 64), (300, 6), (5, 2), (129, 130)):
@@ -102,7 +102,7 @@ def _matches_formula(table: torch.Tensor, base: float) -> bool:
     return first_match(table, candidates, sinusoidal_tolerance(positions)) is not None
 
 
-@graded(points=2, family="values", visibility="hidden")
+@graded(points=2, family="values", visibility=HIDDEN)
 def test_base_argument(student):
     """The base argument sets the frequencies: w_i = base^(-2i/d)."""
     default = _table(student, 50, 10)
@@ -130,20 +130,20 @@ def _expect_relative(table: torch.Tensor) -> None:
            "the pair index i, not the column index).")
 
 
-@graded(points=2, family="relative", visibility="visible")
+@graded(points=2, family="relative", visibility=VISIBLE)
 def test_dot_product_depends_only_on_offset(student):
     """<PE_p, PE_q> depends only on p - q."""
     _expect_relative(_table(student, 64, 16))
 
 
-@graded(points=1, family="relative", visibility="hidden")
+@graded(points=1, family="relative", visibility=HIDDEN)
 def test_dot_product_depends_only_on_offset_other_sizes(student):
     """<PE_p, PE_q> depends only on p - q, for wide and narrow tables."""
     for seq_len, d_model in ((200, 128), (50, 6)):
         _expect_relative(_table(student, seq_len, d_model))
 
 
-@graded(points=2, family="breaks_equivariance", visibility="visible")
+@graded(points=2, family="breaks_equivariance", visibility=VISIBLE)
 def test_adding_the_table_breaks_equivariance(student):
     """Attention over X + PE is no longer permutation-equivariant: the table encodes order."""
     x = randn(8, 16, seed=201)
@@ -156,7 +156,7 @@ def test_adding_the_table_breaks_equivariance(student):
            "the rows of the table must differ from position to position.")
 
 
-@graded(points=3, family="long_sequence", visibility="visible")
+@graded(points=3, family="long_sequence", visibility=VISIBLE)
 def test_long_sequence_finite_and_distinct(student):
     """At 100,000 positions the table is finite, its rows are distinct, and each pair stays on the unit circle."""
     seq_len, d_model = 100_001, 16
@@ -176,7 +176,7 @@ def test_long_sequence_finite_and_distinct(student):
            "far along a long sequence yours does not.")
 
 
-@graded(points=2, family="speed", visibility="visible")
+@graded(points=2, family="speed", visibility=VISIBLE)
 def test_speed(student):
     """Building a long table is vectorised: not far slower than the reference."""
     # d = 2: almost no work per row, so a loop over 200,000 positions stands out even on a busy machine.

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from grader.suite import graded
+from grader.suite import HIDDEN, VISIBLE, graded
 from grader.suite.expect import as_tensor, dtype_name, expect, expect_dtype, expect_shape, expect_untouched
 from grader.suite.inputs import randn
 from grader.suite.oracles import oracle_t5_bucket_bounds
@@ -102,7 +102,7 @@ def _expect_probes(student, probes: dict[int, int], what: str, **kwargs) -> None
                                           kwargs.get("num_buckets", 32), kwargs.get("max_distance", 128))))
 
 
-@graded(points=2, family="dtype", visibility="visible")
+@graded(points=2, family="dtype", visibility=VISIBLE)
 def test_buckets_are_a_long_tensor_of_the_same_shape(student):
     """t5_relative_bucket returns a LongTensor (torch.int64) with the shape of relative_position."""
     for shape in ((3, 4), (2, 3, 5)):
@@ -115,7 +115,7 @@ def test_buckets_are_a_long_tensor_of_the_same_shape(student):
         expect_dtype(buckets, torch.int64, "t5_relative_bucket")
 
 
-@graded(points=2, family="values", visibility="visible")
+@graded(points=2, family="values", visibility=VISIBLE)
 def test_near_keys_get_a_bucket_each(student):
     """The first half of each direction's buckets are exact: distance n < N // 2 gets bucket n."""
     # Bidirectional, 32 buckets: 16 per direction, 8 exact; a later key adds 16.
@@ -129,7 +129,7 @@ def test_near_keys_get_a_bucket_each(student):
                    num_buckets=8, max_distance=20)
 
 
-@graded(points=4, family="values", visibility="hidden")
+@graded(points=4, family="values", visibility=HIDDEN)
 def test_log_spaced_buckets_beyond_the_exact_half(student):
     """Beyond the exact buckets, distances share log-spaced buckets up to max_distance (several sizes, both directions)."""
     # 32/128 bidirectional: 8 + floor(ln(n / 8) / ln 16 * 8): 11 -> 8 (0.92), 12 -> 9 (1.17), 90 -> 14 (6.98), 91 -> 15.
@@ -145,7 +145,7 @@ def test_log_spaced_buckets_beyond_the_exact_half(student):
                             "Some buckets are wrong for other numbers of buckets or maximum distances.")
 
 
-@graded(points=2, family="range", visibility="visible")
+@graded(points=2, family="range", visibility=VISIBLE)
 def test_the_last_bucket_from_max_distance_on(student):
     """Every distance from max_distance on, however far, shares the last bucket of its direction."""
     for num_buckets, max_distance in ((32, 128), (16, 64), (8, 20)):
@@ -165,7 +165,7 @@ def test_the_last_bucket_from_max_distance_on(student):
                                 "torch.minimum)?"))
 
 
-@graded(points=2, family="direction", visibility="visible")
+@graded(points=2, family="direction", visibility=VISIBLE)
 def test_later_keys_take_the_upper_half_when_bidirectional(student):
     """Bidirectional: a key after the query (r > 0) gets N plus the bucket of the same distance before it."""
     distance = torch.arange(1, 400)
@@ -180,7 +180,7 @@ def test_later_keys_take_the_upper_half_when_bidirectional(student):
            "the same distance before it: the sign of r takes half the buckets.")
 
 
-@graded(points=2, family="direction", visibility="visible")
+@graded(points=2, family="direction", visibility=VISIBLE)
 def test_a_decoder_folds_later_keys_into_bucket_0(student):
     """Causal (bidirectional=False): every key after the query is bucket 0, and all num_buckets describe earlier keys."""
     distance = torch.arange(0, 500)
@@ -194,7 +194,7 @@ def test_a_decoder_folds_later_keys_into_bucket_0(student):
            "there is no sign split in a decoder." + _diagnose(earlier, _mistakes(-distance, False, 32, 128)))
 
 
-@graded(points=1, family="range", visibility="hidden")
+@graded(points=1, family="range", visibility=HIDDEN)
 def test_buckets_never_decrease_with_distance(student):
     """Within a direction the bucket never decreases as the key moves away, and stays in 0 .. num_buckets - 1."""
     distance = torch.arange(0, 3000)
@@ -236,7 +236,7 @@ def _expect_bias(student, table: torch.Tensor, query_len: int, key_len: int, bid
     return bias
 
 
-@graded(points=2, family="bias", visibility="visible")
+@graded(points=2, family="bias", visibility=VISIBLE)
 def test_bias_reads_the_table_by_bucket(student):
     """t5_relative_bias(table, Tq, Tk) is [n_heads, Tq, Tk], the table's dtype, with bias[h, i, j] = table[bucket(j - i), h]."""
     table = randn(32, 4, seed=61)
@@ -244,7 +244,7 @@ def test_bias_reads_the_table_by_bucket(student):
     expect_dtype(bias, torch.float32, "t5_relative_bias")
 
 
-@graded(points=1, family="bias", visibility="hidden")
+@graded(points=1, family="bias", visibility=HIDDEN)
 def test_bias_for_decoders_other_sizes_and_float64_tables(student):
     """The bias is right when causal, with more keys than queries or the reverse, other bucket counts, float64 tables."""
     _expect_bias(student, randn(8, 3, seed=62, dtype=torch.float64), 20, 150, False, 20)
@@ -253,7 +253,7 @@ def test_bias_for_decoders_other_sizes_and_float64_tables(student):
     expect_dtype(bias, torch.float32, "t5_relative_bias")
 
 
-@graded(points=2, family="speed", visibility="visible")
+@graded(points=2, family="speed", visibility=VISIBLE)
 def test_speed(student):
     """t5_relative_bucket and t5_relative_bias are vectorised: not far slower than the reference."""
     relative = torch.arange(-20_000, 20_000)

@@ -1,5 +1,6 @@
-"""The progress store: every student's visits, quick-check answers, lessons done, hints, graded
-attempts and comments, in SQLite by default or any SQLAlchemy database (PostgreSQL for replicas).
+"""The progress store: every student's visits, quick-check answers, lessons done, hints, attempts
+(handed in, and practice runs), drafts, grading jobs and comments, in SQLite by default or any
+SQLAlchemy database (PostgreSQL for replicas).
 
 Instructors script it::
 
@@ -12,16 +13,18 @@ from .catalogue import Catalogue
 from .engine import DATABASE_ERRORS
 from .errors import SchemaVersionError, StoreBusyError, StoreError, StoreUnavailableError
 from .pass_rates import PASS_RATE_COLUMNS, TestRow, pass_rates
-from .results import Attempt, Comment, ExerciseProgress, LessonProgress, StudentProgress
+from .attempts import AttemptToRecord
+from .results import Attempt, Comment, ExerciseProgress, LessonProgress, PracticeRun, StudentProgress
 from .schema import SCHEMA_VERSION
 from .store import Store
-from .workspace import Draft, DraftSaved, PracticeRun
+from .workspace import Draft, DraftSaved
 
 __all__ = [
     "DATABASE_ERRORS",
     "PASS_RATE_COLUMNS",
     "SCHEMA_VERSION",
     "Attempt",
+    "AttemptToRecord",
     "Catalogue",
     "Comment",
     "Draft",

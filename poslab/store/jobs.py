@@ -1,12 +1,12 @@
 """The grading service's jobs in the store: recorded before grading, finished exactly once.
 
-A job is a submission handed to ``grader.service``: who, when, the code, which exercises, and
-its status (``queued`` until the service writes the result, then ``done`` or ``failed``). The
+A job is a submission handed to ``grader.service``: who, when, its files, which exercises, and
+its state (``JobState``: queued until the service writes the result, then done or failed). The
 service replica that dispatched it holds a lease (``lease_holder`` until ``lease_until``) and
 renews it while it waits; a job whose lease ran out belongs to a replica that stopped, and
 another replica (or the next start) claims it and grades it again. Finishing a job records its
-attempts in the same transaction, and only if the job was still queued: a job graded twice
-(a replica that was only slow) is recorded once.
+attempts in the same transaction (``attempts.insert_attempt``), and only if the job was still
+queued: a job graded twice (a replica that was only slow) is recorded once.
 
 ``GradingJobsMixin`` is mixed into ``Store``; it uses the store's transactions and validation.
 """
@@ -16,18 +16,21 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Row
 from sqlalchemy.exc import IntegrityError
 
-from . import schema
-from .pass_rates import TestRow
-from .validation import clean_code, clean_score, clean_student, clean_test_rows, details_to_json, require_bool
+from poslab.vocabulary import AttemptKind, GradingMode, JobState
 
-QUEUED, DONE, FAILED = schema.PENDING_JOB_STATUS, "done", "failed"
+from . import schema
+from .attempts import AttemptToRecord, checked_attempt, insert_attempt
+from .validation import clean_code, clean_student, details_to_json
+
+QUEUED = JobState.QUEUED
 MAX_HOLDER_CHARS = 128
+__all__ = ["AttemptToRecord", "GradingJobRecord", "GradingJobsMixin", "PendingJobExists"]
 
 
 class PendingJobExists(ValueError):
@@ -45,10 +48,10 @@ class GradingJobRecord:
     id: str
     student: str
     submitted_at: datetime
-    mode: str
+    mode: GradingMode
     exercises: tuple[str, ...]
     files: dict[str, str]
-    status: str  # queued, done or failed
+    status: JobState
     lease_holder: str | None
     lease_until: datetime | None
     result: dict | None  # SubmissionResult.to_dict() once done
@@ -60,27 +63,14 @@ class GradingJobRecord:
         return self.status == QUEUED
 
 
-@dataclass(frozen=True)
-class AttemptToRecord:
-    """One exercise's attempt, written with the job that produced it."""
-
-    exercise: str
-    score: float
-    max_score: float
-    details: Any
-    code: str | None
-    public_tests_only: bool
-    tests: tuple[TestRow, ...] = ()  # one per test that ran, for the per-test pass rates
-
-
 def _now() -> datetime:
     return datetime.now(UTC)
 
 
 def _record(row: Row) -> GradingJobRecord:
     return GradingJobRecord(
-        id=row.id, student=row.student, submitted_at=row.at, mode=row.mode,
-        exercises=tuple(json.loads(row.exercises)), files=json.loads(row.files), status=row.status,
+        id=row.id, student=row.student, submitted_at=row.at, mode=GradingMode(row.mode),
+        exercises=tuple(json.loads(row.exercises)), files=json.loads(row.files), status=JobState(row.status),
         lease_holder=row.lease_holder, lease_until=row.lease_until,
         result=None if row.result is None else json.loads(row.result), message=row.message,
         finished_at=row.finished_at)
@@ -96,7 +86,7 @@ class GradingJobsMixin:
     """Store methods of the grading service (``Store`` provides ``_read``, ``_write`` and ``catalogue``)."""
 
     def add_grading_job(self, job_id: str, student: str, files: Mapping[str, str], exercises: Sequence[str],
-                        mode: str, holder: str, lease_seconds: float) -> GradingJobRecord:
+                        mode: GradingMode, holder: str, lease_seconds: float) -> GradingJobRecord:
         """Record a submission as queued and held by ``holder``; ``PendingJobExists`` if the student
         already has one queued."""
         student = clean_student(student)
@@ -105,7 +95,7 @@ class GradingJobsMixin:
         clean_code(files_json)  # the store's size limit for code, on all the files together
         table = schema.grading_jobs
         now = _now()
-        values = dict(id=job_id, student=student, at=now, mode=mode, exercises=json.dumps(exercises),
+        values = dict(id=job_id, student=student, at=now, mode=GradingMode(mode), exercises=json.dumps(exercises),
                       files=files_json, status=QUEUED, lease_holder=_holder(holder),
                       lease_until=now + timedelta(seconds=lease_seconds))
 
@@ -133,14 +123,15 @@ class GradingJobsMixin:
             raise KeyError(f"no grading job with id {job_id!r}")
         return _record(row)
 
-    def grading_jobs(self, student: str | None = None, status: str | None = None) -> tuple[GradingJobRecord, ...]:
+    def grading_jobs(self, student: str | None = None,
+                     status: JobState | None = None) -> tuple[GradingJobRecord, ...]:
         """Jobs in the order they were handed in, optionally one student's or of one status."""
         table = schema.grading_jobs
         query = sa.select(table).order_by(table.c.at, table.c.id)
         if student is not None:
             query = query.where(table.c.student == clean_student(student))
         if status is not None:
-            query = query.where(table.c.status == status)
+            query = query.where(table.c.status == JobState(status))
         return tuple(_record(row) for row in self._read(lambda conn: conn.execute(query).all()))
 
     def pending_grading_job(self, student: str) -> GradingJobRecord | None:
@@ -198,21 +189,17 @@ class GradingJobsMixin:
         """Mark the job done with its result and record its attempts, once: False if it was not queued."""
         table = schema.grading_jobs
         result_json = details_to_json(result)
-        rows = [self._attempt_values(attempt) for attempt in attempts]
+        checked = [checked_attempt(attempt, AttemptKind.SUBMISSION, self.catalogue) for attempt in attempts]
 
         def finish(conn: Connection) -> bool:
             now = _now()
             finished = conn.execute(sa.update(table).where(table.c.id == job_id, table.c.status == QUEUED).values(
-                status=DONE, result=result_json, finished_at=now, lease_until=None)).rowcount
+                status=JobState.DONE, result=result_json, finished_at=now, lease_until=None)).rowcount
             if not finished:
                 return False
             student = conn.execute(sa.select(table.c.student).where(table.c.id == job_id)).scalar_one()
-            for values, test_rows in rows:
-                statement = sa.insert(schema.attempts).values(student=student, at=now, **values)
-                attempt_id = conn.execute(statement.returning(schema.attempts.c.id)).scalar_one()
-                if test_rows:
-                    conn.execute(sa.insert(schema.attempt_tests),
-                                 [{"attempt_id": attempt_id, "test": test, "passed": ok} for test, ok in test_rows])
+            for attempt in checked:
+                insert_attempt(conn, student, attempt, now)
             return True
 
         return self._write(finish)
@@ -221,14 +208,5 @@ class GradingJobsMixin:
         """Mark the job failed (the grader itself broke), once; the message is shown to the student."""
         table = schema.grading_jobs
         statement = (sa.update(table).where(table.c.id == job_id, table.c.status == QUEUED)
-                     .values(status=FAILED, message=str(message)[:2000], finished_at=_now(), lease_until=None))
+                     .values(status=JobState.FAILED, message=str(message)[:2000], finished_at=_now(), lease_until=None))
         return bool(self._write(lambda conn: conn.execute(statement).rowcount))
-
-    def _attempt_values(self, attempt: AttemptToRecord) -> tuple[dict, list[tuple[str, bool]]]:
-        """The attempt's row and its per-test rows, checked before the transaction opens."""
-        score, max_score = clean_score(attempt.score, attempt.max_score)
-        exercise = self.catalogue.require_exercise(attempt.exercise)
-        values = dict(exercise=exercise, score=score, max_score=max_score,
-                      public_tests_only=require_bool(attempt.public_tests_only, "public_tests_only"),
-                      details=details_to_json(attempt.details), code=clean_code(attempt.code))
-        return values, clean_test_rows(attempt.tests, exercise)

@@ -7,6 +7,8 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
+from poslab.vocabulary import AttemptKind
+
 
 @dataclass(frozen=True)
 class LessonProgress:
@@ -83,6 +85,8 @@ class Comment:
 
 @dataclass(frozen=True)
 class Attempt:
+    """One exercise's grading as kept: handed in (a submission) or a practice run (see ``kind``)."""
+
     id: int
     student: str
     exercise: str
@@ -92,3 +96,12 @@ class Attempt:
     public_tests_only: bool
     details: Any  # the grader's JSON-able result, as given
     code: str | None
+    kind: AttemptKind = AttemptKind.SUBMISSION
+
+    @property
+    def result(self) -> Any:
+        """``details``, by the name a practice run's result had."""
+        return self.details
+
+
+PracticeRun = Attempt  # a practice run is an attempt of kind PRACTICE (the store's name for it before)

@@ -1,7 +1,14 @@
 """Tables of the progress store and the migrations that create them, with a recorded version.
 
-Every event is its own row (append-only), so concurrent writers never update the same row and
-nothing one writer does can overwrite another's. Progress is computed from the rows when read.
+Most tables are events: each visit, answer, hint, attempt and comment is a row of its own,
+written once and never updated (a comment may be deleted by its id), so concurrent writers never
+update the same row and progress is computed from the rows when read. Two tables are updated in
+place, each under a rule that keeps concurrent writers apart:
+
+* ``drafts``: one row per student and exercise, overwritten at each save; the last save wins, and
+  a revision counts the saves so a tab can tell that another saved after it;
+* ``grading_jobs``: a job's status, lease and result change as it is graded; every update names
+  the state it expects (``queued``), so a job is finished once and claimed by one replica.
 """
 
 from __future__ import annotations
@@ -12,6 +19,8 @@ from typing import Callable
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
+
+from poslab.vocabulary import AttemptKind, JobState, TestStatus
 
 from .errors import SchemaVersionError
 from .validation import MAX_COMMENT_CHARS, MAX_NAME_CHARS, MAX_TEST_NAME_CHARS
@@ -41,13 +50,14 @@ class UtcDateTime(sa.types.TypeDecorator):
 
 
 metadata = sa.MetaData()
+retired = sa.MetaData()  # tables of earlier versions, kept so that their migrations still make them
 
 
-def _event_table(name: str, *columns: sa.Column | sa.Constraint) -> sa.Table:
+def _event_table(name: str, *columns: sa.Column | sa.Constraint, of: sa.MetaData = metadata) -> sa.Table:
     """A table of events: id, student, time, then its own columns."""
     return sa.Table(
         name,
-        metadata,
+        of,
         sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
         sa.Column("student", sa.String(MAX_NAME_CHARS), nullable=False, index=True),
         sa.Column("at", UtcDateTime, nullable=False),
@@ -90,6 +100,8 @@ attempts = _event_table(
     sa.Column("code", sa.Text, nullable=True),
     # A second guard behind validation: a score outside its range is never stored.
     sa.CheckConstraint("max_score > 0 AND score >= 0 AND score <= max_score", name="score_in_range"),
+    # Handed in, or a practice run (version 5; AttemptKind): only submissions count.
+    sa.Column("kind", sa.String(16), nullable=False, server_default=AttemptKind.SUBMISSION.value),
 )
 
 comments = _event_table(
@@ -98,7 +110,7 @@ comments = _event_table(
     sa.Column("text", sa.String(MAX_COMMENT_CHARS), nullable=False),
 )
 
-# One row per test that ran in an attempt, as handed to record_attempt: pass rates are counted
+# One row per test that ran in an attempt, as handed to its writer: pass rates are counted
 # from these, never read out of the grader's details.
 attempt_tests = sa.Table(
     "attempt_tests",
@@ -114,17 +126,17 @@ _VERSION_1_TABLES = (visits, lesson_completions, check_answers, hints, attempts,
 
 # Submissions handed to the grading service (grader.service), recorded before they are dispatched so
 # that none is lost when the app stops; a job is held by one service replica at a time (a lease).
-PENDING_JOB_STATUS = "queued"
+PENDING_JOB_STATUS = JobState.QUEUED.value
 grading_jobs = sa.Table(
     "grading_jobs",
     metadata,
     sa.Column("id", sa.String(36), primary_key=True),
     sa.Column("student", sa.String(MAX_NAME_CHARS), nullable=False, index=True),
     sa.Column("at", UtcDateTime, nullable=False, index=True),  # submitted
-    sa.Column("mode", sa.String(16), nullable=False),
+    sa.Column("mode", sa.String(16), nullable=False),  # a GradingMode
     sa.Column("exercises", sa.Text, nullable=False),  # JSON list of exercise ids
     sa.Column("files", sa.Text, nullable=False),  # JSON {file name: source}
-    sa.Column("status", sa.String(16), nullable=False),  # queued, done, failed
+    sa.Column("status", sa.String(16), nullable=False),  # a JobState
     sa.Column("lease_holder", sa.String(128), nullable=True),
     sa.Column("lease_until", UtcDateTime, nullable=True),
     sa.Column("result", sa.Text, nullable=True),  # the grader's SubmissionResult as JSON
@@ -156,7 +168,7 @@ def _version_1_test_rows(details_json: str) -> list[tuple[str, bool]]:
         if isinstance(test.get("passed"), bool):
             pairs.append((test["name"][:MAX_TEST_NAME_CHARS], test["passed"]))
         elif isinstance(test.get("status"), str):
-            pairs.append((test["name"][:MAX_TEST_NAME_CHARS], test["status"] == "passed"))
+            pairs.append((test["name"][:MAX_TEST_NAME_CHARS], test["status"] == TestStatus.PASSED))
     return pairs
 
 
@@ -171,10 +183,10 @@ def _create_version_3(conn: Connection) -> None:
 
 
 # The student's workspace (the Exercises page): one draft per student and exercise, the runs of
-# the public tests (practice, never a grade) and which option each quick-check answer chose.
-# Drafts are the one table whose rows are updated: a draft is saved every few seconds of typing,
-# and keeping every save would fill the database with near-copies. A revision counts the saves,
-# so a tab can tell that another tab saved after it.
+# the public tests (version 4's practice_runs; attempts of their own kind since version 5) and
+# which option each quick-check answer chose. A draft's row is updated at each save: a draft is
+# saved every few seconds of typing, and keeping every save would fill the database with
+# near-copies. A revision counts the saves, so a tab can tell that another tab saved after it.
 drafts = sa.Table(
     "drafts",
     metadata,
@@ -186,13 +198,14 @@ drafts = sa.Table(
     sa.Column("saved_by", sa.String(ID_CHARS), nullable=False),  # the browser session (tab) that saved it
 )
 
-practice_runs = _event_table(
+practice_runs = _event_table(  # version 4 only: moved into attempts by version 5
     "practice_runs",
     sa.Column("exercise", sa.String(ID_CHARS), nullable=False),
     sa.Column("score", sa.Float, nullable=False),
     sa.Column("max_score", sa.Float, nullable=False),
     sa.Column("code", sa.Text, nullable=False),
     sa.Column("result", sa.Text, nullable=False),  # the grader's result as JSON text
+    of=retired,
 )
 
 check_choices = _event_table(
@@ -205,11 +218,26 @@ check_choices = _event_table(
 
 
 def _create_version_4(conn: Connection) -> None:
-    metadata.create_all(conn, tables=[drafts, practice_runs, check_choices])
+    metadata.create_all(conn, tables=[drafts, check_choices])
+    retired.create_all(conn, tables=[practice_runs])
+
+
+def _create_version_5(conn: Connection) -> None:
+    """Practice runs become attempts of kind PRACTICE: one table, one shape, every row kept."""
+    if "kind" not in {column["name"] for column in sa.inspect(conn).get_columns(attempts.name)}:
+        # A database made before version 5: its attempts were all handed in. (Fixed text, no input.)
+        conn.exec_driver_sql(f"ALTER TABLE {attempts.name} ADD COLUMN kind VARCHAR(16) "
+                             f"DEFAULT '{AttemptKind.SUBMISSION.value}' NOT NULL")
+    old = practice_runs
+    moved = sa.select(old.c.student, old.c.at, old.c.exercise, old.c.score, old.c.max_score, sa.true(),
+                      old.c.result, old.c.code, sa.literal(AttemptKind.PRACTICE.value)).order_by(old.c.at, old.c.id)
+    conn.execute(sa.insert(attempts).from_select(
+        ["student", "at", "exercise", "score", "max_score", "public_tests_only", "details", "code", "kind"], moved))
+    old.drop(conn)
 
 
 MIGRATIONS: tuple[Callable[[Connection], None], ...] = (  # index i -> version i + 1
-    _create_version_1, _create_version_2, _create_version_3, _create_version_4)
+    _create_version_1, _create_version_2, _create_version_3, _create_version_4, _create_version_5)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 _PG_MIGRATION_LOCK = 0x706F736C6162  # "poslab": replicas starting together migrate one at a time

@@ -7,48 +7,36 @@ schema is migrated once, under a lock, on first use.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections import defaultdict
 from datetime import UTC, datetime
-from typing import Any, Callable, Iterable, TypeVar
+from typing import Any, Callable, TypeVar
 
 import pandas as pd
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from poslab.config import Settings
+from poslab.vocabulary import AttemptKind
 
 from . import schema
+from .attempts import AttemptsMixin
 from .catalogue import Catalogue
 from .engine import create_store_engine, run_transaction
-from .pass_rates import TestRow, pass_rates
 from .jobs import GradingJobsMixin
-from .workspace import WorkspaceMixin
 from .progress import ScoredAttempt, StudentActivity, class_table, student_progress
-from .results import Attempt, Comment, StudentProgress
-from .validation import (
-    clean_code,
-    clean_comment,
-    clean_score,
-    clean_student,
-    clean_test_rows,
-    details_to_json,
-    require_bool,
-    require_hint_tier,
-    require_id,
-)
+from .results import Comment, StudentProgress
+from .validation import clean_comment, clean_student, require_bool, require_hint_tier, require_id
+from .workspace import WorkspaceMixin
 
 T = TypeVar("T")
-
-ATTEMPT_COLUMNS = ["id", "student", "exercise", "time", "score", "max_score", "fraction", "public_tests_only"]
 
 
 def _now() -> datetime:
     return datetime.now(UTC)
 
 
-class Store(GradingJobsMixin, WorkspaceMixin):
+class Store(AttemptsMixin, GradingJobsMixin, WorkspaceMixin):
     """Progress of every student: visits, quick checks, lessons done, hints, attempts, comments.
 
     ``url``: any SQLAlchemy URL; default ``Settings.from_env().db_url``.
@@ -132,42 +120,6 @@ class Store(GradingJobsMixin, WorkspaceMixin):
         exercise = self.catalogue.require_exercise(exercise)
         self._insert(schema.hints, student=student, exercise=exercise, tier=require_hint_tier(tier))
 
-    def record_attempt(
-        self,
-        student: str,
-        exercise: str,
-        score: float,
-        max_score: float,
-        details: Any = None,
-        code: str | None = None,
-        public_tests_only: bool = False,
-        tests: Iterable[TestRow] = (),
-    ) -> int:
-        """Keep one graded attempt with the grader's result and the code; returns its id.
-
-        ``details`` is kept as given and never read by the store. ``tests``: one row per test
-        that ran, of this exercise (``per_test_pass_rates`` counts them).
-        ``public_tests_only``: the score comes from the public tests (a student bundle), not
-        the hidden suite, so it is feedback and never counts as the grade.
-        """
-        student = clean_student(student)
-        exercise = self.catalogue.require_exercise(exercise)
-        score, max_score = clean_score(score, max_score)
-        values = dict(student=student, exercise=exercise, score=score, max_score=max_score,
-                      public_tests_only=require_bool(public_tests_only, "public_tests_only"),
-                      details=details_to_json(details), code=clean_code(code), at=_now())
-        test_rows = clean_test_rows(tests, exercise)
-
-        def insert(conn: Connection) -> int:
-            statement = sa.insert(schema.attempts).values(**values).returning(schema.attempts.c.id)
-            attempt_id = conn.execute(statement).scalar_one()
-            if test_rows:
-                conn.execute(sa.insert(schema.attempt_tests),
-                             [{"attempt_id": attempt_id, "test": test, "passed": ok} for test, ok in test_rows])
-            return attempt_id
-
-        return self._write(insert)
-
     def add_comment(self, student: str, lesson: str, text: str) -> int:
         """Store a comment on a lesson; returns the new comment's id."""
         student = clean_student(student)
@@ -212,63 +164,6 @@ class Store(GradingJobsMixin, WorkspaceMixin):
         rows = self._read(lambda conn: conn.execute(query).all())
         return tuple(Comment(row.id, row.student, row.lesson, row.text, row.at) for row in rows)
 
-    def attempts(self, student: str, exercise: str | None = None) -> pd.DataFrame:
-        """A student's attempts in time order, for a chart (columns: ``ATTEMPT_COLUMNS``)."""
-        rows = self.attempt_details(student, exercise)
-        table = pd.DataFrame(
-            [
-                (a.id, a.student, a.exercise, a.time, a.score, a.max_score, a.score / a.max_score, a.public_tests_only)
-                for a in rows
-            ],
-            columns=ATTEMPT_COLUMNS,
-        )
-        table["time"] = pd.to_datetime(table["time"], utc=True)
-        return table
-
-    def attempt_details(
-        self, student: str | None = None, exercise: str | None = None, *, public_tests_only: bool | None = None
-    ) -> tuple[Attempt, ...]:
-        """Attempts with the grader's details and the code, oldest first, optionally filtered."""
-        table = schema.attempts
-        query = sa.select(table).order_by(table.c.at, table.c.id)
-        if student is not None:
-            query = query.where(table.c.student == clean_student(student))
-        if exercise is not None:
-            query = query.where(table.c.exercise == self.catalogue.require_exercise(exercise))
-        if public_tests_only is not None:
-            query = query.where(table.c.public_tests_only == require_bool(public_tests_only, "public_tests_only"))
-        rows = self._read(lambda conn: conn.execute(query).all())
-        return tuple(
-            Attempt(
-                id=row.id,
-                student=row.student,
-                exercise=row.exercise,
-                time=row.at,
-                score=row.score,
-                max_score=row.max_score,
-                public_tests_only=row.public_tests_only,
-                details=None if row.details is None else json.loads(row.details),
-                code=row.code,
-            )
-            for row in rows
-        )
-
-    def per_test_pass_rates(self, exercise: str | None = None, *, public_tests_only: bool = False) -> pd.DataFrame:
-        """Each test's pass rate over all stored attempts (hidden suite unless asked otherwise).
-
-        Columns: exercise, test, pass_rate (0 to 1), n (attempts that ran the test).
-        """
-        attempts, tests = schema.attempts, schema.attempt_tests
-        query = (
-            sa.select(attempts.c.exercise, tests.c.test, tests.c.passed)
-            .join(attempts, attempts.c.id == tests.c.attempt_id)
-            .where(attempts.c.public_tests_only == require_bool(public_tests_only, "public_tests_only"))
-        )
-        if exercise is not None:
-            query = query.where(attempts.c.exercise == self.catalogue.require_exercise(exercise))
-        rows = self._read(lambda conn: conn.execute(query).all())
-        return pass_rates(TestRow(row.exercise, row.test, row.passed) for row in rows)
-
 
 def _activities(conn: Connection, student: str | None) -> dict[str, StudentActivity]:
     """Every student's events (or one student's), aggregated in SQL where the rules allow."""
@@ -295,7 +190,7 @@ def _activities(conn: Connection, student: str | None) -> dict[str, StudentActiv
         activities[row.student].saw(row.last)
     attempts = schema.attempts
     scored = grouped(attempts, attempts.c.exercise, attempts.c.score, attempts.c.max_score, attempts.c.public_tests_only)
-    for row in conn.execute(scored):
+    for row in conn.execute(scored.where(attempts.c.kind == AttemptKind.SUBMISSION)):  # practice never counts
         attempt = ScoredAttempt(row.exercise, row.score, row.max_score, row.public_tests_only)
         activities[row.student].attempts.extend([attempt] * row.n)  # equal attempts, grouped in SQL
         activities[row.student].saw(row.last)

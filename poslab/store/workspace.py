@@ -1,20 +1,19 @@
-"""The student's workspace in the store: drafts, practice runs of the public tests, quick-check choices.
+"""The student's workspace in the store: drafts and quick-check choices.
 
 A draft is what the editor on the Exercises page holds, one per student and exercise, saved as
 the student types. Saves are never refused: the last save wins. Each save counts a revision and
 names the browser session (tab) that made it, so a tab whose view is older than the stored draft
 can say so, and a save that replaced another tab's newer one is reported back (``DraftSaved``).
 
-A practice run is one run of the public tests against a draft: feedback kept for the student,
-never an attempt and never a grade. A check choice is the option a quick-check answer chose, so
-a reloaded lesson shows the answer and its feedback again.
+A check choice is the option a quick-check answer chose, so a reloaded lesson shows the answer
+and its feedback again. (A run of the public tests on a draft, a practice run, is an attempt of
+its own kind: ``attempts``.)
 
 ``WorkspaceMixin`` is mixed into ``Store``; it uses the store's transactions and validation.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -24,7 +23,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
 from . import schema
-from .validation import clean_code, clean_score, clean_student, details_to_json, require_id
+from .validation import clean_code, clean_student, require_id
 
 MAX_SESSION_CHARS = schema.ID_CHARS
 
@@ -43,18 +42,6 @@ class Draft:
 class DraftSaved:
     draft: Draft
     replaced: Draft | None  # another session's save newer than the one this save started from
-
-
-@dataclass(frozen=True)
-class PracticeRun:
-    id: int
-    student: str
-    exercise: str
-    time: datetime
-    score: float
-    max_score: float
-    code: str
-    result: dict  # the grader's SubmissionResult.to_dict()
 
 
 def _now() -> datetime:
@@ -117,32 +104,6 @@ class WorkspaceMixin:
             return self._write(save)
         except IntegrityError:  # another replica inserted the first draft between our read and insert
             return self._write(save)
-
-    # -- practice runs ------------------------------------------------------------------------------
-
-    def record_practice_run(self, student: str, exercise: str, score: float, max_score: float,
-                            code: str, result: dict) -> int:
-        """Keep one run of the public tests (practice, not an attempt); returns its id."""
-        student, exercise = clean_student(student), self.catalogue.require_exercise(exercise)
-        score, max_score = clean_score(score, max_score)
-        code = clean_code(code)
-        if code is None:
-            raise ValueError("a practice run needs the code it ran")
-        result_json = details_to_json(result)
-        statement = sa.insert(schema.practice_runs).values(
-            student=student, exercise=exercise, at=_now(), score=score, max_score=max_score, code=code,
-            result=result_json).returning(schema.practice_runs.c.id)
-        return self._write(lambda conn: conn.execute(statement).scalar_one())
-
-    def practice_runs(self, student: str, exercise: str | None = None) -> tuple[PracticeRun, ...]:
-        """A student's practice runs, oldest first."""
-        table = schema.practice_runs
-        query = sa.select(table).where(table.c.student == clean_student(student)).order_by(table.c.at, table.c.id)
-        if exercise is not None:
-            query = query.where(table.c.exercise == self.catalogue.require_exercise(exercise))
-        rows = self._read(lambda conn: conn.execute(query).all())
-        return tuple(PracticeRun(row.id, row.student, row.exercise, row.at, row.score, row.max_score, row.code,
-                                 json.loads(row.result)) for row in rows)
 
     # -- quick-check choices -------------------------------------------------------------------------
 

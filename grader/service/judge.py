@@ -1,0 +1,145 @@
+"""The judge: a Dask worker that grades, one submission at a time, with warm graders.
+
+    dask worker tcp://scheduler:8786 --nthreads 1 --preload grader.service.judge
+    dask worker tcp://scheduler:8786 --nthreads 1 --preload grader.cluster       # the same, by its older name
+
+At start-up (before the worker joins the scheduler, so a joined worker is a warm one) the preload
+starts a ``grader.api.Grader`` per warm mode, each with its sandbox worker (torch imported once),
+and says in the Dask worker's log which isolation it will use: ``bwrap`` when bubblewrap works on
+this machine, else the fallback, with the reason. Each Dask task is one submission's whole
+grading (``grade_on_judge``), run on this warm judge one at a time (``--nthreads 1``). Tasks carry
+trusted data only: the submission's files and the settings in, ``SubmissionResult.to_dict()``
+out. Student code runs only in the sandboxed child, as with the CLI.
+
+``POSLAB_GRADER_WARM_MODES`` (default ``hidden,public``) says which sandbox workers the judge
+starts before it joins: ``hidden`` for graded submissions, ``public`` for the app's practice runs
+(a cold one costs seconds at the first practice run). The CLI's own judges warm ``hidden`` only.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import threading
+from dataclasses import asdict
+from typing import Any, Sequence
+
+from grader.api import Grader, Submission, grading_mode
+from grader.settings import GraderSettings
+from grader.vocabulary import Isolation
+from poslab.vocabulary import GradingMode
+
+logger = logging.getLogger("distributed.grader")  # under "distributed": the Dask worker's log shows it
+
+PRELOAD = __name__  # what ``dask worker --preload`` names to make a judge
+JUDGE_ATTRIBUTE = "poslab_judge"  # the Dask worker's attribute that holds its Judge
+WARM_MODES_ENV = "POSLAB_GRADER_WARM_MODES"
+READY_LOG = "grader judge ready"  # logged once warm; the embedded cluster looks for it
+
+
+def load_suite(spec: str | None) -> Any:
+    """``None`` for the hidden suite, or ``"module:attribute"`` (a stand-in suite, for tests)."""
+    if not spec:
+        return None
+    module, _, attribute = spec.partition(":")
+    loaded = importlib.import_module(module)
+    return getattr(loaded, attribute) if attribute else loaded
+
+
+class Judge:
+    """The warm Graders of one judge, one per (mode, settings, suite); one task at a time."""
+
+    def __init__(self) -> None:
+        self.graders: dict[tuple, Grader] = {}
+        self.lock = threading.Lock()
+
+    def grader_for(self, mode: GradingMode, settings: GraderSettings, suite: str | None) -> Grader:
+        key = (mode, settings, suite)
+        if key not in self.graders:
+            grading = Grader(settings, mode=mode, suite=load_suite(suite))
+            # The suite runs here, in the judge: another suite's warm sandbox worker serves it as well.
+            grading.worker = next((other.worker for (other_mode, other_settings, _), other in self.graders.items()
+                                   if (other_mode, other_settings) == (mode, settings)), None)
+            self.graders[key] = grading
+        return self.graders[key]
+
+    def warm_up(self, settings: GraderSettings, mode: GradingMode = GradingMode.HIDDEN) -> Isolation:
+        grading = self.grader_for(mode, settings, None)
+        grading.suite_hash()  # imports the hidden suite now, not during the first student's wait
+        return grading.start()
+
+    def grade(self, task: dict) -> dict:
+        settings = GraderSettings(**task["settings"])
+        submission = Submission(task["submission_id"], dict(task["files"]), tuple(task["problems"]))
+        with self.lock:
+            grading = self.grader_for(grading_mode(task["mode"]), settings, task.get("suite"))
+            return grading.grade(submission, task["exercises"]).to_dict()
+
+    def close(self) -> None:
+        for grading in self.graders.values():
+            grading.close()  # a shared sandbox worker is closed by the first; closing it again does nothing
+        self.graders.clear()
+
+
+def task_for(submission: Submission, exercises: Sequence[str] | None, mode: GradingMode, settings: GraderSettings,
+             suite: str | None = None) -> dict:
+    """What a Dask task carries: plain, trusted data."""
+    return {"submission_id": submission.submission_id, "files": dict(submission.files),
+            "problems": list(submission.problems), "exercises": None if exercises is None else list(exercises),
+            "mode": GradingMode(mode).value, "settings": asdict(settings), "suite": suite}
+
+
+def grade_on_judge(task: dict) -> dict:
+    """The Dask task: grade one submission on this Dask worker's warm judge."""
+    from distributed import get_worker
+
+    dask_worker = get_worker()
+    judge = getattr(dask_worker, JUDGE_ATTRIBUTE, None)
+    if judge is None:  # a Dask worker started without the preload: a cold first grading
+        logger.warning("this Dask worker was started without --preload %s; starting a judge now", PRELOAD)
+        judge = Judge()
+        setattr(dask_worker, JUDGE_ATTRIBUTE, judge)
+    return judge.grade(task)
+
+
+def _isolation_problem(settings: GraderSettings) -> str | None:
+    try:
+        from grader.sandbox import bwrap_problem
+    except ImportError:
+        return None
+    return bwrap_problem(settings)
+
+
+def warm_modes() -> list[GradingMode]:
+    """The modes of ``POSLAB_GRADER_WARM_MODES`` (unknown names are ignored; none listed: hidden)."""
+    raw = os.environ.get(WARM_MODES_ENV, ",".join(GradingMode))
+    named = {part.strip() for part in raw.split(",")}
+    return [mode for mode in GradingMode if mode in named] or [GradingMode.HIDDEN]
+
+
+def dask_setup(worker: Any) -> None:
+    """Dask's preload hook (the name and argument are Dask's): make this Dask worker a warm judge."""
+    import torch
+
+    torch.set_num_threads(1)  # one judge per core: the hidden tests must not oversubscribe it
+    settings = GraderSettings.from_env()
+    judge = Judge()
+    # A practice run ("Run the public tests") on a judge without a warm public worker took ~9 s in
+    # the browser, so the app's judges warm both; the CLI's need the hidden one only.
+    isolation = [judge.warm_up(settings, mode) for mode in warm_modes()][0]
+    setattr(worker, JUDGE_ATTRIBUTE, judge)
+    if isolation == Isolation.BWRAP:
+        logger.info("%s: isolation bwrap (bubblewrap works on this machine)", READY_LOG)
+    else:
+        problem = _isolation_problem(settings)
+        logger.warning("%s: isolation %s; bubblewrap is not used here%s. Install bubblewrap "
+                       "(apt-get install bubblewrap) before grading a real class.",
+                       READY_LOG, isolation, f" ({problem})" if problem else "")
+
+
+def dask_teardown(worker: Any) -> None:
+    """Dask's preload hook: close the judge's sandbox workers."""
+    judge = getattr(worker, JUDGE_ATTRIBUTE, None)
+    if judge is not None:
+        judge.close()
