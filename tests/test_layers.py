@@ -46,6 +46,7 @@ EXERCISES_EXCEPTIONS = {("exercises/conftest.py", "poslab.encodings")}  # --impl
 APP_MAY_IMPORT_FROM_GRADER = (
     "grader.service",  # the grading service: the only way the app gets student code run
     "grader.results",  # the typed, plain results the pages render
+    "grader.vocabulary",  # the typed words of those results (statuses, the page's watch states)
     "grader.submissions",  # the hand-in rules (size, file name), checked on the page before a hand-in
     "grader.gradebook",  # the reader of the gradebook folder that `python -m grader grade` writes
     "grader.api",  # running_in_bundle(): whether this app is a student bundle (no hidden suite)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from _pytest.reports import TestReport
 
-from grader.results import SubmissionResult
+from grader.results import GRADEBOOK_HEADER, SubmissionResult
 from grader.sandbox.replies import NOTE_SENTENCES, decode_reply
 from grader.sandboxed import exercise_calls
 from grader.sandboxed.protocol import FindingCode, MessageKind, NoteCode, PytestOutcome, PytestPhase, StrayScope
@@ -55,7 +55,7 @@ def test_a_result_stored_before_the_vocabularies_loads_with_its_strings():
         "exercises": {}, "exercise_status": {}, "hidden_losses": {}}
     result = SubmissionResult.from_dict(old)
     assert (result.status, result.isolation) == (SubmissionStatus.STOPPED_GRADER, Isolation.NONE)
-    assert json.loads(result.to_json())["status"] == "stopped_grader" and result.gradebook_row()[1] == "stopped_grader"
+    assert json.loads(result.to_json())["status"] == "stopped_grader" and result.gradebook_row()[GRADEBOOK_HEADER.index("status")] == "stopped_grader"
     again = SubmissionResult.from_gradescope(json.loads(json.dumps(result.to_gradescope())))
     assert again == result and again.to_gradescope()["extra_data"]["isolation"] == "none"
 
@@ -126,7 +126,7 @@ BARE = re.compile(
     rf"|{Q}(type|status|state|code|outcome|when|mode|isolation|kind|visibility|stray_scope){Q}\s*:\s*{Q}{W}{Q}"
     rf"|\b(TestOutcome|SubmissionResult|JobStatus|GradingJob|Finding|Watch)\([^)\n]*{Q}{W}{Q}|\.append\(\s*{Q}{W}{Q}")
 # grader/cli.py is checked once its three bare words (a mode, a status twice) use the vocabularies.
-NOT_CHECKED_YET = {"grader/cli.py"}
+NOT_CHECKED_YET: set[str] = set()
 
 
 def bare_words(paths: list[Path], root: Path = PROJECT_ROOT) -> list[str]:

@@ -10,6 +10,7 @@ from typing import Callable, Sequence
 from grader.api import Grader, Submission
 from grader.results import SubmissionResult
 from grader.settings import GraderSettings
+from poslab.vocabulary import GradingMode
 
 
 def grade_in_parallel(items: Sequence[Submission], jobs: int, make_grader: Callable[[], Grader],
@@ -57,7 +58,8 @@ def grade_with_service(items: Sequence[Submission], settings: GraderSettings,
         return
     from grader.service import GradingService, as_completed
 
-    with GradingService(scheduler, workers=judges, settings=settings, suite=suite, warm_modes=("hidden",)) as service:
+    with GradingService(scheduler, judges=judges, settings=settings, suite=suite,
+                        warm_modes=(GradingMode.HIDDEN,)) as service:
         jobs = [service.submit_submission(item) for item in items]
         for job in as_completed(jobs):
             on_result(job.result())

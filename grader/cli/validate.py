@@ -14,6 +14,7 @@ from grader.cli.grading import grade_in_parallel
 from grader.results import SubmissionResult
 from grader.sandbox import GraderFault
 from grader.settings import GraderSettings
+from grader.vocabulary import SubmissionStatus
 
 DEFAULT_TIMEOUT = GraderSettings().timeout
 
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_FAULT
     rows, weak = [], 0
     reference = results["reference"]
-    ok = reference.status == "graded" and reference.max_score > 0 and reference.score == reference.max_score
+    ok = reference.status == SubmissionStatus.GRADED and reference.max_score > 0 and reference.score == reference.max_score
     weak += not ok
     rows.append(["reference", "all", f"{reference.score:g}/{reference.max_score:g}", "-",
                  "full marks" if ok else "NOT FULL MARKS"])
@@ -58,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
         own = result.exercises.get(mutant.exercise)
         # Caught means its own exercise lost points while it imported and ran: a mutant that fails
         # to import loses everything and would otherwise hide a suite that catches nothing.
-        caught = result.status == "graded" and own is not None and own.score < own.max_score
+        caught = result.status == SubmissionStatus.GRADED and own is not None and own.score < own.max_score
         weak += not caught
         rows.append([name, mutant.exercise, f"{result.score:g}/{result.max_score:g}",
                      f"{own.score:g}/{own.max_score:g}" if own else "-", "caught" if caught else "NOT CAUGHT"])

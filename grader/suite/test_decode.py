@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import torch
 
-from grader.suite import graded
+from grader.suite import HIDDEN, VISIBLE, graded
 from grader.suite.decode_cases import (
     PAIRINGS,
     SPEC,
@@ -137,7 +137,7 @@ def _expect_rows_alone(student, case: DecodeCase) -> None:
 # ---- visible
 
 
-@graded(points=1, family="shape", visibility="visible")
+@graded(points=1, family="shape", visibility=VISIBLE)
 def test_output_shapes_and_dtypes(student):
     """decode returns (out [B, H, T, D], cached_keys [B, H, S, D]) in q's dtype: S = T, or min(W, T) with a window."""
     for case in SHAPE_CASES:
@@ -148,21 +148,21 @@ def test_output_shapes_and_dtypes(student):
             expect_dtype(tensor, case.dtype, f"decode's {name} for {str(case.dtype).removeprefix('torch.')} inputs")
 
 
-@graded(points=2, family="values", visibility="visible")
+@graded(points=2, family="values", visibility=VISIBLE)
 def test_prefill_is_the_causal_forward(student):
     """With the whole sequence as the prompt, out is causal attention over RoPE-rotated queries and keys."""
     for case in PREFILL_CASES:
         _expect_forward(student, case)
 
 
-@graded(points=2, family="step_by_step", visibility="visible")
+@graded(points=2, family="step_by_step", visibility=VISIBLE)
 def test_one_token_at_a_time(student):
     """Decoding after a short prompt gives every decoded token the output of the full causal forward."""
     for case in ONE_AT_A_TIME_CASES:
         _expect_steps(student, case)
 
 
-@graded(points=2, family="cache_modes", visibility="visible")
+@graded(points=2, family="cache_modes", visibility=VISIBLE)
 def test_cached_keys_follow_the_mode(student):
     """cached_keys holds every key rotated by its position (cache='rotated') or as given (cache='raw')."""
     for case in MODE_CASES:
@@ -170,19 +170,19 @@ def test_cached_keys_follow_the_mode(student):
         expect_cached_keys(run(student, inputs)[1], inputs, case.cache)
 
 
-@graded(points=1, family="sliding_window", visibility="visible")
+@graded(points=1, family="sliding_window", visibility=VISIBLE)
 def test_a_small_window(student):
     """With a window of 3 and a longer prompt, every token sees its last 3 tokens only."""
     _expect_forward(student, SMALL_WINDOW_CASE, WINDOW)
 
 
-@graded(points=1, family="left_padding", visibility="visible")
+@graded(points=1, family="left_padding", visibility=VISIBLE)
 def test_a_left_padded_pair(student):
     """A batch of two prompts, one padded on the left, gives each sequence its unpadded result."""
     _expect_rows_alone(student, PADDED_PAIR_CASE)
 
 
-@graded(points=1, family="inputs", visibility="visible")
+@graded(points=1, family="inputs", visibility=VISIBLE)
 def test_inputs_untouched_and_views_accepted(student):
     """decode leaves its tensors unchanged and accepts non-contiguous (transposed) q, k and v."""
     for case in UNTOUCHED_CASES:
@@ -196,7 +196,7 @@ def test_inputs_untouched_and_views_accepted(student):
            "use reshape, not view, and index rather than assume a layout.")
 
 
-@graded(points=1, family="positions", visibility="visible")
+@graded(points=1, family="positions", visibility=VISIBLE)
 def test_given_positions(student):
     """With position_ids from 100 on, tokens and cached keys are rotated by those positions."""
     case = GIVEN_POSITIONS_CASE
@@ -206,35 +206,35 @@ def test_given_positions(student):
 # ---- hidden
 
 
-@graded(points=2, family="step_by_step", visibility="hidden")
+@graded(points=2, family="step_by_step", visibility=HIDDEN)
 def test_steps_match_the_full_forward(student):
     """Step by step gives the full forward for any prompt length, sizes, pairing, base, cache mode and dtype."""
     for case in STEP_CASES:
         _expect_steps(student, case)
 
 
-@graded(points=2, family="cache_modes", visibility="hidden")
+@graded(points=2, family="cache_modes", visibility=HIDDEN)
 def test_raw_cache_gives_the_rotated_cache_output(student):
     """Caching raw keys and rotating them when read gives what caching rotated keys gives, with windows and padding."""
     for case in RAW_CASES:
         _expect_raw_as_rotated(student, case)
 
 
-@graded(points=2, family="sliding_window", visibility="hidden")
+@graded(points=2, family="sliding_window", visibility=HIDDEN)
 def test_window_masks_the_full_forward(student):
     """A rolling window of W gives the full forward masked to the last W tokens, and caches the last W keys."""
     for case in WINDOW_CASES:
         expect_cached_slots(_expect_forward(student, case, WINDOW), build(case))
 
 
-@graded(points=2, family="left_padding", visibility="hidden")
+@graded(points=2, family="left_padding", visibility=HIDDEN)
 def test_left_padded_batch_gives_each_row_alone(student):
     """A left-padded batch gives each row its unpadded result (1/0 or True/False masks, both caches, windows, ids)."""
     for case in PADDING_CASES:
         _expect_rows_alone(student, case)
 
 
-@graded(points=1, family="positions", visibility="hidden")
+@graded(points=1, family="positions", visibility=HIDDEN)
 def test_positions_are_tracked_apart_from_the_cache(student):
     """Tokens are rotated by the given position_ids (from 700 or 1,500 on, or with gaps), and so are the cached keys."""
     for case in POSITION_CASES:
