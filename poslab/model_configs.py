@@ -1,0 +1,96 @@
+"""Published model configurations: the typed-in table of ``content/model_configs.toml``.
+
+Each entry is read from one model's ``config.json`` (its Hugging Face repository is ``source``) and says
+what it was checked against, or "unchecked". Nothing here is computed; lessons compute from these values
+(wavelengths, window coverage, the cost of a long token) and show the source beside them.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+
+import pandas as pd
+
+from poslab.lessons import CONTENT_DIR
+
+UNCHECKED = "unchecked"
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    name: str
+    family: str
+    source: str  # the Hugging Face repository whose config.json holds these values
+    rope_theta: float
+    max_position_embeddings: int
+    rope_scaling: str  # "none", or the rope_scaling block in words
+    sliding_window: int  # 0: no sliding window
+    head_dim: int
+    num_hidden_layers: int
+    notes: str
+    checked: str  # what the values were checked against, or UNCHECKED
+    attention_chunk_size: int = 0  # 0: no chunked attention
+
+    @property
+    def is_checked(self) -> bool:
+        return self.checked != UNCHECKED
+
+
+@dataclass(frozen=True)
+class LongRopeFactors:
+    """Phi-3.5 mini's rope_scaling: one factor per RoPE pair for short and for long inputs."""
+
+    model: str
+    source: str
+    head_dim: int
+    rope_theta: float
+    original_max_position_embeddings: int
+    max_position_embeddings: int
+    long_factor: tuple[float, ...]
+    short_factor: tuple[float, ...]
+
+
+@cache
+def _raw() -> dict:
+    return tomllib.loads((CONTENT_DIR / "model_configs.toml").read_text(encoding="utf-8"))
+
+
+@cache
+def model_configs() -> tuple[ModelConfig, ...]:
+    return tuple(ModelConfig(**entry) for entry in _raw()["models"])
+
+
+def model_config(name: str) -> ModelConfig:
+    for config in model_configs():
+        if config.name == name:
+            return config
+    raise KeyError(f"no published configuration named {name!r}; known: {', '.join(c.name for c in model_configs())}")
+
+
+@cache
+def longrope_factors() -> LongRopeFactors:
+    raw = dict(_raw()["longrope"])
+    raw["long_factor"], raw["short_factor"] = tuple(raw["long_factor"]), tuple(raw["short_factor"])
+    return LongRopeFactors(**raw)
+
+
+def _window(config: ModelConfig) -> str:
+    if config.attention_chunk_size:
+        return f"chunks of {config.attention_chunk_size:,} (RoPE layers)"
+    return f"{config.sliding_window:,}" if config.sliding_window else "none"
+
+
+def config_table() -> pd.DataFrame:
+    """One row per model, every cell a string ready to show, the source and the check beside the values."""
+    return pd.DataFrame([{
+        "model": config.name,
+        "rope_theta": f"{config.rope_theta:,.0f}",
+        "max_position_embeddings": f"{config.max_position_embeddings:,}",
+        "rope_scaling": config.rope_scaling,
+        "sliding window": _window(config),
+        "notes": config.notes or "-",
+        "config.json of": config.source,
+        "checked against": config.checked,
+    } for config in model_configs()])
