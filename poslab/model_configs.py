@@ -28,6 +28,7 @@ class ModelConfig:
     rope_scaling: str  # "none", or the rope_scaling block in words
     sliding_window: int  # 0: no sliding window
     head_dim: int
+    num_attention_heads: int
     num_hidden_layers: int
     notes: str
     checked: str  # what the values were checked against, or UNCHECKED
@@ -52,6 +53,17 @@ class LongRopeFactors:
     short_factor: tuple[float, ...]
 
 
+@dataclass(frozen=True)
+class Llama4Temperature:
+    """Llama 4's NoPE-layer temperature: q * (1 + attn_scale * ln(1 + floor((p + 1) / floor_scale)))."""
+
+    source: str
+    attn_temperature_tuning: int
+    floor_scale: int
+    attn_scale: float
+    checked: str
+
+
 @cache
 def _raw() -> dict:
     return tomllib.loads((CONTENT_DIR / "model_configs.toml").read_text(encoding="utf-8"))
@@ -74,6 +86,11 @@ def longrope_factors() -> LongRopeFactors:
     raw = dict(_raw()["longrope"])
     raw["long_factor"], raw["short_factor"] = tuple(raw["long_factor"]), tuple(raw["short_factor"])
     return LongRopeFactors(**raw)
+
+
+@cache
+def llama4_temperature() -> Llama4Temperature:
+    return Llama4Temperature(**_raw()["llama4_temperature"])
 
 
 def _window(config: ModelConfig) -> str:
