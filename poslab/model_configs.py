@@ -99,15 +99,24 @@ def _window(config: ModelConfig) -> str:
     return f"{config.sliding_window:,}" if config.sliding_window else "none"
 
 
+def breakable(text: str) -> str:
+    """A repository id that a table may wrap after "/" and "-" (zero-width spaces), so it never forces a
+    horizontal scroll on a narrow page."""
+    return text.replace("/", "/\u200b").replace("-", "-\u200b")
+
+
 def config_table() -> pd.DataFrame:
-    """One row per model, every cell a string ready to show, the source and the check beside the values."""
+    """One row per model, every cell a string ready to show, the source and the check beside the values.
+
+    ``max positions`` is the config's max_position_embeddings; ``source`` names the repository whose
+    config.json the row was typed from and what it was checked against (or "unchecked").
+    """
     return pd.DataFrame([{
         "model": config.name,
         "rope_theta": f"{config.rope_theta:,.0f}",
-        "max_position_embeddings": f"{config.max_position_embeddings:,}",
+        "max positions": f"{config.max_position_embeddings:,}",
         "rope_scaling": config.rope_scaling,
-        "sliding window": _window(config),
+        "window": _window(config),
         "notes": config.notes or "-",
-        "config.json of": config.source,
-        "checked against": config.checked,
+        "source": f"config.json of {breakable(config.source)}; checked against: {config.checked}",
     } for config in model_configs()])
