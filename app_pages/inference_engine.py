@@ -8,12 +8,13 @@ from poslab.viz import inference_engine as lesson
 LESSON = "inference-engine"
 
 
-def show_rules(view, kept: str, broken: str, unit: str = "max error") -> None:
-    """Two metrics per rule: the largest error (or distance), and the first step that goes wrong."""
-    for rule, column in zip((kept, broken), st.columns(2)):
-        column.metric(f"{rule}: {unit}", f"{view.largest[rule]:.1e}" if unit == "max error" else f"{view.largest[rule]:,}")
-    st.caption("First step that goes wrong: " + "; ".join(
-        f"{rule}: {'none' if view.first_wrong[rule] is None else view.first_wrong[rule]}" for rule in (kept, broken)) + ".")
+def show_rules(view, kept: str, broken: str, unit: str = "largest error") -> None:
+    """The kept and the broken rule side by side: each one's largest error (or distance), and where it goes wrong."""
+    for (side, rule), column in zip((("rule kept", kept), ("rule broken", broken)), st.columns(2)):
+        value = view.largest[rule]
+        column.metric(f"{side}: {unit}", f"{value:.1e}" if unit == "largest error" else f"{value:,}", help=rule)
+        column.caption(f"{rule}. First step that goes wrong: "
+                       f"{'none' if view.first_wrong[rule] is None else view.first_wrong[rule]}.")
     frame.chart(view.chart, numbers=True)
 
 

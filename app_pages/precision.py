@@ -31,11 +31,8 @@ frame.predict(LESSON, "float32-enough")
 st.header("What the error does to a score")
 offset = st.select_slider("offset between query and key (positions)", [1, 2, 4, 8, 16, 64, 256], value=8, key="pr-offset")
 scores = caching.cached(lesson.score_view, offset=offset)
-exact, moved16, movedbf, moved32 = st.columns(4)
-exact.metric("exact score (any position)", f"{scores.exact:.4f}")
-for column, way in zip((moved16, movedbf, moved32), scores.largest_change):
-    first = scores.first_wrong[way]
-    column.metric(f"{way}: first position off by > 0.001", "never" if first is None else f"{first:,}")
+st.metric("exact score (any position)", f"{scores.exact:.4f}")
+st.table(lesson.score_table(scores).set_index("positions / angles"))
 frame.chart(scores.chart, numbers=True)
 frame.text(LESSON, "scores")
 

@@ -64,7 +64,9 @@ frame.text(LESSON, "bound-sweep")
 
 frame.predict(LESSON, "llama31-scaling")
 st.header("What real models use")
-st.table(caching.cached(lesson.real_configs).set_index("model"))  # a table, not a grid: its sources wrap, uncut
+st.table(caching.cached(lesson.real_configs).set_index("model"))  # a table, not a grid: its cells wrap, uncut
+st.subheader("Where each row comes from")
+st.table(caching.cached(lesson.real_config_sources).set_index("model"))
 frame.text(LESSON, "configs")
 
 frame.lesson_footer(LESSON)

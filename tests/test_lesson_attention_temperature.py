@@ -71,7 +71,7 @@ def test_page_numbers_follow_the_formulas(lesson_page):
     assert plain == pytest.approx(math.exp(8) / (math.exp(8) + 131_071 * math.exp(0.5)), rel=0.05)
     assert float(shown["needle weight, YaRN"]) > float(shown["needle weight, log-n"]) > plain
     assert shown["Llama 4 floor_scale"] == "8,192" and shown["Llama 4 attn_scale"] == "0.1"
-    assert shown["Llama 4 temperature at 10,485,760 tokens"] == f"{1 + 0.1 * math.log(1 + 10_485_760 // 8192):.3f}"
+    assert shown["Llama 4 factor at 10,485,760 tokens"] == f"{1 + 0.1 * math.log(1 + 10_485_760 // 8192):.3f}"
     at.select_slider(key="at-keys").set_value(4096).run()
     shown = metrics(at)
     # at the training length the log-n and YaRN factors are 1: every scheme agrees with no scaling

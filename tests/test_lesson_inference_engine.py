@@ -8,7 +8,7 @@ import torch
 from poslab.viz import engine_rules as rules
 from poslab.viz import inference_engine as lesson
 from poslab.viz.common import convention_problems
-from tests.app_harness import metrics, numbers
+from tests.app_harness import numbers
 
 LESSON = "inference-engine"
 ROUNDING = 1e-12
@@ -89,36 +89,40 @@ def test_views_follow_the_chart_conventions():
         assert convention_problems(view.chart) == [] and len(view.chart.to_dict()["description"]) > 40
 
 
-def first_wrong(at) -> str:
-    return [c.value for c in at.caption if c.value.startswith("First step that goes wrong")]
+SECTIONS = ("cache modes", "padding", "rolling", "streaming", "dynamic")
+
+
+def shown_rules(at) -> dict[str, tuple[str, str, str, str]]:
+    """Per section: (kept value, broken value, kept caption, broken caption), in page order."""
+    values = [metric.value for metric in at.metric]
+    captions = [c.value for c in at.caption if "First step that goes wrong" in c.value]
+    assert len(values) == len(captions) == 2 * len(SECTIONS)
+    return {name: (values[2 * i], values[2 * i + 1], captions[2 * i], captions[2 * i + 1])
+            for i, name in enumerate(SECTIONS)}
 
 
 def test_page_shows_each_rule_kept_and_broken(lesson_page):
     at = lesson_page(LESSON)
     assert not at.exception
-    shown = metrics(at)
-    for kept in ("cache raw, rotate at read", "next position from the attention mask",
-                 "position tracked apart from the buffer", "cache raw keys, rotate at read"):
-        assert float(shown[f"{kept}: max error"]) < ROUNDING, kept
-    for broken in ("broken: rotate again at read", "broken: next position = cache length",
-                   "broken: position = number of cached keys",
-                   "broken: keys rotated once, with their step's frequencies"):
-        assert float(shown[f"{broken}: max error"]) > BROKEN, broken
-    assert shown["re-indexed inside the cache (StreamingLLM): largest distance"] == f"{4 + 8 - 1}"
-    assert shown["broken: positions of the original text: largest distance"] == "47"
-    captions = first_wrong(at)
-    assert "broken: rotate again at read: 1." in captions[0]
-    assert "broken: position = number of cached keys: 6." in captions[2]  # the default window W = 6
-    assert "broken: keys rotated once, with their step's frequencies: 12." in captions[4]  # L = 12
+    shown = shown_rules(at)
+    for name in ("cache modes", "padding", "rolling", "dynamic"):
+        kept, broken, _, _ = shown[name]
+        assert float(kept) < ROUNDING and float(broken) > BROKEN, name
+    assert shown["streaming"][:2] == (f"{4 + 8 - 1}", "47")
+    assert shown["cache modes"][3] == "broken: rotate again at read. First step that goes wrong: 1."
+    assert shown["cache modes"][2].endswith("First step that goes wrong: none.")
+    assert shown["rolling"][3].endswith("goes wrong: 6.")  # the default window W = 6
+    assert shown["dynamic"][3].endswith("goes wrong: 12.")  # L = 12
+    assert shown["streaming"][3].endswith("goes wrong: 12.")  # past the cache of 4 + 8
 
 
 def test_page_widgets_move_the_first_broken_step(lesson_page):
     at = lesson_page(LESSON)
     at.slider(key="ie-window").set_value(9).run()
-    assert not at.exception and "broken: position = number of cached keys: 9." in first_wrong(at)[2]
+    assert not at.exception and shown_rules(at)["rolling"][3].endswith("goes wrong: 9.")
     at.slider(key="ie-trained").set_value(16).run()
-    assert "broken: keys rotated once, with their step's frequencies: 16." in first_wrong(at)[4]
+    assert shown_rules(at)["dynamic"][3].endswith("goes wrong: 16.")
     at.slider(key="ie-prompt").set_value(9).run()  # no padding left: the rules agree
-    assert float(metrics(at)["broken: next position = cache length: max error"]) < ROUNDING
+    assert float(shown_rules(at)["padding"][1]) < ROUNDING
     at.slider(key="ie-steps").set_value(5).run()
     assert len(numbers(at, 0)) == 3 * 5  # three rules, five steps

@@ -1,6 +1,6 @@
 """The typed-in published configurations: every row sourced, its values consistent, the unchecked ones marked."""
 
-from poslab.model_configs import UNCHECKED, breakable, config_table, longrope_factors, model_configs
+from poslab.model_configs import UNCHECKED, breakable, config_sources, config_table, longrope_factors, model_configs
 
 
 def test_every_row_names_its_repository_and_check():
@@ -9,7 +9,8 @@ def test_every_row_names_its_repository_and_check():
         assert config.rope_theta > 1 and config.max_position_embeddings >= 4096
         assert config.head_dim % 2 == 0 and config.num_attention_heads >= 1 and config.num_hidden_layers >= 1
     assert [c.name for c in model_configs() if not c.is_checked] == ["Phi-4"]
-    assert config_table().set_index("model").loc["Phi-4", "source"].endswith(f"checked against: {UNCHECKED}")
+    assert config_sources().set_index("model").loc["Phi-4", "checked against"] == UNCHECKED
+    assert list(config_sources()["model"]) == list(config_table()["model"])
 
 
 def test_scaling_blocks_that_lessons_quote():

@@ -94,7 +94,7 @@ def layer_chart(kinds: list[str], model: str) -> alt.Chart:
         x=alt.X("layer:O", title=axis_title("layer", "1 = first"), axis=alt.Axis(labelOverlap=True, labelAngle=0)),
         color=alt.Color("kind:N", title="layer kind", legend=alt.Legend(orient="bottom")),
         tooltip=[alt.Tooltip("layer:O"), alt.Tooltip("kind:N")],
-    ).properties(title=f"{model}: the kind of each layer", height=60, description=(
+    ).properties(title=f"{model}: the kind of each layer", height=150, description=(
         f"A strip of the {len(kinds)} layers of {model}, coloured by kind: "
         + ", ".join(f"{count} {kind}" for kind, count in counts.items()) + "."))
 
@@ -158,7 +158,7 @@ def llama4_view(seq_len: int, chunk: int) -> Llama4View:
     mask = chunked_mask(seq_len, chunk)
     seen = torch.arange(seq_len)[:, None] - torch.arange(seq_len)[None, :]
     options = dict(x_title=axis_title("key j", "position"), y_title=axis_title("query i", "position"),
-                   value_title="visible", diverging=False, value_format=".0f")
+                   value_title="visible", diverging=False, value_format=".1f")
     chunk_chart = heatmap(mask, title=f"Chunked attention, chunks of {chunk} (Llama 4's RoPE layers)", **options,
                           description=f"Mask of {seq_len} queries by {seq_len} keys: 1 where the key is at or before the "
                                       f"query and in the same chunk of {chunk}; the largest distance seen is "

@@ -17,6 +17,8 @@ from poslab.viz.common import axis_title, y_axis_title
 
 WRONG = 1e-9  # above rounding (about 1e-16 in float64), far below what a broken rule gives
 FLOOR = 1e-17  # exact zeros drawn here on the log axis
+# One entry per line below the plot: rule names are sentences, and a row of them is cut off on a narrow page.
+LEGEND = alt.Legend(orient="bottom", direction="vertical", labelLimit=600)
 
 
 @dataclass(frozen=True)
@@ -35,11 +37,11 @@ def _error_chart(errors: dict[str, list[float]], title: str, what: str, step_nam
                                      "rule": name}) for name, series in errors.items()], ignore_index=True)
     worst = "; ".join(f"{name}: largest {max(series):.1e}" for name, series in errors.items())
     return alt.Chart(frame).mark_line(point=True).encode(
-        x=alt.X("step:Q", title=axis_title(step_name, "index")),
+        x=alt.X("step:Q", title=axis_title(step_name, "index"), axis=alt.Axis(tickMinStep=1, format="d")),
         y=alt.Y("drawn:Q", title=y_axis_title("max |cached - reference|", "log scale"),
-                scale=alt.Scale(type="log", domain=[FLOOR, 10])),
-        color=alt.Color("rule:N", title="rule", legend=alt.Legend(orient="bottom", labelLimit=400)),
-        strokeDash=alt.StrokeDash("rule:N", legend=alt.Legend(orient="bottom", labelLimit=400), title="rule"),
+                scale=alt.Scale(type="log", domain=[FLOOR, 10]), axis=alt.Axis(format=".0e")),
+        color=alt.Color("rule:N", title="rule", legend=LEGEND),
+        strokeDash=alt.StrokeDash("rule:N", legend=LEGEND, title="rule"),
         tooltip=[alt.Tooltip("rule:N"), alt.Tooltip("step:Q"), alt.Tooltip("error:Q", format=".2e")],
     ).properties(title=title, description=(
         f"Line chart, log scale: for each {step_name}, the largest difference between {what} and the reference, "
@@ -81,10 +83,10 @@ def streaming_view(seq_len: int, sinks: int, recent: int) -> RuleView:
                        for name, series in distances.items()], ignore_index=True)
     cache = sinks + recent
     chart = alt.Chart(frame).mark_line(point=True).encode(
-        x=alt.X("step:Q", title=axis_title("token of the stream", "index")),
+        x=alt.X("step:Q", title=axis_title("token of the stream", "index"), axis=alt.Axis(tickMinStep=1, format="d")),
         y=alt.Y("distance:Q", title=y_axis_title("largest query-key distance", "positions")),
-        color=alt.Color("rule:N", title="positions", legend=alt.Legend(orient="bottom", labelLimit=400)),
-        strokeDash=alt.StrokeDash("rule:N", title="positions", legend=alt.Legend(orient="bottom", labelLimit=400)),
+        color=alt.Color("rule:N", title="positions", legend=LEGEND),
+        strokeDash=alt.StrokeDash("rule:N", title="positions", legend=LEGEND),
         tooltip=[alt.Tooltip("rule:N"), alt.Tooltip("step:Q"), alt.Tooltip("distance:Q")],
     ).properties(title=f"StreamingLLM: {sinks} sink tokens and the last {recent}, a cache of {cache}", description=(
         f"Line chart of the largest distance between the query and a cached key at each token of a stream of "

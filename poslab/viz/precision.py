@@ -64,11 +64,13 @@ def largest_error(dtype_name: str, start: int, end: int) -> float:
 
 
 def _error_chart(frame: pd.DataFrame) -> alt.Chart:
-    shown = frame[frame["largest error"] < float("inf")].assign(drawn=lambda f: f["largest error"].clip(lower=0.01))
+    # the segment {0} has no place on a log axis (and no error): the chart starts at position 1
+    shown = frame[(frame["largest error"] < float("inf")) & (frame["from"] > 0)].assign(
+        drawn=lambda f: f["largest error"].clip(lower=0.01))
     return alt.Chart(shown).mark_line(point=True, interpolate="step-after").encode(
         x=alt.X("from:Q", title=axis_title("position (segment start)", "log scale"), scale=alt.Scale(type="log")),
         y=alt.Y("drawn:Q", title=y_axis_title("largest rounding error", "positions, log scale"),
-                scale=alt.Scale(type="log", domain=[0.01, 100_000])),
+                scale=alt.Scale(type="log", domain=[0.01, 10_000]), axis=alt.Axis(format="~s")),
         color=alt.Color("dtype:N", title="stored as"), strokeDash=alt.StrokeDash("dtype:N", title="stored as"),
         tooltip=[alt.Tooltip("dtype:N"), alt.Tooltip("from:Q", format=","), alt.Tooltip("to:Q", format=","),
                  alt.Tooltip("largest error:Q", format=",")],
@@ -147,17 +149,27 @@ def score_view(offset: int) -> ScoreView:
         first[way] = int(wrong.min()) if len(wrong) else None
     chart = alt.Chart(frame).mark_line(point=alt.OverlayMarkDef(size=12)).encode(
         x=alt.X("position:Q", title=axis_title("query position p (key at p - offset)", "log scale"),
-                scale=alt.Scale(type="log")),
+                scale=alt.Scale(type="log", domain=[max(offset, 1), MAX_POSITION], nice=False)),
         y=alt.Y("score:Q", title=y_axis_title("RoPE score q . k", "unitless")),
         color=alt.Color("way:N", title="positions / angles", legend=alt.Legend(orient="bottom", columns=2, labelLimit=300)),
         strokeDash=alt.StrokeDash("way:N", title="positions / angles", legend=alt.Legend(orient="bottom", columns=2, labelLimit=300)),
         tooltip=[alt.Tooltip("way:N"), alt.Tooltip("position:Q", format=","), alt.Tooltip("score:Q", format=".4f"),
                  alt.Tooltip("change:Q", title="|score - exact|", format=".2e")],
-    ).properties(title=f"One query and one key {offset} positions apart, moved along the context", description=(
+    ).properties(title=f"One query and one key {offset} positions apart, moved along the context", height=280,
+                 description=(
         f"Line chart, log x: the RoPE score of a fixed query and key {offset} positions apart, computed exactly "
         f"({exact:.4f} at every position) and from positions or angles rounded to lower precision. "
         + "; ".join(f"{way}: largest change {largest[way]:.3f}" for way in ways) + "."))
     return ScoreView(exact, largest, first, chart)
+
+
+def score_table(view: ScoreView) -> pd.DataFrame:
+    """One row per rounded way: where the score first moves by more than 0.001, and by how much at most."""
+    return pd.DataFrame([{"positions / angles": way,
+                          "first query position off by > 0.001": "never" if view.first_wrong[way] is None
+                          else f"{view.first_wrong[way]:,}",
+                          "largest change of the score": f"{view.largest_change[way]:.3g}"}
+                         for way in view.largest_change])
 
 
 def segment_errors() -> dict[str, float]:

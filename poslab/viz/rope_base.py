@@ -23,7 +23,7 @@ import pandas as pd
 import torch
 
 from poslab.encodings.rope import rope_inverse_frequencies
-from poslab.model_configs import config_table
+from poslab.model_configs import config_sources, config_table
 from poslab.viz.common import axis_title, y_axis_title
 
 
@@ -105,5 +105,10 @@ def margin_chart(head_dim: int, base: float, context_len: int) -> alt.LayerChart
 
 
 def real_configs() -> pd.DataFrame:
-    """The published configurations (poslab.model_configs), each with its source and what it was checked against."""
+    """The published configurations' values (poslab.model_configs)."""
     return config_table()
+
+
+def real_config_sources() -> pd.DataFrame:
+    """Where each row of ``real_configs`` comes from, and what it was checked against."""
+    return config_sources()

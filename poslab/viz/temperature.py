@@ -80,7 +80,8 @@ def temperature_frame(train_len: int, spread: float, margin: float) -> pd.DataFr
 def _lines(frame: pd.DataFrame, field: str, title: str, y_title: str, log_y: bool, description: str) -> alt.Chart:
     scale = alt.Scale(type="log") if log_y else alt.Scale(zero=False)
     return alt.Chart(frame).mark_line(point=True).encode(
-        x=alt.X("keys:Q", title=axis_title("keys the query attends to, n", "log scale"), scale=alt.Scale(type="log")),
+        x=alt.X("keys:Q", title=axis_title("keys the query attends to, n", "log scale"),
+                scale=alt.Scale(type="log", domain=[LENGTHS[0], LENGTHS[-1]], nice=False)),
         y=alt.Y(f"{field}:Q", title=y_axis_title(*y_title), scale=scale),
         color=alt.Color("scheme:N", title="logit scaling", sort=list(SCHEMES)),
         strokeDash=alt.StrokeDash("scheme:N", title="logit scaling", sort=list(SCHEMES)),

@@ -14,7 +14,7 @@ NEW_LESSONS = [
 # the same for lessons whose widgets are sliders: (title, charts, (slider label, arrow key), text afterwards)
 NEW_SLIDER_LESSONS = [
     ("Attention entropy and temperature", 2, ("keys n, for the numbers below", "ArrowLeft"), "11.09"),
-    ("Non-uniform and hybrid schemes", 5, ("context length (tokens)", "ArrowLeft"), "KV cache at 32,768 tokens"),
+    ("Non-uniform and hybrid schemes", 5, ("context length (tokens)", "ArrowLeft"), "18.8%"),
     ("Positions in an inference engine", 5, ("window W (buffer slots)", "ArrowRight"), "A rolling buffer of 7 slots"),
     ("Precision: positions in 16-bit floats", 2, ("offset between query and key", "ArrowRight"),
      "One query and one key 16 positions apart"),
