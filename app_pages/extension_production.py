@@ -22,8 +22,10 @@ target = to_column.select_slider("target length", [32_768, 131_072, 262_144, 1_0
                                  format_func="{:,}".format, key="ep-to")
 cost = caching.cached(lesson.cost_view, model=model, original_len=original, target_len=target)
 ratio, share = st.columns(2)
-ratio.metric(f"one token at {target:,} costs, against one at {original:,}", f"{cost.cost_ratio:.2f}×")
-share.metric(f"attention's share of a token's FLOPs at {target:,}", f"{cost.attention_share:.0%}")
+ratio.metric("cost of a long token, against a short one", f"{cost.cost_ratio:.2f}×",
+             help=f"FLOPs per token at {target:,} over FLOPs per token at {original:,}")
+share.metric("attention's share at the target length", f"{cost.attention_share:.0%}",
+             help=f"of the FLOPs per token at {target:,}")
 frame.chart(cost.chart, numbers=True)
 frame.text(LESSON, "cost")
 
@@ -36,9 +38,10 @@ chunks = chunks_column.select_slider("chunks", [2, 3, 4], value=2, key="ep-chunk
 examples = st.slider("training examples sampled", 1, 400, 100, key="ep-examples")
 pose = caching.cached(lesson.pose_view, window=window, target=pose_target, chunks=chunks, examples=examples)
 covered, plain, largest = st.columns(3)
-covered.metric("distances 1 to T - 1 trained, PoSE", f"{pose.pose_coverage:.1%}")
-plain.metric(f"the same, plain training in {window}", f"{pose.plain_coverage:.1%}")
-largest.metric("largest position id used", f"{pose.largest_position:,}")
+covered.metric("PoSE: distances trained", f"{pose.pose_coverage:.1%}", help="share of the distances 1 to T - 1")
+plain.metric("plain window: distances trained", f"{pose.plain_coverage:.1%}",
+             help=f"the same share, for ordinary training in a window of {window}")
+largest.metric("largest position id", f"{pose.largest_position:,}")
 frame.chart(pose.chart, numbers=True)
 frame.text(LESSON, "pose")
 

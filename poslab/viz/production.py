@@ -57,7 +57,8 @@ def cost_view(model: str, original_len: int, target_len: int) -> CostView:
     frame = pd.DataFrame(rows)
     before, after = (sum(flops_per_token(model, n)) for n in (original_len, target_len))
     chart = alt.Chart(frame).mark_area(opacity=0.8).encode(
-        x=alt.X("length:Q", title=axis_title("sequence length T", "tokens, log scale"), scale=alt.Scale(type="log")),
+        x=alt.X("length:Q", title=axis_title("sequence length T", "tokens, log scale"),
+                scale=alt.Scale(type="log", domain=[LENGTHS[0], LENGTHS[-1]], nice=False)),
         y=alt.Y("GFLOPs per token:Q", title=y_axis_title("forward GFLOPs per token", "stacked"), stack=True),
         color=alt.Color("part:N", title="where the FLOPs go", legend=alt.Legend(orient="bottom", labelLimit=300)),
         tooltip=[alt.Tooltip("part:N"), alt.Tooltip("length:Q", format=","), alt.Tooltip("GFLOPs per token:Q", format=",.1f")],

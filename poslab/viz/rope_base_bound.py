@@ -125,7 +125,8 @@ def bound_chart(context_len: int, head_dim: int, first: float, every_above: floa
                 sweep: pd.DataFrame) -> alt.LayerChart:
     y_title = y_axis_title("min of B(m) over m <= L", "unitless")
     points = alt.Chart(sweep).mark_point(filled=True, size=14).encode(
-        x=alt.X("base:Q", title=axis_title("RoPE base b", "log scale"), scale=alt.Scale(type="log")),
+        x=alt.X("base:Q", title=axis_title("RoPE base b", "log scale"),
+                scale=alt.Scale(type="log", domain=[float(sweep["base"].min()), float(sweep["base"].max())], nice=False)),
         y=alt.Y("worst B(m) up to L:Q", title=y_title),
         color=alt.Color("passes:N", title="B(m) >= 0 up to L?",
                         scale=alt.Scale(domain=["yes", "no"], range=["#4c78a8", "#f58518"])),
