@@ -31,7 +31,7 @@ import torch
 from poslab.viz.common import axis_title, y_axis_title
 
 STEPS_PER_DECADE = 500  # grid bases 10^(k/500): neighbours 0.46% apart
-CHECK_SPAN = 10.0  # "every base above" is checked up to this many times the first crossing
+CHECK_SPAN = 8.0  # "every base above" is checked up to this many times the first crossing
 SCAN_FROM = 100.0  # the first crossing is searched upwards from here
 BATCH = 64  # bases per matrix product
 
@@ -103,13 +103,13 @@ class BaseBound:
     every_base_above: float  # from here up to checked_up_to, every grid base passes
     checked_up_to: float
     failing_above_first: int  # grid bases above the first crossing that still fail
-    sweep: pd.DataFrame  # base, worst B(m) up to L, passes: from first crossing / 2 to checked_up_to
+    sweep: pd.DataFrame  # base, worst B(m) up to L, passes: from first crossing / 1.5 to checked_up_to
     chart: alt.LayerChart
 
 
 def base_bound(context_len: int, head_dim: int = 128) -> BaseBound:
     first = first_crossing(context_len, head_dim)
-    bases = base_grid(first / 2, first * CHECK_SPAN)
+    bases = base_grid(first / 1.5, first * CHECK_SPAN)
     worst = worst_margin(bases, head_dim, context_len)
     passes = worst >= 0
     above = bases >= first

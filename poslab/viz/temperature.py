@@ -31,7 +31,7 @@ from poslab.viz.common import axis_title, y_axis_title
 
 LENGTHS = tuple(1 << k for k in range(8, 18))  # 256 .. 131,072 keys
 SCHEMES = ("none", "log-n", "YaRN", "Llama 4")
-DRAWS = 4  # independent sets of distractors per point, averaged
+DRAWS = 2  # independent sets of distractors per point, averaged
 
 
 def multiplier(scheme: str, n: int, train_len: int) -> float:
