@@ -85,13 +85,12 @@ def base_grid(low: float, high: float) -> torch.Tensor:
 
 def first_crossing(context_len: int, head_dim: int = 128) -> float:
     """The smallest grid base with B(m) >= 0 for all m <= L, scanning up from ``SCAN_FROM``."""
-    low = SCAN_FROM
-    while low < 1e12:
-        bases = base_grid(low, low * 10)
-        passing = bases[_passes_early_exit(bases, head_dim, context_len)]
+    bases = base_grid(SCAN_FROM, 1e12)
+    for start in range(0, len(bases), BATCH):  # in ascending batches: stop at the first that holds a pass
+        batch = bases[start:start + BATCH]
+        passing = batch[_passes_early_exit(batch, head_dim, context_len)]
         if len(passing):
             return float(passing[0])
-        low *= 10
     raise ValueError(f"no base up to 1e12 keeps B(m) >= 0 up to {context_len}")
 
 
