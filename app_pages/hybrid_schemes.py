@@ -15,7 +15,7 @@ frame.text(LESSON, "intro")
 frame.predict(LESSON, "longrope-switch")
 st.header("LongRoPE: a factor per pair")
 longrope = caching.cached(lesson.longrope_view)
-scale, attention, slow, ratio = st.columns(4)
+(scale, attention), (slow, ratio) = st.columns(2), st.columns(2)
 scale.metric("uniform factor s", f"{longrope.scale:g}", help="max_position_embeddings / original_max_position_embeddings")
 attention.metric("attention factor", f"{longrope.attention_factor:.4f}", help="√(1 + ln s / ln L), L the original length")
 slow.metric("slow pairs", f"{longrope.slow_pairs}", help="pairs whose wavelength exceeds the original length")
@@ -30,7 +30,7 @@ st.header("Gemma 3: local and global layers")
 context = st.select_slider("context length (tokens)", [1_024, 4_096, 32_768, 131_072], value=131_072,
                            format_func="{:,}".format, key="hy-context")
 gemma = caching.cached(lesson.gemma_view, context=context)
-local, cache, turns, slow_global = st.columns(4)
+(local, cache), (turns, slow_global) = st.columns(2), st.columns(2)
 local.metric("local : global layers", f"{gemma.local_layers} : {gemma.global_layers}")
 cache.metric("KV cache vs all global", f"{gemma.cache_ratio:.1%}", help=f"at {context:,} tokens")
 turns.metric("local pairs, full turn in window", f"{gemma.local_full_turn_pairs} of {gemma.pairs}",
@@ -50,7 +50,7 @@ rope, chunk_metric, distance = st.columns(3)
 rope.metric("RoPE : NoPE layers", f"{llama4.rope_layers} : {llama4.nope_layers}",
             help="RoPE layers attend in chunks; NoPE layers attend to everything")
 chunk_metric.metric("attention_chunk_size", f"{llama4.chunk:,}")
-distance.metric("largest RoPE distance", f"{llama4.largest_rope_distance:,}",
+distance.metric("max RoPE distance", f"{llama4.largest_rope_distance:,}",
                 help=f"the longest query-key distance any RoPE layer sees, even at {llama4.context:,} tokens")
 frame.chart(llama4.layer_chart)
 left, right = st.columns(2)

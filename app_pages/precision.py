@@ -21,10 +21,11 @@ st.dataframe(view.table, hide_index=True, column_config={
     "from": st.column_config.NumberColumn("positions from", format="%d"),
     "to": st.column_config.NumberColumn("to", format="%d")})
 errors = caching.cached(lesson.segment_errors)
+st.caption("The largest position error in three segments the lesson quotes:")
 fp16_4k, fp16_8k, bf16_4k = st.columns(3)
-fp16_4k.metric("float16 error, positions 4,096 to 8,191", f"{errors['float16 4096']:g}")
-fp16_8k.metric("float16 error, positions 8,192 to 16,383", f"{errors['float16 8192']:g}")
-bf16_4k.metric("bfloat16 error, positions 4,096 to 8,191", f"{errors['bfloat16 4096']:g}")
+fp16_4k.metric("float16, 4,096–8,191", f"{errors['float16 4096']:g}")
+fp16_8k.metric("float16, 8,192–16,383", f"{errors['float16 8192']:g}")
+bf16_4k.metric("bfloat16, 4,096–8,191", f"{errors['bfloat16 4096']:g}")
 frame.text(LESSON, "positions")
 
 frame.predict(LESSON, "float32-enough")

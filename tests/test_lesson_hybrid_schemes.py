@@ -74,7 +74,7 @@ def test_page_computes_each_scheme(lesson_page):
     assert shown["local : global layers"] == "52 : 10"
     assert shown["KV cache vs all global"] == f"{(10 * 131_072 + 52 * 1024) / (62 * 131_072):.1%}"
     assert shown["RoPE : NoPE layers"] == "36 : 12"
-    assert shown["largest RoPE distance"] == "8,191"
+    assert shown["max RoPE distance"] == "8,191"
     at.select_slider(key="hy-context").set_value(4096).run()
     assert metrics(at)["KV cache vs all global"] == f"{(10 * 4096 + 52 * 1024) / (62 * 4096):.1%}"
     table = at.table[0].value

@@ -82,9 +82,9 @@ def test_page_shows_the_exact_ranges_and_the_segment_errors(lesson_page):
     assert shown["float16: every integer exact up to"] == "2,048"
     assert shown["bfloat16: every integer exact up to"] == "256"
     assert shown["float32: every integer exact up to"] == f"{2 ** 24:,}"
-    assert shown["float16 error, positions 4,096 to 8,191"] == "2"
-    assert shown["float16 error, positions 8,192 to 16,383"] == "4"
-    assert shown["bfloat16 error, positions 4,096 to 8,191"] == "16"
+    assert shown["float16, 4,096–8,191"] == "2"
+    assert shown["float16, 8,192–16,383"] == "4"
+    assert shown["bfloat16, 4,096–8,191"] == "16"
     table = next(frame.value for frame in at.dataframe if "bfloat16" in frame.value.columns).set_index("from")
     assert table.loc[32768, "float16"] == "overflow" and table.loc[4096, "bfloat16"] == "16"
 

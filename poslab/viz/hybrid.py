@@ -88,13 +88,14 @@ def llama4_layers(num_layers: int, interval: int = 4) -> list[str]:
 
 
 def layer_chart(kinds: list[str], model: str) -> alt.Chart:
-    frame = pd.DataFrame({"layer": range(1, len(kinds) + 1), "kind": kinds})
+    frame = pd.DataFrame({"layer": range(1, len(kinds) + 1), "kind": kinds, "model": model})
     counts = frame["kind"].value_counts()
     return alt.Chart(frame).mark_rect(stroke="white").encode(
         x=alt.X("layer:O", title=axis_title("layer", "1 = first"), axis=alt.Axis(labelOverlap=True, labelAngle=0)),
-        color=alt.Color("kind:N", title="layer kind", legend=alt.Legend(orient="bottom")),
+        y=alt.Y("model:N", title="model", axis=None),  # one row: every layer a cell of it
+        color=alt.Color("kind:N", title="layer kind", legend=alt.Legend(orient="bottom", direction="vertical")),
         tooltip=[alt.Tooltip("layer:O"), alt.Tooltip("kind:N")],
-    ).properties(title=f"{model}: the kind of each layer", height=150, description=(
+    ).properties(title=f"{model}: the kind of each layer", height=240, description=(
         f"A strip of the {len(kinds)} layers of {model}, coloured by kind: "
         + ", ".join(f"{count} {kind}" for kind, count in counts.items()) + "."))
 
@@ -159,11 +160,11 @@ def llama4_view(seq_len: int, chunk: int) -> Llama4View:
     seen = torch.arange(seq_len)[:, None] - torch.arange(seq_len)[None, :]
     options = dict(x_title=axis_title("key j", "position"), y_title=axis_title("query i", "position"),
                    value_title="visible", diverging=False, value_format=".1f")
-    chunk_chart = heatmap(mask, title=f"Chunked attention, chunks of {chunk} (Llama 4's RoPE layers)", **options,
+    chunk_chart = heatmap(mask, title=f"Chunks of {chunk} (RoPE layers)", **options,
                           description=f"Mask of {seq_len} queries by {seq_len} keys: 1 where the key is at or before the "
                                       f"query and in the same chunk of {chunk}; the largest distance seen is "
                                       f"{int((seen * mask).max())}.")
-    sliding_chart = heatmap(sliding_mask(seq_len, chunk), title=f"A sliding window of {chunk}, for comparison", **options,
+    sliding_chart = heatmap(sliding_mask(seq_len, chunk), title=f"Sliding window of {chunk}", **options,
                             description=f"Mask of {seq_len} queries by {seq_len} keys: 1 where the key is one of the "
                                         f"last {chunk} positions up to the query.")
     return Llama4View(kinds.count("RoPE, chunked"), kinds.count("NoPE, full attention"), config.attention_chunk_size,

@@ -155,7 +155,7 @@ def score_view(offset: int) -> ScoreView:
         strokeDash=alt.StrokeDash("way:N", title="positions / angles", legend=alt.Legend(orient="bottom", columns=2, labelLimit=300)),
         tooltip=[alt.Tooltip("way:N"), alt.Tooltip("position:Q", format=","), alt.Tooltip("score:Q", format=".4f"),
                  alt.Tooltip("change:Q", title="|score - exact|", format=".2e")],
-    ).properties(title=f"One query and one key {offset} positions apart, moved along the context", height=280,
+    ).properties(title=f"One query and one key {offset} positions apart, moved along the context", height=460,
                  description=(
         f"Line chart, log x: the RoPE score of a fixed query and key {offset} positions apart, computed exactly "
         f"({exact:.4f} at every position) and from positions or angles rounded to lower precision. "
