@@ -1,14 +1,16 @@
-"""Lesson: RoPE's base and the context length. Full turns within L, the critical dimension, Men et al.'s bound, real configs."""
+"""Lesson: RoPE's base and the context length. Full turns within L, the critical dimension, Men et al.'s bound
+and the stricter value beside it, published configurations."""
 
 import streamlit as st
 
 from app_pages.ui import caching, frame
 from poslab.viz import rope_base as lesson
+from poslab.viz import rope_base_bound as base_bound
 
 LESSON = "rope-base"
 BASES = [10_000, 500_000, 1_000_000, 5_000_000]
 LENGTHS = [2_048, 4_096, 8_192, 16_384, 32_768, 65_536, 131_072]
-BOUND_UP_TO = 16_384  # the base bound searches many bases: about a second at 8K-16K, too slow beyond
+BOUND_UP_TO = 16_384  # the base sweep checks hundreds of bases: a fraction of a second at 8K, too slow past 16K
 
 
 def length_label(length: int) -> str:
@@ -41,19 +43,30 @@ st.header("The base a length needs")
 frame.chart(caching.cached(lesson.margin_chart, head_dim=head_dim, base=float(base), context_len=context_len),
             numbers=True)
 negative = caching.cached(lesson.first_negative, head_dim=head_dim, base=float(base), max_distance=context_len)
-dips, bound = st.columns(2)
-dips.metric("first distance with B(m) < 0", "none up to L" if negative is None else f"{negative:,}")
-if context_len <= BOUND_UP_TO:
-    lower_bound = caching.cached(lesson.base_lower_bound, context_len=context_len)
-    bound.metric(f"smallest base with B(m) >= 0 up to {length_label(context_len)} (D = 128)", f"{lower_bound:,.0f}")
-else:
-    bound.caption(f"The base bound is computed here up to L = {length_label(BOUND_UP_TO)}: beyond, the search "
-                  "takes too long for a page. Men et al. (2024) tabulate it for longer contexts.")
+st.metric("first distance with B(m) < 0, for this base", "none up to L" if negative is None else f"{negative:,}")
 frame.text(LESSON, "bound")
+
+frame.predict(LESSON, "bound-monotone")
+st.header("Which bases pass: the bound and the stricter value")
+if context_len <= BOUND_UP_TO:
+    bound = caching.cached(base_bound.base_bound, context_len=context_len, head_dim=head_dim)
+    first, every, failing = st.columns(3)
+    first.metric(f"first base that passes up to {length_label(context_len)} (Men et al.'s bound)",
+                 f"{bound.first_crossing:,.0f}")
+    every.metric("from here up, every base passes", f"{bound.every_base_above:,.0f}",
+                 help=f"Checked on the grid up to {bound.checked_up_to:,.0f}, {base_bound.CHECK_SPAN:g} times the first crossing.")
+    failing.metric("bases above the first crossing that fail", f"{bound.failing_above_first}")
+    frame.chart(bound.chart, numbers=True)
+else:
+    st.caption(f"The base sweep is computed here up to L = {length_label(BOUND_UP_TO)}: beyond, it takes too long "
+               "for a page. Men et al. (2024) plot the bound for longer contexts.")
+frame.text(LESSON, "bound-sweep")
 
 frame.predict(LESSON, "llama31-scaling")
 st.header("What real models use")
-st.table(caching.cached(lesson.real_configs).set_index("model"))  # a table, not a grid: its sources wrap, uncut
+st.table(caching.cached(lesson.real_configs).set_index("model"))  # a table, not a grid: its cells wrap, uncut
+st.subheader("Where each row comes from")
+st.table(caching.cached(lesson.real_config_sources).set_index("model"))
 frame.text(LESSON, "configs")
 
 frame.lesson_footer(LESSON)

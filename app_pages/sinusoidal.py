@@ -1,5 +1,7 @@
 """Lesson: sinusoidal encoding. The table, its columns, dot product against distance, M_k."""
 
+import math
+
 import streamlit as st
 
 from app_pages.ui import caching, frame
@@ -19,8 +21,10 @@ knobs = dict(length=length, d_model=d_model, base=float(base))
 
 table = caching.cached(lesson.table_view, **knobs)
 frame.chart(table.chart, numbers=True)
-st.caption(f"Wavelengths run from {table.shortest_wavelength:,.2f} positions (columns 0 and 1) "
-           f"to {table.longest_wavelength:,.0f} positions (the last pair).")
+shortest, longest, naive = st.columns(3)
+shortest.metric("shortest wavelength 2π (columns 0 and 1)", f"{table.shortest_wavelength:,.2f}")
+longest.metric("longest wavelength 2π·base^((d−2)/d) (last pair)", f"{table.longest_wavelength:,.0f}")
+naive.metric("2π·base, for comparison", f"{2 * math.pi * base:,.0f}")
 frame.text(LESSON, "table")
 
 st.header("One sinusoid per column")

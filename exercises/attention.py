@@ -17,7 +17,8 @@ Rules:
 - out and weights keep q's dtype (float32 or float64) and device. No input is modified in place;
   non-contiguous inputs (e.g. transposed views) work.
 - Without a bias the outputs move with the tokens and nothing else changes (equivariance, not
-  invariance): attention(PX, PX, PX) = P attention(X, X, X).
+  invariance): for a permutation matrix P, out(PX, PX, PX) = P out(X, X, X), and the weights move
+  on both axes, weights(PX, PX, PX) = P weights(X, X, X) P^T.
 - A query whose keys are all -inf (a fully masked row) gets NaN weights: the softmax of all -inf
   is 0/0. Hugging Face masks with torch.finfo(dtype).min instead, so such a row stays finite
   (uniform weights); with -inf, as here, it comes out NaN.

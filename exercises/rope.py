@@ -17,9 +17,12 @@ Accepted pairings (both rotate pair i by p * theta_i; nothing else is accepted):
 Rules:
 - Position 0 leaves x unchanged; lengths are preserved; <rope(q, m), rope(k, n)> depends only on m - n.
 - Keep x's dtype (float16, float32, float64) and device. For float16 compute the angles, cos and sin
-  in float32 (or float64) and cast the result back: float16 holds values up to 65,504
-  but coarsely: between 2,048 and 4,096 its spacing is 2, so p * theta for p in the thousands
-  can be off by up to 1 radian.
+  in float32 (or float64) and cast the result back. Why: float16 holds integers exactly only up to
+  2,048. A position rounds to a multiple of 2 from 2,048, of 4 from 4,096 and of 8 from 8,192, so it
+  is off by up to 1, 2 and 4 there (and the angle of pair 0, theta = 1, by as many radians).
+  bfloat16, which models run in, keeps 8 significant bits: integers are exact only up to 256, and a
+  position between 4,096 and 8,191 is off by up to 16. RoPE angles computed from bfloat16 positions
+  were a real bug (transformers PR #29285). This exercise is graded in float16, float32 and float64.
 - x and positions are not modified in place; non-contiguous x (e.g. a transposed view) works.
 - Vectorised: no Python loop over positions.
 """

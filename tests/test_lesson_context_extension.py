@@ -43,7 +43,7 @@ def test_flags_by_hand_for_each_schedule(factor):
     # NTK-aware: theta'_i / theta_i = s^(-2i/(D-2)), so s theta'_i / theta_i = s^(1 - 2i/126) > 1 for i < 63.
     assert flagged(view, "NTK-aware") == (17, "46-62")
     # Interpolation, YaRN (slow pairs fully interpolated: i >= ceil(45.04)) and Llama 3 (lambda > L): none.
-    for schedule in ("Position interpolation (linear)", "YaRN", "Llama 3.1", "Dynamic NTK"):
+    for schedule in ("Position interpolation (linear)", "YaRN (code's ramp)", "YaRN (paper's ramp)", "Llama 3.1 (llama3)", "Dynamic NTK"):
         assert flagged(view, schedule) == (0, "none")
 
 
@@ -52,7 +52,7 @@ def test_four_k_to_a_million_is_a_factor_of_256():
     assert view.target_len == 1_048_576
     row = view.flags.set_index("schedule").loc["No scaling"]
     assert row["largest angle ratio, slow pairs"] == pytest.approx(256)
-    assert view.flags.set_index("schedule").loc["YaRN", "attention scale"] == pytest.approx(0.1 * math.log(256) + 1)
+    assert view.flags.set_index("schedule").loc["YaRN (code's ramp)", "attention scale"] == pytest.approx(0.1 * math.log(256) + 1)
 
 
 def test_a_larger_base_leaves_more_pairs_slow():
@@ -100,3 +100,29 @@ def test_page_base_and_length_change_the_slow_pairs(lesson_page):
     assert not at.exception and _metrics(at)[1] == f"{len(slow_pairs_by_hand(base=500_000.0))} of 64"
     at.select_slider(key="ext-length").set_value(8_192).run()
     assert not at.exception and _metrics(at)[0] == f"{8192 * 256:,}"
+
+
+def yarn_ramps_by_hand(d: int, base: float, length: int, s: float) -> tuple[list[float], list[float]]:
+    """YaRN's two ramps written from their definitions: over the pair index (code), over the turns (paper)."""
+    theta = [base ** (-2 * i / d) for i in range(d // 2)]
+    edge = [d * math.log(length / (n * 2 * math.pi)) / (2 * math.log(base)) for n in (32, 1)]
+    low, high = max(math.floor(edge[0]), 0), min(math.ceil(edge[1]), d - 1)
+    code = [t * (1 - r) + t / s * r for t, r in
+            zip(theta, [min(max((i - low) / (high - low), 0), 1) for i in range(d // 2)])]
+    keep = [min(max((length * t / (2 * math.pi) - 1) / 31, 0), 1) for t in theta]
+    paper = [t * g + t / s * (1 - g) for t, g in zip(theta, keep)]
+    return code, paper
+
+
+def test_page_shows_the_gap_between_the_two_yarn_ramps(lesson_page):
+    from tests.app_harness import metrics
+
+    at = lesson_page("context-extension")
+    code, paper = yarn_ramps_by_hand(128, 10_000.0, 4096, 256.0)
+    expected = max(max(a / b, b / a) for a, b in zip(code, paper))
+    assert metrics(at)["YaRN: code's ramp vs paper's, largest θ′ ratio"] == f"{expected:.2f}×"
+    at.select_slider(key="ext-factor").set_value(16).run()
+    code, paper = yarn_ramps_by_hand(128, 10_000.0, 4096, 16.0)
+    expected = max(max(a / b, b / a) for a, b in zip(code, paper))
+    assert not at.exception and metrics(at)["YaRN: code's ramp vs paper's, largest θ′ ratio"] == f"{expected:.2f}×"
+    assert 2.5 < expected < 3.5  # "up to 3x" at s = 16

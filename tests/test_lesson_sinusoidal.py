@@ -3,7 +3,6 @@
 import math
 
 import numpy as np
-
 import pytest
 import torch
 
@@ -112,7 +111,8 @@ def test_waves_frame_skips_columns_the_table_does_not_have():
 
 
 def _metrics(at):
-    return [metric.value for metric in at.metric]
+    """The shift section's metrics, in page order: the rotation error, then (once shown) +k and -k."""
+    return [metric.value for metric in at.metric if "wavelength" not in metric.label and "2π·base" not in metric.label]
 
 
 def _skip_prediction(at):
@@ -136,11 +136,26 @@ def test_page_renders_and_k_changes_the_numbers(lesson_page):
     assert after[1] != before[1] and after[1] == after[2]  # +k and -k agree, and k moved them
 
 
+def test_the_longest_wavelength_is_2_pi_base_to_the_d_minus_2_over_d(lesson_page):
+    from tests.app_harness import metrics
+
+    at = lesson_page("sinusoidal")
+    shown = metrics(at)
+    # d = 64, base 10,000: 2 pi 10000^(62/64) = 2 pi 10^3.875 = 47,117 (not 2 pi base = 62,832)
+    assert shown["longest wavelength 2π·base^((d−2)/d) (last pair)"] == "47,117"
+    assert shown["2π·base, for comparison"] == "62,832"
+    at.select_slider(key="sin-d").set_value(8).run()
+    assert not at.exception
+    assert metrics(at)["longest wavelength 2π·base^((d−2)/d) (last pair)"] == f"{2 * math.pi * 10 ** 3:,.0f}"
+
+
 def test_page_dimension_and_base_change_what_is_shown(lesson_page):
+    from tests.app_harness import metrics
+
     at = _skip_prediction(lesson_page("sinusoidal"))
-    captions = [caption.value for caption in at.caption]
+    longest = metrics(at)["longest wavelength 2π·base^((d−2)/d) (last pair)"]
     at.select_slider(key="sin-base").set_value(100).run()
-    assert not at.exception and [caption.value for caption in at.caption] != captions
+    assert not at.exception and metrics(at)["longest wavelength 2π·base^((d−2)/d) (last pair)"] != longest
     dots = _metrics(at)[1]
     at.select_slider(key="sin-d").set_value(128).run()
     assert not at.exception and _metrics(at)[1] != dots

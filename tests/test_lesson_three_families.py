@@ -10,9 +10,9 @@ from poslab.viz.common import convention_problems
 
 
 def test_methods_come_in_lesson_order_and_each_has_its_lesson():
-    assert [method.id for method in families.methods()] == ["sinusoidal", "learned", "rope", "alibi"]
+    assert [method.id for method in families.methods()] == ["sinusoidal", "learned", "rope", "relative-bias", "alibi"]
     for method in families.methods():
-        assert Path(get_lesson(method.id).page_path).name == f"{method.id}.py"
+        assert Path(get_lesson(method.id).page_path).name == f"{method.id.replace('-', '_')}.py"
         assert method.used_by and method.extrapolation
 
 
@@ -24,6 +24,12 @@ def test_learned_table_costs_max_len_times_width():
 @pytest.mark.parametrize("method_id", ["sinusoidal", "rope", "alibi"])
 def test_computed_methods_have_no_trainable_parameters(method_id):
     assert families.position_budget(method_id, 4096, 4096, 32).trainable == 0
+
+
+def test_t5_bias_costs_32_scalars_per_head_whatever_max_len():
+    # T5: 32 buckets x H heads, one table shared by all layers (Raffel et al., 2020, section 2.1)
+    assert families.position_budget("relative-bias", 4096, 4096, 32).trainable == 32 * 32
+    assert families.position_budget("relative-bias", 4096, 1_000_000, 32).trainable == 32 * 32
 
 
 def test_stored_constants_follow_the_shapes():
@@ -38,7 +44,8 @@ def test_impossible_sizes_are_explained(d_model, n_heads, message):
         families.position_budget("rope", d_model, 1024, n_heads)
 
 
-@pytest.mark.parametrize("method_id, relative", [("sinusoidal", False), ("learned", False), ("rope", True), ("alibi", True)])
+@pytest.mark.parametrize("method_id, relative", [("sinusoidal", False), ("learned", False), ("rope", True), ("relative-bias", True),
+                                                ("alibi", True)])
 def test_only_methods_inside_attention_give_distance_only_logits(method_id, relative):
     assert families.depends_only_on_distance(method_id) is relative
 
@@ -53,12 +60,14 @@ def test_rope_logit_of_a_token_with_itself_is_its_norm_at_every_position():
     assert torch.allclose(scores.diagonal(), torch.full((families.PROBE_LEN,), expected, dtype=scores.dtype))
 
 
-@pytest.mark.parametrize("method_id, runs", [("sinusoidal", True), ("learned", False), ("rope", True), ("alibi", True)])
+@pytest.mark.parametrize("method_id, runs", [("sinusoidal", True), ("learned", False), ("rope", True), ("relative-bias", True),
+                                          ("alibi", True)])
 def test_only_the_learned_table_refuses_positions_past_max_len(method_id, runs):
     assert families.runs_past_max_len(method_id) is runs
 
 
-@pytest.mark.parametrize("method_id, carries", [("sinusoidal", True), ("learned", True), ("rope", False), ("alibi", False)])
+@pytest.mark.parametrize("method_id, carries", [("sinusoidal", True), ("learned", True), ("rope", False), ("relative-bias", False),
+                                              ("alibi", False)])
 def test_values_carry_position_only_for_input_encodings(method_id, carries):
     assert families.values_carry_position(method_id) is carries
 
@@ -75,11 +84,12 @@ def test_probes_leave_the_global_random_state_alone():
 
 def test_comparison_table_has_a_column_per_method_and_computed_rows():
     table = families.comparison_table(768, 1024, 12)
-    assert list(table.columns) == ["Sinusoidal", "Learned table", "RoPE", "ALiBi"]
+    assert list(table.columns) == ["Sinusoidal", "Learned table", "RoPE", "T5 relative bias", "ALiBi"]
+    assert table.loc["trainable parameters", "T5 relative bias"] == f"{32 * 12:,}"
     assert table.loc["trainable parameters", "Learned table"] == "786,432"
     # 786,432 / (4 x 768^2 = 2,359,296) = 1/3
     assert table.loc["… as a share of one attention layer (4·D²)", "Learned table"] == "33.3%"
-    assert list(table.loc["logits depend only on distance i − j"]) == ["no", "no", "yes", "yes"]
+    assert list(table.loc["logits depend only on distance i − j"]) == ["no", "no", "yes", "yes", "yes"]
 
 
 def test_budget_chart_follows_the_conventions_and_shows_zero_on_symlog():

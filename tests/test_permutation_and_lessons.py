@@ -7,7 +7,8 @@ from poslab.lessons import all_lessons, get_lesson, lesson_ids, neighbours
 from poslab.permutation import check_order, permutation_matrix
 
 ISSUE_LESSON_IDS = {"position-problem", "three-families", "sinusoidal", "learned", "rope", "alibi",
-                    "context-extension", "extrapolation", "code", "links", "relative-bias", "rope-base", "long-context"}
+                    "context-extension", "extrapolation", "code", "links", "relative-bias", "rope-base", "long-context",
+                    "attention-temperature", "hybrid-schemes", "extension-production", "inference-engine", "precision"}
 
 
 def test_permutation_matrix_reorders_rows():

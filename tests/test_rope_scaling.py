@@ -87,3 +87,41 @@ def test_bad_arguments_raise_value_error(kwargs, message):
     arguments = {"name": "linear", "head_dim": 8, "factor": 2.0} | kwargs
     with pytest.raises(ValueError, match=message):
         rope_schedule(**arguments)
+
+
+def test_yarn_paper_ramp_is_linear_in_turns():
+    # L = 64: pair i makes r_i = 64 theta_i / (2 pi) turns = (10.19, 1.019, 0.1019, 0.0102).
+    # gamma = clamp((r - 1) / 31, 0, 1) keeps that share of theta_i, the rest is theta_i / 4.
+    turns = [64 * t / (2 * math.pi) for t in THETA]
+    gammas = [min(max((r - 1) / 31, 0.0), 1.0) for r in turns]
+    expected = [t * g + t / 4 * (1 - g) for t, g in zip(THETA, gammas)]
+    assert_frequencies(schedule("yarn_paper"), expected)
+    assert schedule("yarn_paper").attention_scale == pytest.approx(0.1 * math.log(4) + 1)
+
+
+def test_the_two_yarn_ramps_agree_at_the_edges_and_differ_in_between():
+    code, paper = (rope_schedule(name, 128, 10_000.0, 16.0, 4096).inv_freq.double() for name in ("yarn", "yarn_paper"))
+    assert torch.allclose(code[:2], paper[:2]) and torch.allclose(code[-2:], paper[-2:])  # kept / interpolated
+    ratio = torch.maximum(code / paper, paper / code)
+    assert 2.5 < float(ratio.max()) < 3.5  # "up to 3x" at s = 16 (jquesnelle/yarn #60)
+
+
+def _hf_config(rope_parameters: dict):
+    from transformers import LlamaConfig
+
+    return LlamaConfig(hidden_size=256, num_attention_heads=2, head_dim=128, max_position_embeddings=65_536,
+                       rope_parameters={"rope_theta": 10_000.0, **rope_parameters})
+
+
+@pytest.mark.parametrize("name, parameters", [
+    ("yarn", {"rope_type": "yarn", "factor": 16.0, "original_max_position_embeddings": 4096}),
+    ("llama3", {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                "original_max_position_embeddings": 8192}),
+])
+def test_code_ramps_match_transformers(name, parameters):
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+
+    expected, attention = ROPE_INIT_FUNCTIONS[parameters["rope_type"]](_hf_config(parameters), "cpu")
+    ours = rope_schedule(name, 128, 10_000.0, parameters["factor"], parameters["original_max_position_embeddings"])
+    assert torch.allclose(ours.inv_freq, expected.float(), rtol=1e-5)
+    assert ours.attention_scale == pytest.approx(attention)

@@ -34,7 +34,7 @@ LESSON_PAGE_BUILDERS = {
     "families.budget_chart", "permutation.comparison_charts", "permutation.contrast_charts", "rope.clock_chart",
     "rope.decay_chart", "sinusoidal.waves_chart", "relative_bias.bias_matrix_chart", "relative_bias.bucket_chart",
     "relative_bias.distance_profile_chart", "relative_bias.shaw_chart", "rope_base.margin_chart",
-    "rope_base.turns_chart", "long_context.partial_rotary_chart",
+    "rope_base.turns_chart", "rope_base_bound.bound_chart", "long_context.partial_rotary_chart", "hybrid.layer_chart",
 }
 
 

@@ -28,21 +28,15 @@ def test_margin_is_d_over_2_at_zero_and_its_first_negative_is_reported():
     assert first is not None and margin[first] < 0 and (margin[:first] >= 0).all()
 
 
-def test_base_lower_bound_is_the_edge_and_larger_bases_stay_non_negative():
-    bound = lesson.base_lower_bound(4096)
-    assert lesson.first_negative(128, bound, 4096) is None
-    assert lesson.first_negative(128, bound / 1.02, 4096) is not None  # one grid step below fails
-    for factor in (1.02, 1.5, 3, 10, 100):  # and bases above it hold, including past the grid's span
-        assert lesson.first_negative(128, bound * factor, 4096) is None
-    assert lesson.base_lower_bound(16_384) > bound  # a longer context needs a larger base
-
-
-def test_real_configs_name_a_source_for_every_row():
-    table = lesson.real_configs()
-    assert {"Llama 2", "Llama 3", "Llama 3.1", "Code Llama", "Mistral 7B (v0.1)", "Qwen2"} <= set(table["model"])
-    assert table["source"].str.len().min() > 5
-    llama31 = table.set_index("model").loc["Llama 3.1", "scaling"]
-    assert "factor 8" in llama31 and "original 8,192" in llama31
+def test_real_configs_name_a_source_and_a_check_for_every_row():
+    table = lesson.real_configs().set_index("model")
+    assert {"Llama 2 7B", "Llama 3 8B", "Llama 3.1 8B", "Llama 3.2 1B / 3B", "Llama 4 Scout", "Qwen3 8B",
+            "Gemma 3 27B", "Mistral 7B v0.1", "Phi-3.5 mini"} <= set(table.index)
+    sources = lesson.real_config_sources().set_index("model")
+    assert list(sources.index) == list(table.index) and sources["config.json of"].str.contains("/").all()
+    assert sources["checked against"].str.len().min() >= 9 and sources.loc["Phi-4", "checked against"] == "unchecked"
+    assert "factor 8," in table.loc["Llama 3.1 8B", "rope_scaling"]
+    assert "factor 32," in table.loc["Llama 3.2 1B / 3B", "rope_scaling"]
 
 
 @pytest.mark.parametrize("chart", [lambda: lesson.turns_chart(128, 10_000.0, 4096),

@@ -18,11 +18,20 @@ theta_i = b^(-2i/D) the default frequencies and lambda_i = 2 pi / theta_i their 
                   d(n) = D ln(L / (2 pi n)) / (2 ln b) the pair making n turns in L positions;
                   theta'_i = (theta_i / s) r_i + theta_i (1 - r_i),
                   attention scale sqrt(1/t) = 0.1 ln(s) + 1, applied to both q and k, so
-                  the logits are multiplied by its square  (Peng et al., "YaRN", 2023, eqs. (18)-(22))
+                  the logits are multiplied by its square  (Peng et al., "YaRN", 2023, arXiv 2309.00071,
+                  eqs. (18)-(22)). The ramp is linear in the pair index i, as in the authors' reference
+                  code (jquesnelle/yarn) and in Hugging Face's; it is what the tests hold against
+                  transformers.
+* ``yarn_paper``  the paper's own ramp, linear in the number of turns r_i = L / lambda_i instead:
+                  gamma_i = clamp((r_i - beta_slow) / (beta_fast - beta_slow), 0, 1), the same blend
+                  and attention scale. Turns fall geometrically with i, so the two ramps differ
+                  between the two edges: at s = 16 by up to about 3x in theta' (jquesnelle/yarn issue #60).
 * ``llama3``      lambda_i > L / low_freq_factor:  theta_i / s;  lambda_i < L / high_freq_factor:
                   theta_i; in between, with u = (L / lambda_i - low) / (high - low):
-                  (1 - u) theta_i / s + u theta_i    (Meta, "The Llama 3 Herd of Models", 2024;
-                  shipped with Llama 3.1: s = 8, low 1, high 4, L = 8192; Llama 3 had no scaling)
+                  (1 - u) theta_i / s + u theta_i. The rule comes from Meta's reference code and the
+                  released configs (its factors were grid-searched), not from a paper; it shipped with
+                  Llama 3.1 (s = 8, low 1, high 4, L = 8192) and Llama 3.2 1B/3B (s = 32); Llama 3 had
+                  no scaling. Llama 4 Scout uses it with s = 16, low 1, high 1.
 
 The statement of these formulas in Hugging Face's ``modeling_rope_utils.py`` was used as a check.
 Feed the result to ``poslab.encodings.rope.apply_rotary``; multiply both q and k by the
@@ -92,6 +101,17 @@ def _yarn(head_dim, base, factor, original_len, current_len,
     return RopeSchedule(inv_freq, scale)
 
 
+def _yarn_paper(head_dim, base, factor, original_len, current_len,
+                beta_fast: float = 32.0, beta_slow: float = 1.0) -> RopeSchedule:
+    theta = rope_inverse_frequencies(head_dim, base)
+    turns = original_len * theta.double() / (2 * math.pi)  # r_i = L / lambda_i
+    keep = ((turns - beta_slow) / (beta_fast - beta_slow)).clamp(0, 1).float()
+    # keep 1: many turns in L, frequency kept; keep 0: under one turn, interpolated by s.
+    inv_freq = theta * keep + (theta / factor) * (1 - keep)
+    scale = 0.1 * math.log(factor) + 1.0 if factor > 1 else 1.0
+    return RopeSchedule(inv_freq, scale)
+
+
 def _llama3(head_dim, base, factor, original_len, current_len,
             low_freq_factor: float = 1.0, high_freq_factor: float = 4.0) -> RopeSchedule:
     require(high_freq_factor > low_freq_factor, "llama3 needs high_freq_factor > low_freq_factor")
@@ -108,6 +128,7 @@ ROPE_SCHEDULES: dict[str, ScheduleFn] = {
     "ntk": _ntk,
     "dynamic": _dynamic,
     "yarn": _yarn,
+    "yarn_paper": _yarn_paper,
     "llama3": _llama3,
 }
 
@@ -116,8 +137,9 @@ SCHEDULE_TITLES: dict[str, str] = {
     "linear": "Position interpolation (linear)",
     "ntk": "NTK-aware",
     "dynamic": "Dynamic NTK",
-    "yarn": "YaRN",
-    "llama3": "Llama 3.1",
+    "yarn": "YaRN (code's ramp)",
+    "yarn_paper": "YaRN (paper's ramp)",
+    "llama3": "Llama 3.1 (llama3)",
 }
 
 

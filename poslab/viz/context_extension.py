@@ -136,6 +136,7 @@ class ExtensionView:
     flags: pd.DataFrame  # schedule, flagged pairs, which pairs, attention scale
     wavelength_chart: alt.LayerChart
     angle_chart: alt.LayerChart
+    yarn_ramp_ratio: float  # the largest theta' ratio between YaRN's code ramp and the paper's ramp
 
 
 def _pair_ranges(pairs: list[int]) -> str:
@@ -163,5 +164,8 @@ def extension_view(head_dim: int, base: float, original_len: int, factor: int) -
         "attention scale": float(group["attention scale"].iloc[0]),
     } for title, group in frame.groupby("schedule", sort=False)])
     first_slow = int(slow.min()) if len(slow) else None
+    code, paper = (frame.loc[frame["schedule"] == SCHEDULE_TITLES[name], "theta"].to_numpy()
+                   for name in ("yarn", "yarn_paper"))
+    ramp_ratio = float(np.maximum(code / paper, paper / code).max())
     return ExtensionView(target_len, len(slow), first_slow, flags, wavelength_chart(frame, original_len, target_len),
-                         angle_ratio_chart(frame, first_slow))
+                         angle_ratio_chart(frame, first_slow), ramp_ratio)

@@ -1,7 +1,8 @@
 """Three families of positional information, compared side by side with computed numbers.
 
 Family 1 (fixed, at the input): sinusoidal.  Family 2 (learned, at the input): a position table.
-Family 3 (inside attention): RoPE rotates Q and K, ALiBi biases the logits. The descriptive text
+Family 3 (inside attention): RoPE rotates Q and K; T5's relative bias (learned) and ALiBi (fixed) add a
+function of the distance to the logits. The descriptive text
 (what each is, who uses it) lives in ``content/lessons/three-families.toml`` under ``[[methods]]``;
 every number and yes/no here is computed, from formulas for the user's model size and from small
 probes that run the reference implementations in ``poslab.encodings``.
@@ -20,11 +21,12 @@ import altair as alt
 import pandas as pd
 import torch
 
-from poslab.encodings import LearnedPositionalEmbedding, alibi_bias, apply_rope, sinusoidal_encoding
+from poslab.encodings import LearnedPositionalEmbedding, alibi_bias, apply_rope, sinusoidal_encoding, t5_relative_bias
 from poslab.lessons import CONTENT_DIR
 from poslab.viz.common import axis_title
 
-METHOD_IDS = ("sinusoidal", "learned", "rope", "alibi")  # also the ids of their lessons
+METHOD_IDS = ("sinusoidal", "learned", "rope", "relative-bias", "alibi")  # also the ids of their lessons
+T5_BUCKETS = 32  # T5's default number of relative-position buckets (Raffel et al., 2020)
 PROBE_LEN, PROBE_DIM = 16, 8  # the property probes' size: properties do not depend on it
 PRESETS = {  # (D, max_len, H) of well-known models, to start the comparison from
     "GPT-2 small": (768, 1024, 12),
@@ -86,6 +88,8 @@ def position_budget(method_id: str, d_model: int, max_len: int, n_heads: int) ->
         "learned": (max_len * d_model, 0, "nothing: the table is all parameters"),
         # cos and sin for each of d/2 frequencies at every position, shared by all heads and layers
         "rope": (0, max_len * head_dim, "cos and sin caches, max_len x d/2 each"),
+        # one learned scalar per bucket and head, shared by every layer; nothing grows with max_len
+        "relative-bias": (T5_BUCKETS * n_heads, 0, "nothing: the bias is looked up from the table per pass"),
         "alibi": (0, n_heads, "one slope per head; the T x T bias is rebuilt per pass"),
     }
     trainable, fixed, what = budgets[method_id]
@@ -151,6 +155,11 @@ def _constant_token(seed: int = 0) -> torch.Tensor:
     return token.expand(PROBE_LEN, PROBE_DIM).clone()
 
 
+def _t5_table() -> torch.Tensor:
+    """``[buckets, 1]`` float64: one head's bias table as training starts from (seeded)."""
+    return torch.randn(T5_BUCKETS, 1, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+
+
 def _learned_table() -> torch.Tensor:
     """(T, d) float64: a freshly initialised table, as training starts from (seeded, global RNG untouched)."""
     with torch.random.fork_rng(devices=[]):
@@ -173,6 +182,8 @@ def probe_scores(method_id: str) -> torch.Tensor:
     if method_id == "rope":
         rotated = apply_rope(x)  # (T, d): position rotates the query/key
         return rotated @ rotated.T / scale
+    if method_id == "relative-bias":  # T5: a learned scalar per distance bucket, added to the logits
+        return x @ x.T / scale + t5_relative_bias(_t5_table(), PROBE_LEN, PROBE_LEN)[0]
     if method_id == "alibi":
         return x @ x.T / scale + alibi_bias(1, PROBE_LEN)[0].double()
     raise KeyError(f"unknown method {method_id!r}; known: {', '.join(METHOD_IDS)}")
@@ -199,6 +210,8 @@ def runs_past_max_len(method_id: str) -> bool:
             LearnedPositionalEmbedding(PROBE_LEN, PROBE_DIM)(torch.zeros(1, PROBE_LEN + 1, PROBE_DIM))
         elif method_id == "rope":
             apply_rope(torch.ones(1, PROBE_DIM), positions=torch.tensor([PROBE_LEN]))
+        elif method_id == "relative-bias":
+            t5_relative_bias(_t5_table(), PROBE_LEN + 1, PROBE_LEN + 1)
         elif method_id == "alibi":
             alibi_bias(1, PROBE_LEN + 1)
         else:
@@ -215,7 +228,7 @@ def values_carry_position(method_id: str) -> bool:
         table = (sinusoidal_encoding(PROBE_LEN, PROBE_DIM).double() if method_id == "sinusoidal"
                  else _learned_table())
         values = x + table  # V = (x + PE) W_v, and W_v = I here
-    else:  # RoPE rotates only Q and K; ALiBi only touches the logits
+    else:  # RoPE rotates only Q and K; T5's bias and ALiBi only touch the logits
         values = x
     return not torch.allclose(values[0], values[5])
 
@@ -227,7 +240,7 @@ def _yes_no(flag: bool) -> str:
 
 
 def comparison_table(d_model: int, max_len: int, n_heads: int) -> pd.DataFrame:
-    """Rows: properties; columns: the four methods. Every cell a string, ready to display."""
+    """Rows: properties; columns: the five methods. Every cell a string, ready to display."""
     one_layer = 4 * d_model * d_model  # W_q, W_k, W_v, W_o of one attention layer
     columns = {}
     for method in methods():

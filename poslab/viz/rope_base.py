@@ -5,10 +5,10 @@
 
 * Critical dimension (Liu et al., "Scaling Laws of RoPE-based Extrapolation", 2023):
   d_extra = 2 ceil((D/2) log_b(L / (2 pi))), the features whose period fits in the training length.
-* Base lower bound (Men et al., "Base of RoPE Bounds Context Length", 2024): for q and a similar key
-  k* = q + noise, E[q R_m k*] - E[q R_m k] is proportional to B(m) = sum_i cos(m theta_i); the model can
-  prefer similar tokens up to distance L only while B(m) >= 0 for every m <= L, which needs
-  a base of at least some b_min(L).
+* Base lower bound (Men et al., "Base of RoPE Bounds Context Length", 2024, arXiv 2405.14591): for q
+  and a similar key k* = q + noise, E[q R_m k*] - E[q R_m k] is proportional to B(m) = sum_i cos(m theta_i);
+  the model can prefer similar tokens up to distance L only while B(m) >= 0 for every m <= L. The
+  search for the base that needs is in ``poslab.viz.rope_base_bound``.
 * Adjusted base frequency (Xiong et al., "Effective Long-Context Scaling of Foundation Models", 2023):
   raise b from 10,000 to 500,000 and continue pre-training on long sequences.
 """
@@ -23,6 +23,7 @@ import pandas as pd
 import torch
 
 from poslab.encodings.rope import rope_inverse_frequencies
+from poslab.model_configs import config_sources, config_table
 from poslab.viz.common import axis_title, y_axis_title
 
 
@@ -86,35 +87,6 @@ def first_negative(head_dim: int, base: float, max_distance: int) -> int | None:
     return int(negative[0]) if len(negative) else None
 
 
-def _bisect_a_working_base(context_len: int, head_dim: int, low: float, high: float) -> float:
-    lo, hi = math.log(low), math.log(high)
-    while hi - lo > 0.01:
-        middle = (lo + hi) / 2
-        if first_negative(head_dim, math.exp(middle), context_len) is None:
-            hi = middle
-        else:
-            lo = middle
-    return math.exp(hi)
-
-
-def base_lower_bound(context_len: int, head_dim: int = 128, step: float = 1.02, span: float = 4.0,
-                     low: float = 100.0, high: float = 1e10) -> float:
-    """The smallest base on a grid of ``step`` ratios from which every grid base up to ``span`` times
-    the first one found keeps B(m) >= 0 for all m <= L.
-
-    B(m) hovers near 0 for bases close to the bound, so "holds" is not monotone in the base: a plain
-    bisection can land in a lucky window below a failing base. The grid walks down from ``span``
-    times the bisection's answer and stops at the first failure.
-    """
-    if first_negative(head_dim, high, context_len) is not None:
-        raise ValueError(f"even base {high:g} does not keep B(m) >= 0 up to {context_len}")
-    candidate = _bisect_a_working_base(context_len, head_dim, low, high)
-    base = candidate * span
-    while base / step >= low and first_negative(head_dim, base / step, context_len) is None:
-        base /= step
-    return base
-
-
 def margin_chart(head_dim: int, base: float, context_len: int) -> alt.LayerChart:
     margin = similarity_margin(head_dim, base, context_len)
     stride = max(1, len(margin) // 2000)  # draw at most ~2,000 points; the first negative is reported exactly
@@ -132,26 +104,11 @@ def margin_chart(head_dim: int, base: float, context_len: int) -> alt.LayerChart
                      f"with a rule at zero: below zero, a similar key no longer scores above a random one on average."))
 
 
-# Published configurations. Each number is from the source named in its row; nothing here is computed.
-REAL_CONFIGS: tuple[dict[str, str], ...] = (
-    {"model": "Llama 2", "RoPE base": "10,000", "trained length": "4,096", "scaling": "none",
-     "source": "Touvron et al. 2023 (Llama 2 paper); config rope_theta"},
-    {"model": "Code Llama", "RoPE base": "1,000,000", "trained length": "16,384 (long-context fine-tuning)",
-     "scaling": "none; base raised from Llama 2's 10,000; works up to about 100K",
-     "source": "Rozière et al. 2023, long context fine-tuning"},
-    {"model": "Llama 2 Long", "RoPE base": "500,000", "trained length": "32,768 (continued pre-training)",
-     "scaling": "adjusted base frequency", "source": "Xiong et al. 2023"},
-    {"model": "Llama 3", "RoPE base": "500,000", "trained length": "8,192", "scaling": "none",
-     "source": "Meta, Llama 3 release (April 2024); config rope_theta"},
-    {"model": "Llama 3.1", "RoPE base": "500,000", "trained length": "131,072 (from 8,192)",
-     "scaling": "rope_type llama3: factor 8, low_freq_factor 1, high_freq_factor 4, original 8,192",
-     "source": "Meta, 'The Llama 3 Herd of Models' 2024; config rope_scaling"},
-    {"model": "Mistral 7B (v0.1)", "RoPE base": "10,000", "trained length": "8,192 (sliding window 4,096)",
-     "scaling": "none", "source": "Jiang et al. 2023, Table 1; config rope_theta"},
-    {"model": "Qwen2", "RoPE base": "1,000,000", "trained length": "32,768 (from 4,096, late in pre-training)",
-     "scaling": "YaRN and Dual Chunk Attention to 131,072 at inference", "source": "Yang et al. 2024, Qwen2 report"},
-)
-
-
 def real_configs() -> pd.DataFrame:
-    return pd.DataFrame(list(REAL_CONFIGS))
+    """The published configurations' values (poslab.model_configs)."""
+    return config_table()
+
+
+def real_config_sources() -> pd.DataFrame:
+    """Where each row of ``real_configs`` comes from, and what it was checked against."""
+    return config_sources()
