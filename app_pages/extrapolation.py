@@ -23,12 +23,12 @@ def show_lengths(view: lesson.ExtrapolationView) -> None:
     st.subheader("Accuracy against test length")
     frame.chart(view.accuracy_chart)  # its numbers are the results table below it
     st.markdown(view.reading)
-    st.dataframe(view.table, hide_index=True)
+    st.table(view.table.set_index("encoding"))  # a static table wraps its cells: no column cut off at 800 px
     st.subheader("Perplexity against test length")
     if view.perplexity_chart is not None:
         frame.chart(view.perplexity_chart)
     st.markdown(view.perplexity_reading)
-    st.dataframe(view.perplexity_table, hide_index=True)
+    st.table(view.perplexity_table.set_index("encoding"))
 
 
 def show_probe(view: lesson.ExtrapolationView, key: str) -> None:
@@ -40,7 +40,7 @@ def show_probe(view: lesson.ExtrapolationView, key: str) -> None:
         frame.chart(view.passkey_charts[length])
     st.markdown(view.probe_reading)
     if view.probe_table is not None:
-        st.dataframe(view.probe_table, hide_index=True)
+        st.table(view.probe_table.set_index(["encoding", "needle depth"]))
 
 
 frame.lesson_header(LESSON)
@@ -63,7 +63,8 @@ st.header("Run it yourself")
 frame.text(LESSON, "live")
 runs = quick_runs()
 seed = st.number_input("seed", min_value=0, max_value=999, value=0, step=1, key="extrapolation-seed")
-st.caption(lesson.quick_estimate(runs.last, runs.running, runs.slots))
+estimate = st.empty()  # redrawn once a run of this session finishes: it is then the last one
+estimate.caption(lesson.quick_estimate(runs.last, runs.running, runs.slots))
 if st.button("Run the quick mode live", key="extrapolation-run", type="primary"):
     with st.status("Training and testing five small models...", expanded=True) as status:
         bar = st.progress(0.0, text="starting")
@@ -82,6 +83,7 @@ if st.button("Run the quick mode live", key="extrapolation-run", type="primary")
             st.session_state[LIVE_KEY] = (live, time.monotonic() - started)
             status.update(label=f"Quick run finished in {st.session_state[LIVE_KEY][1]:.0f} s", state="complete",
                           expanded=False)
+            estimate.caption(lesson.quick_estimate(runs.last, runs.running, runs.slots))
 if LIVE_KEY in st.session_state:
     live, took = st.session_state[LIVE_KEY]
     st.caption(f"Your quick run took {took:.0f} s from the button to the results.")

@@ -154,6 +154,11 @@ def percent(value: float) -> str:
     return f"{100 * value:.0f}%"
 
 
+def perplexity_text(value: float) -> str:
+    """One decimal below 100, none above: "1.6", "47.8", "1062"."""
+    return f"{value:.1f}" if value < 100 else f"{value:.0f}"
+
+
 def _with_range(cell: Cell | ProbeCell, show: Callable[[float], str]) -> str:
     if not cell.can_run:
         return "cannot run"
@@ -166,7 +171,7 @@ def summary_table(results: ExtrapolationResults, metric: Metric = "accuracy") ->
     """Encodings as rows, evaluation lengths as columns: "mean (low-high)" or "cannot run"."""
     rows: dict[str, dict[str, str]] = {}
     train_len = train_len_of(results)
-    show = percent if metric == "accuracy" else (lambda value: f"{value:.1f}")
+    show = percent if metric == "accuracy" else perplexity_text
     for c in summarize(results.measurements, metric):
         value = _with_range(c, show) if c.can_run else "not measured" if _ran(results, c) else "cannot run"
         rows.setdefault(TITLES[c.encoding], {})[f"{c.eval_len} tokens ({c.eval_len // train_len}x)"] = value
