@@ -227,6 +227,7 @@ def test_command_line_writes_csv_sidecar_and_a_progress_bar(tmp_path, capsys):
     assert record["seeds"] == [5] and record["config"]["encodings"] == ["learned", "alibi"]
     assert record["mode"] == "quick" and record["config"]["steps"] == 2 and record["run_time_s"] > 0
     assert {"python", "torch", "poslab"} <= set(record["versions"]) and record["probe"].startswith("passkey")
+    assert record["cores"] >= 1 and record["load_average"] >= 0
     assert {m.seed for m in results.measurements} == {5} and {p.encoding for p in results.probes} == {"learned", "alibi"}
     stderr = capsys.readouterr().err
     assert "100%" in stderr and "alibi, seed 5: step 2/2" in stderr and "ms CPU" in stderr

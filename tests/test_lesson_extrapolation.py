@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -217,6 +218,14 @@ def test_tables_show_mean_range_and_cannot_run():
     assert probes.loc[("ALiBi", "100%"), "512 tokens (8x)"] == "100%, 2 back"
     assert probes.loc[("NoPE", "0%"), "512 tokens (8x)"] == "60%, 511 back"
     assert probes.loc[("learned", "50%"), "512 tokens (8x)"] == "cannot run"
+
+
+def test_provenance_says_where_the_numbers_come_from():
+    text = lesson.view(PAPER_LIKE, "t").provenance
+    assert text.startswith("Full run: `python -m poslab.experiments.extrapolation --out x.csv`; 5 encodings x seeds 0, 1")
+    assert "Passkey probe: 10 needles per seed at each of 3 depths and 4 lengths." in text and "load average" not in text
+    busy = ExtrapolationResults(PAPER_LIKE.measurements, replace(PAPER_LIKE.record, cores=2, load_average=15.2))
+    assert "CPU per training step; load average 15.2 on 2 cores as it ended)" in lesson.provenance(busy)
 
 
 def test_lesson_has_text_and_predict_before_reveal_checks():

@@ -146,7 +146,8 @@ def run_experiment(config: ExperimentConfig, mode: str, command: str,
                        ms_per_step=round(1000 * sum(o.train_wall_s for o in outcomes) / total_steps, 1),
                        cpu_ms_per_step=round(1000 * sum(o.train_cpu_s for o in outcomes) / total_steps, 1),
                        finished_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                       probe=PROBE_DESCRIPTION, probe_chance=config.probe_chance)
+                       probe=PROBE_DESCRIPTION, probe_chance=config.probe_chance, cores=os.cpu_count(),
+                       load_average=round(os.getloadavg()[0], 1))
     return ExtrapolationResults(tuple(m for o in outcomes for m in o.measurements), record,
                                 tuple(p for o in outcomes for p in o.probes))
 

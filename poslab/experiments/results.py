@@ -122,6 +122,9 @@ class RunRecord:
     finished_at: str
     probe: str | None = None  # one line describing the passkey probe; None: a run made without it
     probe_chance: float | None = None
+    cores: int | None = None  # of the machine; None in runs recorded before it was
+    load_average: float | None = None  # the machine's 1-minute load average as the run ended: wall times
+    # on a busy machine are longer than on an idle one, the CPU times much less so
 
     @classmethod
     def from_dict(cls, raw: dict) -> "RunRecord":

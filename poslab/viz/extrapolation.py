@@ -116,7 +116,13 @@ def provenance(results: ExtrapolationResults) -> str:
             f"{', '.join(map(str, r.seeds))} x {c['steps']} steps of batch {c['batch_size']} at "
             f"{c['train_len']} tokens, vocabulary {c['vocab_size']}, {c['n_layers']} layers, width {c['d_model']}."
             f"{probe} Took {minutes} min {seconds:02d} s ({r.ms_per_step:.0f} ms wall, {r.cpu_ms_per_step:.0f} ms "
-            f"CPU per training step); torch {r.versions.get('torch', '?')}, finished {r.finished_at}.")
+            f"CPU per training step{_load(r)}); torch {r.versions.get('torch', '?')}, finished {r.finished_at}.")
+
+
+def _load(record) -> str:
+    if record.load_average is None:
+        return ""
+    return f"; load average {record.load_average:g} on {record.cores} cores as it ended"
 
 
 def quick_estimate(last: FinishedRun | None, running: int, slots: int, now: float | None = None) -> str:
