@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from tests.browser.app_driver import exception_boxes, go_to, open_app, wait_for_charts, wait_for_run
+from tests.browser.test_accessibility import blocking_violations, structure_problems
 
 LAB = "The extrapolation lab"
 QUICK_RUN_TIMEOUT_MS = 300_000  # the whole quick mode, on a machine shared with a warming judge
@@ -41,6 +42,8 @@ def test_the_probe_opens_after_the_prediction_and_follows_its_length(page, app_u
         .some(text => text.textContent.includes('passkey retrieval at 256 tokens'))""", timeout=15_000)
     assert drawn(wait_for_charts(page, minimum=3))
     assert not exception_boxes(page) and not page.console_log.errors, page.console_log.errors
+    problems = blocking_violations(page, "lab with the probe") + structure_problems(page, "lab with the probe")
+    assert not problems, "\n".join(problems)  # the tour judges the page before the probe opens
 
 
 def test_a_live_quick_run_shows_its_time_left_then_its_own_charts(page, app_url):
@@ -59,3 +62,5 @@ def test_a_live_quick_run_shows_its_time_left_then_its_own_charts(page, app_url)
     page.get_by_text(re.compile(r"Your quick run took \d+ s from the button to the results")).first.wait_for()
     page.get_by_text(re.compile(r"The last quick run on this server took \d+ s")).first.wait_for()
     assert not exception_boxes(page) and not page.console_log.errors, page.console_log.errors
+    problems = blocking_violations(page, "lab after a quick run") + structure_problems(page, "lab after a quick run")
+    assert not problems, "\n".join(problems)
