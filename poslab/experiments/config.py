@@ -23,7 +23,7 @@ class ExperimentConfig:
     n_layers: int = 2
     n_heads: int = 4
     d_model: int = 64
-    threads: int = 1  # one intra-op thread per run, so that a seed gives the same numbers on every run
+    threads: int = 1  # recorded: the command line and its pool run one intra-op thread a process (poslab.threads)
     # The passkey probe (``passkey``): where the needle sits, as a share of the sequence (0 = the
     # start, 1 = just before the query), and how many needles per (length, depth) and seed.
     probe_depths: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)

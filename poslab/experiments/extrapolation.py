@@ -88,7 +88,7 @@ class RunOutcome:
 def train_and_evaluate(config: ExperimentConfig, encoding: str, seed: int,
                        on_step: Callable[[int], None] | None = None) -> RunOutcome:
     """One (encoding, seed) run on the calling process's torch threads. The command line and its
-    pool run one thread per process (``config.threads``), so a seed gives the same numbers."""
+    pool run one thread per process (``poslab.threads``), so a seed gives the same numbers."""
     wall, cpu = time.perf_counter(), time.process_time()
     model = train_model(config, encoding, seed, on_step)
     train_wall, train_cpu = time.perf_counter() - wall, time.process_time() - cpu
