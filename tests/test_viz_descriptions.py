@@ -30,7 +30,8 @@ DIRECT_BUILDERS = {
 # Builders drawn by a lesson page at its default settings (a page test below checks each chart there).
 LESSON_PAGE_BUILDERS = {
     "alibi.bias_chart", "alibi.recency_chart", "code_demo.difference_chart", "code_demo.permutation_chart",
-    "context_extension.angle_ratio_chart", "context_extension.wavelength_chart", "extrapolation.accuracy_chart",
+    "context_extension.angle_ratio_chart", "context_extension.wavelength_chart", "extrapolation_charts.length_chart",
+    "extrapolation_charts.passkey_chart",
     "families.budget_chart", "permutation.comparison_charts", "permutation.contrast_charts", "rope.clock_chart",
     "rope.decay_chart", "sinusoidal.waves_chart", "relative_bias.bias_matrix_chart", "relative_bias.bucket_chart",
     "relative_bias.distance_profile_chart", "relative_bias.shaw_chart", "rope_base.margin_chart",

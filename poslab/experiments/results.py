@@ -1,26 +1,42 @@
-"""Results of the extrapolation experiment: one row per (encoding, seed, evaluation length).
+"""Results of the extrapolation experiment, as plain dataclasses that round-trip through JSON.
 
-The CSV has exactly the columns ``encoding,seed,train_len,eval_len,accuracy,status``; ``status`` is
-``ok`` (accuracy in [0, 1]) or ``cannot_run`` (accuracy empty: a learned table has no rows past its
-training length, so there is no number to report). A JSON sidecar next to the CSV (same name,
-``.json``) records how the rows were made: command, configuration, seeds, versions and run time.
-The loaders reject a malformed file with a ``ValueError`` that names the line and the problem.
+* ``Measurement``: one (encoding, seed, test length): accuracy and perplexity on the recall task;
+* ``ProbeMeasurement``: one (encoding, seed, test length, needle depth) of the passkey probe;
+* ``RunRecord``: how they were made (command, configuration, seeds, versions, run time).
+
+A status is ``ok`` or ``cannot_run`` (a learned table has no rows past its training length, so
+there is no number to report, and every number of that row is empty). The files they are saved
+in, and the loaders' checks, are in ``result_files``.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from dataclasses import MISSING, asdict, dataclass, fields
+from typing import Literal, get_args
 
 from poslab.experiments.tiny_transformer import ENCODINGS
 
-COLUMNS = ("encoding", "seed", "train_len", "eval_len", "accuracy", "status")
-OK, CANNOT_RUN = "ok", "cannot_run"
-STATUSES = (OK, CANNOT_RUN)
+Status = Literal["ok", "cannot_run"]
+OK, CANNOT_RUN = get_args(Status)
+STATUSES: tuple[str, ...] = get_args(Status)
+
+
+def _share_problem(name: str, value: float) -> str | None:
+    if not (math.isfinite(value) and 0.0 <= value <= 1.0):
+        return f"{name} {value} is outside [0, 1]"
+    return None
+
+
+def _common_problem(encoding: str, status: str, train_len: int, eval_len: int) -> str | None:
+    if encoding not in ENCODINGS:
+        return f"unknown encoding {encoding!r} (known: {', '.join(ENCODINGS)})"
+    if status not in STATUSES:
+        return f"status {status!r} is not one of {', '.join(STATUSES)}"
+    if train_len < 1 or eval_len < 1:
+        return f"train_len and eval_len must be positive, got {train_len} and {eval_len}"
+    return None
 
 
 @dataclass(frozen=True)
@@ -30,28 +46,63 @@ class Measurement:
     train_len: int
     eval_len: int
     accuracy: float | None  # None exactly when status is cannot_run
-    status: str
+    status: Status
+    perplexity: float | None = None  # None when it cannot run, or in files made before it was measured
 
     def __post_init__(self) -> None:
-        problem = _measurement_problem(self)
+        problem = _common_problem(self.encoding, self.status, self.train_len, self.eval_len) or self._problem()
         if problem:
             raise ValueError(problem)
 
+    def _problem(self) -> str | None:
+        if self.status == CANNOT_RUN:
+            given = [name for name in ("accuracy", "perplexity") if getattr(self, name) is not None]
+            return f"{' and '.join(given)} given but status is {CANNOT_RUN}" if given else None
+        if self.accuracy is None:
+            return f"status is {OK} but accuracy is empty"
+        if self.perplexity is not None and not (math.isfinite(self.perplexity) and self.perplexity >= 1.0):
+            return f"perplexity {self.perplexity} is not a number of at least 1"
+        return _share_problem("accuracy", self.accuracy)
 
-def _measurement_problem(m: Measurement) -> str | None:
-    if m.encoding not in ENCODINGS:
-        return f"unknown encoding {m.encoding!r} (known: {', '.join(ENCODINGS)})"
-    if m.status not in STATUSES:
-        return f"status {m.status!r} is not one of {', '.join(STATUSES)}"
-    if m.train_len < 1 or m.eval_len < 1:
-        return f"train_len and eval_len must be positive, got {m.train_len} and {m.eval_len}"
-    if m.status == CANNOT_RUN:
-        return None if m.accuracy is None else f"accuracy {m.accuracy} is given but status is {CANNOT_RUN}"
-    if m.accuracy is None:
-        return f"status is {OK} but accuracy is empty"
-    if not (math.isfinite(m.accuracy) and 0.0 <= m.accuracy <= 1.0):
-        return f"accuracy {m.accuracy} is outside [0, 1]"
-    return None
+
+@dataclass(frozen=True)
+class ProbeMeasurement:
+    """``retrieved`` of ``trials`` needles, ``distance`` tokens back from the query (``passkey``)."""
+
+    encoding: str
+    seed: int
+    train_len: int
+    eval_len: int
+    depth: float  # where the needle sits: 0 the start of the sequence, 1 just before the query
+    distance: int
+    trials: int
+    retrieved: int | None  # None exactly when status is cannot_run
+    status: Status
+
+    def __post_init__(self) -> None:
+        problem = _common_problem(self.encoding, self.status, self.train_len, self.eval_len) or self._problem()
+        if problem:
+            raise ValueError(problem)
+
+    def _problem(self) -> str | None:
+        if not (math.isfinite(self.depth) and 0.0 <= self.depth <= 1.0):
+            return f"depth {self.depth} is outside [0, 1]"
+        if not 1 <= self.distance < self.eval_len:
+            return f"distance {self.distance} is not between 1 and eval_len - 1 = {self.eval_len - 1}"
+        if self.trials < 1:
+            return f"trials must be positive, got {self.trials}"
+        if self.status == CANNOT_RUN:
+            return None if self.retrieved is None else f"retrieved {self.retrieved} is given but status is {CANNOT_RUN}"
+        if self.retrieved is None:
+            return f"status is {OK} but retrieved is empty"
+        if not (float(self.retrieved).is_integer() and 0 <= self.retrieved <= self.trials):
+            return f"retrieved {self.retrieved} is not a whole number from 0 to trials = {self.trials}"
+        return None
+
+    @property
+    def retrieval(self) -> float | None:
+        """The share of needles retrieved."""
+        return None if self.retrieved is None else self.retrieved / self.trials
 
 
 @dataclass(frozen=True)
@@ -69,12 +120,21 @@ class RunRecord:
     ms_per_step: float  # wall clock per training step
     cpu_ms_per_step: float  # CPU time of this process per step: less sensitive to a busy machine
     finished_at: str
+    probe: str | None = None  # one line describing the passkey probe; None: a run made without it
+    probe_chance: float | None = None
+    cores: int | None = None  # of the machine; None in runs recorded before it was
+    load_average: float | None = None  # the machine's 1-minute load average as the run ended: wall times
+    # on a busy machine are longer than on an idle one, the CPU times much less so
 
     @classmethod
     def from_dict(cls, raw: dict) -> "RunRecord":
-        missing = [name for name in cls.__dataclass_fields__ if name not in raw]
+        required = [f.name for f in fields(cls) if f.default is MISSING and f.default_factory is MISSING]
+        missing = [name for name in required if name not in raw]
         if missing:
             raise ValueError(f"run record is missing {', '.join(missing)}")
+        unknown = sorted(set(raw) - {f.name for f in fields(cls)})
+        if unknown:
+            raise ValueError(f"run record has unknown field(s) {', '.join(unknown)}")
         return cls(**{**raw, "seeds": tuple(raw["seeds"])})
 
 
@@ -82,6 +142,7 @@ class RunRecord:
 class ExtrapolationResults:
     measurements: tuple[Measurement, ...]
     record: RunRecord
+    probes: tuple[ProbeMeasurement, ...] = ()  # empty: a run made without the passkey probe
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -90,94 +151,5 @@ class ExtrapolationResults:
     def from_json(cls, text: str) -> "ExtrapolationResults":
         raw = json.loads(text)
         return cls(tuple(Measurement(**row) for row in raw["measurements"]),
-                   RunRecord.from_dict(raw["record"]))
-
-
-def sidecar_path(csv_path: str | Path) -> Path:
-    return Path(csv_path).with_suffix(".json")
-
-
-def measurements_to_csv(measurements: tuple[Measurement, ...] | list[Measurement]) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(COLUMNS)
-    for m in measurements:
-        accuracy = "" if m.accuracy is None else f"{m.accuracy:.4f}"
-        writer.writerow([m.encoding, m.seed, m.train_len, m.eval_len, accuracy, m.status])
-    return out.getvalue()
-
-
-def _int_field(row: dict, name: str, line: int) -> int:
-    try:
-        return int(row[name])
-    except (TypeError, ValueError):
-        raise ValueError(f"line {line}: {name} must be a whole number, got {row[name]!r}") from None
-
-
-def _accuracy_field(raw: str | None, line: int) -> float | None:
-    if raw is None or raw.strip() == "":
-        return None
-    try:
-        return float(raw)
-    except ValueError:
-        raise ValueError(f"line {line}: accuracy must be a number or empty, got {raw!r}") from None
-
-
-def _parse_row(row: dict, line: int) -> Measurement:
-    if None in row or any(value is None for value in row.values()):
-        raise ValueError(f"line {line}: expected {len(COLUMNS)} fields")
-    try:
-        return Measurement(row["encoding"], _int_field(row, "seed", line), _int_field(row, "train_len", line),
-                           _int_field(row, "eval_len", line), _accuracy_field(row["accuracy"], line),
-                           row["status"])
-    except ValueError as error:
-        message = str(error)
-        raise ValueError(message if message.startswith("line ") else f"line {line}: {message}") from None
-
-
-def parse_measurements(text: str) -> tuple[Measurement, ...]:
-    """Parse and check CSV text; the first problem found raises ``ValueError``."""
-    reader = csv.DictReader(io.StringIO(text))
-    header = tuple(reader.fieldnames or ())
-    if not header:
-        raise ValueError("the file is empty: expected the header " + ",".join(COLUMNS))
-    missing = [name for name in COLUMNS if name not in header]
-    if missing:
-        raise ValueError(f"missing column(s): {', '.join(missing)}; expected exactly {','.join(COLUMNS)}")
-    if header != COLUMNS:
-        raise ValueError(f"columns must be exactly {','.join(COLUMNS)}, got {','.join(header)}")
-    rows, seen = [], set()
-    for line, row in enumerate(reader, start=2):
-        measurement = _parse_row(row, line)
-        key = (measurement.encoding, measurement.seed, measurement.eval_len)
-        if key in seen:
-            raise ValueError(f"line {line}: a second row for encoding {key[0]}, seed {key[1]}, eval_len {key[2]}")
-        seen.add(key)
-        rows.append(measurement)
-    if not rows:
-        raise ValueError("the file has a header but no rows")
-    return tuple(rows)
-
-
-def save_results(results: ExtrapolationResults, csv_path: str | Path) -> None:
-    """Write the CSV and its JSON sidecar."""
-    path = Path(csv_path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(measurements_to_csv(results.measurements), encoding="utf-8")
-    sidecar_path(path).write_text(json.dumps(asdict(results.record), indent=2) + "\n", encoding="utf-8")
-
-
-def load_results(csv_path: str | Path) -> ExtrapolationResults:
-    """Read and check a CSV and its sidecar; a malformed file raises ``ValueError`` saying what is wrong."""
-    path = Path(csv_path)
-    try:
-        measurements = parse_measurements(path.read_text(encoding="utf-8"))
-    except ValueError as error:
-        raise ValueError(f"{path.name}: {error}") from None
-    try:
-        record = RunRecord.from_dict(json.loads(sidecar_path(path).read_text(encoding="utf-8")))
-    except FileNotFoundError:
-        raise ValueError(f"{path.name} has no sidecar {sidecar_path(path).name}") from None
-    except (json.JSONDecodeError, TypeError) as error:
-        raise ValueError(f"{sidecar_path(path).name}: {error}") from None
-    return ExtrapolationResults(measurements, record)
+                   RunRecord.from_dict(raw["record"]),
+                   tuple(ProbeMeasurement(**row) for row in raw.get("probes", ())))

@@ -1,0 +1,66 @@
+"""The extrapolation lab in Chromium: the shipped charts draw, the prediction opens the passkey probe,
+the probe's length control redraws its chart, and a live quick run (a child process on the server)
+shows its time left, then its own accuracy, perplexity and passkey charts."""
+
+from __future__ import annotations
+
+import re
+
+from tests.browser.app_driver import exception_boxes, go_to, open_app, wait_for_charts, wait_for_run
+from tests.browser.test_accessibility import blocking_violations, structure_problems
+
+LAB = "The extrapolation lab"
+QUICK_RUN_TIMEOUT_MS = 300_000  # the whole quick mode, on a machine shared with a warming judge
+
+
+def drawn(report: list[dict]) -> bool:
+    return all(chart["marks"] or chart["painted"] for chart in report)
+
+
+def chart_titles(page) -> list[str]:
+    return page.evaluate("""() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')]
+        .map(chart => [...chart.querySelectorAll('svg .role-title-text, svg g.role-title text')]
+            .map(text => text.textContent).join(' '))""")
+
+
+def test_the_probe_opens_after_the_prediction_and_follows_its_length(page, app_url):
+    open_app(page, app_url)
+    go_to(page, LAB)
+    report = wait_for_charts(page, minimum=2)
+    assert len(report) == 2 and drawn(report), report  # accuracy and perplexity
+    page.get_by_role("button", name="Skip: show me").click()
+    wait_for_run(page)
+    report = wait_for_charts(page, minimum=3)
+    assert len(report) == 3 and drawn(report), report
+    assert any("passkey retrieval at 512 tokens" in title for title in chart_titles(page)), chart_titles(page)
+    page.get_by_text("Does the encoding that extrapolates in perplexity also retrieve?").first.wait_for()
+    slider = page.get_by_role("slider", name="test length for the chart (tokens)").first
+    slider.focus()
+    page.keyboard.press("ArrowLeft")  # one stop down: 256 tokens
+    wait_for_run(page)
+    page.wait_for_function("""() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"] svg text')]
+        .some(text => text.textContent.includes('passkey retrieval at 256 tokens'))""", timeout=15_000)
+    assert drawn(wait_for_charts(page, minimum=3))
+    assert not exception_boxes(page) and not page.console_log.errors, page.console_log.errors
+    problems = blocking_violations(page, "lab with the probe") + structure_problems(page, "lab with the probe")
+    assert not problems, "\n".join(problems)  # the tour judges the page before the probe opens
+
+
+def test_a_live_quick_run_shows_its_time_left_then_its_own_charts(page, app_url):
+    open_app(page, app_url)
+    go_to(page, LAB)
+    before = len(wait_for_charts(page, minimum=2))
+    page.get_by_role("button", name="Run the quick mode live").click()
+    # The bar's text comes from the child's progress lines, with the time left from the run's own pace.
+    page.get_by_text(re.compile(r"s left at this run's pace|almost done")).first.wait_for(timeout=QUICK_RUN_TIMEOUT_MS)
+    page.get_by_text("Quick run finished in").first.wait_for(timeout=QUICK_RUN_TIMEOUT_MS)
+    wait_for_run(page)
+    report = wait_for_charts(page, timeout_ms=30_000, minimum=before + 3)
+    assert len(report) == before + 3 and drawn(report), report  # accuracy, perplexity, passkey of the live run
+    titles = " ".join(chart_titles(page))
+    assert "Your quick run (seed 0, 150 steps): passkey retrieval at 512 tokens" in titles, titles
+    page.get_by_text(re.compile(r"Your quick run took \d+ s from the button to the results")).first.wait_for()
+    page.get_by_text(re.compile(r"The last quick run on this server took \d+ s")).first.wait_for()
+    assert not exception_boxes(page) and not page.console_log.errors, page.console_log.errors
+    problems = blocking_violations(page, "lab after a quick run") + structure_problems(page, "lab after a quick run")
+    assert not problems, "\n".join(problems)
