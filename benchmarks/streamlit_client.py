@@ -26,6 +26,7 @@ counted apart (``error_alerts``), since a page may say a sentence on purpose.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import time
 import urllib.request
 from dataclasses import dataclass, field
@@ -75,6 +76,13 @@ class PageRun:
     buttons: dict[str, tuple[str, str]] = field(default_factory=dict)  # label -> (widget id, fragment id)
     texts: list[str] = field(default_factory=list)  # what the run wrote: Markdown, text, boxes, bars, links
     problem: str | None = None  # the session could not complete this run (a timeout, a lost connection)
+
+
+def run_sessions(coroutine):
+    """``asyncio.run(coroutine)`` in a thread of its own: the caller's thread may already run an event
+    loop (a test process that also drives Chromium through Playwright's sync API does)."""
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="protocol-sessions") as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 def _fetch_page(url: str, timeout: float, cookie: str = "") -> str:

@@ -11,7 +11,6 @@ Needs haproxy and PostgreSQL (``POSLAB_TEST_PG_URL``): skips with the reason, fa
 
 from __future__ import annotations
 
-import asyncio
 import re
 import shutil
 import subprocess
@@ -23,7 +22,7 @@ import psutil
 import pytest
 
 from benchmarks.server_watch import ClassServer, metrics
-from benchmarks.streamlit_client import ProtocolSession
+from benchmarks.streamlit_client import ProtocolSession, run_sessions
 from poslab.exercises import get_exercise
 from poslab.store import Store
 from tests.conftest import ROOT, require_system_part
@@ -79,7 +78,7 @@ def test_progress_and_a_submission_made_through_one_process_show_through_the_oth
         assert clicked.problem is None and not clicked.exceptions, (clicked.problem, clicked.exceptions)
         await lesson.close()
 
-    asyncio.run(through_app1())
+    run_sessions(through_app1())
     pending = store.pending_grading_job("ada")
     assert pending is not None and pending.lease_holder, "the click did not hand in a submission"
     wait_until_graded(store, "ada", "rope", pending.id, class_server.folder / "run")
@@ -93,7 +92,7 @@ def test_progress_and_a_submission_made_through_one_process_show_through_the_oth
         await tab.close()
         return run.texts
 
-    texts = asyncio.run(through_app2())
+    texts = run_sessions(through_app2())
     lesson_bar = next(text for text in texts if text.startswith("RoPE: "))
     assert lesson_bar.startswith("RoPE: visited"), lesson_bar
     graded = [text for text in texts if "1 attempt · grade" in text]

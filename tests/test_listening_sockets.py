@@ -10,7 +10,6 @@ on all interfaces.
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
 import os
 import subprocess
@@ -23,7 +22,7 @@ import psutil
 import pytest
 
 from benchmarks.server_watch import AppServer
-from benchmarks.streamlit_client import ProtocolSession
+from benchmarks.streamlit_client import ProtocolSession, run_sessions
 from tests.conftest import ROOT
 
 JUDGES = 1  # one judge shows a judge's sockets; each costs a torch start-up in the suite
@@ -95,14 +94,15 @@ def _wait_for_judges(root: psutil.Process, seconds: float = 240.0) -> set[Listen
 
 
 def test_the_app_and_its_grading_service_listen_on_loopback_only():
-    server = AppServer.start(ROOT, env={"POSLAB_GRADER_WORKERS": str(JUDGES)})
+    # As a student starts it: the grading service starts with the app (the AppTests' on_demand is not inherited).
+    server = AppServer.start(ROOT, env={"POSLAB_GRADER_WORKERS": str(JUDGES), "POSLAB_GRADER_START": "startup"})
     try:
         async def open_one_page() -> None:
             session, run = await ProtocolSession.open(server.url, "socket-test", "rope", timeout=120)
             await session.close()
             assert run.problem is None and not run.exceptions, (run.problem, run.exceptions)
 
-        asyncio.run(open_one_page())  # the first run starts the grading service
+        run_sessions(open_one_page())  # the first run starts the grading service
         found = _wait_for_judges(psutil.Process(server.process.pid))
         port = int(server.url.rsplit(":", 1)[1])
         assert any(item.port == port for item in found), "Streamlit's own port is not among the listeners"
