@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Callable, Sequence, TextIO
 
+from grader import mutation
 from grader.api import Grader, Submission, load_submission, submission_id_for
 from grader.cluster import load_suite
 from grader.results import GRADEBOOK_HEADER, SubmissionResult
@@ -291,6 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
     from grader.gradescope.package import add_gradescope_command
 
     add_gradescope_command(commands)
+    mutation.add_arguments(commands.add_parser("mutation", help="score the hidden suite on mutants of the reference"))
     return parser
 
 
@@ -301,7 +303,7 @@ def command_gradescope(args: argparse.Namespace, parser: argparse.ArgumentParser
 
 
 COMMANDS = {"grade": command_grade, "validate": command_validate, "release": command_release,
-            "gradescope": command_gradescope}
+            "gradescope": command_gradescope, "mutation": lambda args, parser: mutation.run(args)}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

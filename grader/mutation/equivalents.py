@@ -1,0 +1,77 @@
+"""The recorded equivalent mutants (``grader/suite/equivalent_mutants.toml``): claims to check.
+
+Each entry names a mutation by where it is and what it changes (the enclosing definition, the
+changed line before and after, stripped), the exercises it is claimed equivalent for, and a
+one-line reason. ``python -m grader mutation`` grades every generated mutant; for one that matches
+an entry it compares the answers to every call of that exercise's tests with the reference's
+(``grader.mutation.recording``) and fails when any differs. An entry that matches no generated
+mutant, or whose mutant loses points, is stale and fails the command too.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from poslab.exercises import EXERCISE_IDS
+
+EQUIVALENTS_FILE = Path(__file__).resolve().parent.parent / "suite" / "equivalent_mutants.toml"
+FIELDS = ("function", "original", "mutated", "exercises", "reason")
+
+
+class EquivalentsError(ValueError):
+    """The file is malformed (a missing field, an unknown exercise, a duplicate)."""
+
+
+@dataclass(frozen=True)
+class Equivalent:
+    function: str
+    original: str
+    mutated: str
+    exercises: tuple[str, ...]
+    reason: str
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return self.function, self.original, self.mutated
+
+    def describe(self) -> str:
+        return f"{self.function}: {self.original}  ->  {self.mutated}"
+
+
+def _entry(raw: dict, index: int) -> Equivalent:
+    missing = [name for name in FIELDS if not raw.get(name)]
+    if missing or set(raw) - set(FIELDS):
+        raise EquivalentsError(f"entry {index}: needs exactly the fields {', '.join(FIELDS)} "
+                               f"(missing: {', '.join(missing) or 'none'}; unknown: "
+                               f"{', '.join(sorted(set(raw) - set(FIELDS))) or 'none'})")
+    exercises = tuple(raw["exercises"])
+    unknown = [exercise for exercise in exercises if exercise not in EXERCISE_IDS]
+    if unknown:
+        raise EquivalentsError(f"entry {index}: unknown exercise(s) {', '.join(unknown)}")
+    reason = " ".join(str(raw["reason"]).split())
+    return Equivalent(str(raw["function"]), " ".join(raw["original"].split()), " ".join(raw["mutated"].split()),
+                      exercises, reason)
+
+
+def load_equivalents(path: Path = EQUIVALENTS_FILE) -> tuple[Equivalent, ...]:
+    if not path.is_file():
+        return ()
+    raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    entries = tuple(_entry(item, index) for index, item in enumerate(raw.get("equivalent", []), start=1))
+    keys = [entry.key for entry in entries]
+    duplicates = {key for key in keys if keys.count(key) > 1}
+    if duplicates:
+        raise EquivalentsError(f"recorded twice: {'; '.join(' -> '.join(key[1:]) for key in sorted(duplicates))}")
+    return entries
+
+
+def toml_entry(function: str, original: str, mutated: str, exercises: tuple[str, ...], reason: str) -> str:
+    """One entry in the file's format (for ``--json`` readers writing new entries)."""
+    def quoted(text: str) -> str:
+        return "'" + text + "'" if "'" not in text else '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+    return (f"[[equivalent]]\nfunction = {quoted(function)}\noriginal = {quoted(original)}\n"
+            f"mutated = {quoted(mutated)}\nexercises = [{', '.join(quoted(e) for e in exercises)}]\n"
+            f"reason = {quoted(reason)}\n")
