@@ -1,0 +1,137 @@
+"""The input domains of the relative biases: ALiBi and T5 (see ``domains``)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from hypothesis import strategies as st
+
+from grader.suite.domains import DTYPES, SEEDS, seeded, shape_text
+from grader.suite.inputs import generator
+
+MAX_BIAS_ENTRIES = 1 << 17
+
+
+# ---- ALiBi
+
+
+@dataclass(frozen=True)
+class AlibiCase:
+    n_heads: int
+    seq_len: int
+
+    def describe(self) -> str:
+        return f"n_heads={self.n_heads}, seq_len={self.seq_len}"
+
+
+def head_counts() -> st.SearchStrategy:
+    """1 to 64 heads, with the powers of two as likely as the rest."""
+    return st.one_of(st.sampled_from([1, 2, 4, 8, 16, 32, 64]), st.integers(1, 64))
+
+
+@st.composite
+def alibi_cases(draw) -> AlibiCase:
+    n_heads = draw(head_counts())
+    return AlibiCase(n_heads, draw(st.integers(1, max(1, min(200, math.isqrt(MAX_BIAS_ENTRIES // n_heads))))))
+
+
+# ---- T5 buckets
+
+
+@dataclass(frozen=True)
+class BucketCase:
+    """Relative positions of a given shape (0-d to 3-d): the edges of every range, then random ones."""
+
+    bidirectional: bool
+    num_buckets: int
+    max_distance: int
+    shape: tuple[int, ...]
+    reach: int  # random positions within +-reach
+    seed: int
+
+    @property
+    def per_direction(self) -> int:
+        return self.num_buckets // 2 if self.bidirectional else self.num_buckets
+
+    @property
+    def exact(self) -> int:
+        return self.per_direction // 2
+
+    def relative(self) -> torch.Tensor:
+        edges = sorted({0, 1, self.exact - 1, self.exact, self.exact + 1, self.max_distance - 1, self.max_distance,
+                        self.max_distance + 1, 2 * self.max_distance, 1_000_000})
+        values = torch.tensor([sign * edge for edge in edges for sign in (-1, 1)])
+        size = torch.Size(self.shape).numel()
+        spread = torch.randint(-self.reach, self.reach + 1, (max(size, len(values)),), generator=generator(self.seed))
+        spread[: len(values)] = values
+        return spread[torch.randperm(len(spread), generator=generator(self.seed + 1))[:size]].reshape(self.shape)
+
+    def kwargs(self) -> dict:
+        return {"bidirectional": self.bidirectional, "num_buckets": self.num_buckets, "max_distance": self.max_distance}
+
+    def describe(self) -> str:
+        return (f"relative_position {shape_text(self.shape)}, bidirectional={self.bidirectional}, "
+                f"num_buckets={self.num_buckets}, max_distance={self.max_distance}")
+
+
+@st.composite
+def bucket_configs(draw) -> tuple[bool, int, int]:
+    """Every (bidirectional, num_buckets, max_distance) the bucket formula defines: E >= 1, max_distance > E."""
+    bidirectional = draw(st.booleans())
+    num_buckets = draw(st.integers(4 if bidirectional else 2, 160))
+    exact = (num_buckets // 2 if bidirectional else num_buckets) // 2
+    return bidirectional, num_buckets, draw(st.integers(exact + 1, max(exact + 1, 40 * exact + 200)))
+
+
+@st.composite
+def bucket_cases(draw) -> BucketCase:
+    bidirectional, num_buckets, max_distance = draw(bucket_configs())
+    shape = draw(st.sampled_from([(600,), (), (7, 90), (3, 4, 50), (1,)]))
+    reach = draw(st.sampled_from([4 * max_distance, 60, 1_000_000]))
+    return BucketCase(bidirectional, num_buckets, max_distance, shape, reach, draw(SEEDS))
+
+
+# ---- T5 bias
+
+
+@dataclass(frozen=True)
+class RelativeBiasCase:
+    num_buckets: int
+    n_heads: int
+    queries: int
+    keys: int
+    bidirectional: bool | None  # None: neither bidirectional nor max_distance passed (the defaults)
+    max_distance: int
+    dtype: str
+    seed: int
+
+    def table(self) -> torch.Tensor:
+        return seeded((self.num_buckets, self.n_heads), self.seed, DTYPES[self.dtype])
+
+    def kwargs(self) -> dict:
+        return {} if self.bidirectional is None else {"bidirectional": self.bidirectional,
+                                                      "max_distance": self.max_distance}
+
+    @property
+    def used(self) -> tuple[bool, int]:
+        return (True, 128) if self.bidirectional is None else (self.bidirectional, self.max_distance)
+
+    def describe(self) -> str:
+        text = (f"a {self.dtype} table {shape_text([self.num_buckets, self.n_heads])}, query_len={self.queries}, "
+                f"key_len={self.keys}")
+        return text + ("" if self.bidirectional is None else
+                       f", bidirectional={self.bidirectional}, max_distance={self.max_distance}")
+
+
+@st.composite
+def relative_bias_cases(draw) -> RelativeBiasCase:
+    defaults = draw(st.booleans())
+    if defaults:
+        bidirectional, num_buckets, max_distance = None, draw(st.sampled_from([32, 8, 64])), 128
+    else:
+        bidirectional, num_buckets, max_distance = draw(bucket_configs())
+    return RelativeBiasCase(num_buckets, draw(st.integers(1, 8)), draw(st.integers(1, 60)), draw(st.integers(1, 160)),
+                            bidirectional, max_distance, draw(st.sampled_from(["float32", "float64", "float16"])),
+                            draw(SEEDS))
