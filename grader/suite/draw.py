@@ -29,11 +29,25 @@ from typing import Any, Callable
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
+from hypothesis.internal.conjecture.providers import AVAILABLE_PROVIDERS, HypothesisProvider
 
 from grader.suite.expect import Fail
 
+
+class _SameEverywhereProvider(HypothesisProvider):
+    """Hypothesis' own provider, minus its "constants": with a small probability it draws literals
+    collected from the project's modules loaded in this process (and caches them under
+    ``.hypothesis/``), so the CLI, the app and Gradescope, which load different modules, would draw
+    different cases from the same seed. Without them a seed gives the same cases in every process."""
+
+    def _maybe_draw_constant(self, choice_type, constraints, *, p: float = 0.05):
+        return None
+
+
+AVAILABLE_PROVIDERS["poslab-same-everywhere"] = _SameEverywhereProvider
 DRAWING = settings(database=None, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck),
-                   phases=(Phase.generate,), print_blob=False, report_multiple_bugs=False)
+                   phases=(Phase.generate,), print_blob=False, report_multiple_bugs=False,
+                   backend="poslab-same-everywhere")
 _drawn: dict[str, tuple] = {}
 _lock = threading.Lock()  # judging threads share this process; Hypothesis runs one draw at a time
 

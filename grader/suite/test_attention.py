@@ -38,18 +38,18 @@ def _outputs(student, q, k, v, bias=None, strict: bool = False, key: tuple | Non
     return _pair(answer(student, key, "attention", q, k, v, bias=bias).output, strict)
 
 
-def _rows_sum_over_queries(weights: torch.Tensor) -> bool:
+def _rows_sum_to_one(weights: torch.Tensor, q, k, bias=None) -> bool:
+    sums = weights.double().sum(-1)
+    return within(sums, torch.ones_like(sums), tol.row_sum_tolerance(q, k, bias).expand(sums.shape))
+
+
+def _rows_sum_over_queries(weights: torch.Tensor, q, k, bias=None) -> bool:
     """The columns sum to 1 and the rows do not: a softmax over the queries (dim=-2)."""
     if weights.shape[-2] < 2:
         return False
-    margin = tol.row_sum_tolerance(weights.dtype, max(weights.shape[-2:]))
-    return (within(weights.double().sum(-2), torch.ones_like(weights.double().sum(-2)), margin)
-            and not within(weights.double().sum(-1), torch.ones_like(weights.double().sum(-1)), margin))
-
-
-def _rows_sum_to_one(weights: torch.Tensor) -> bool:
-    sums = weights.double().sum(-1)
-    return within(sums, torch.ones_like(sums), tol.row_sum_tolerance(weights.dtype, weights.shape[-1]))
+    columns = weights.double().sum(-2)
+    margin = float(tol.row_sum_tolerance(q, k, bias).max()) * 2  # the same roundings, over Tq terms
+    return within(columns, torch.ones_like(columns), margin) and not _rows_sum_to_one(weights, q, k, bias)
 
 
 OVER_THE_KEYS = ("Each row of weights (one query) must sum to 1: the softmax runs over the keys, dim=-1. Yours "
@@ -113,7 +113,7 @@ def test_values_match_the_formula(student):
     q, k, v = randn(2, 3, 4, 8, seed=11), randn(2, 3, 6, 8, seed=12), randn(2, 3, 6, 5, seed=13)
     _expect_matches_formula(student, q, k, v)
     _, weights = _outputs(student, q, k, v)
-    expect(_rows_sum_to_one(weights), OVER_THE_KEYS if _rows_sum_over_queries(weights) else
+    expect(_rows_sum_to_one(weights, q, k), OVER_THE_KEYS if _rows_sum_over_queries(weights, q, k) else
            "Each row of weights (one query) must sum to 1: the softmax runs over the keys, dim=-1.")
 
 
@@ -133,8 +133,8 @@ def test_large_logits_stay_finite(student):
     expect(bool(torch.isfinite(out).all() and torch.isfinite(weights).all()),
            "With large scores (|q.k| / sqrt(D) in the hundreds) your attention returns NaN or inf: "
            "exp overflows. Use torch.softmax, or subtract each row's maximum before exp.")
-    expect(not _rows_sum_over_queries(weights), OVER_THE_KEYS)
-    expect(_rows_sum_to_one(weights),
+    expect(not _rows_sum_over_queries(weights, q, k), OVER_THE_KEYS)
+    expect(_rows_sum_to_one(weights, q, k),
            "With large scores the rows of weights no longer sum to 1: is the softmax clamped or approximated?")
 
 
@@ -208,12 +208,12 @@ def _expect_bias_reweights(student, q, k, v, bias, key: tuple) -> None:
     out, weights = _outputs(student, q, k, v, bias, key=(*key, "bias"))
     expect_shape(out, (*q.shape[:-1], v.shape[-1]), "out (with a bias that broadcasts)")
     expect_shape(weights, (*q.shape[:-1], k.shape[-2]), "weights (with a bias that broadcasts)")
-    expect(not _rows_sum_over_queries(plain), OVER_THE_KEYS)
+    expect(not _rows_sum_over_queries(plain, q, k), OVER_THE_KEYS)
     masked = (bias == MINUS_INF).expand(weights.shape)
     expect(bool((weights[masked] == 0).all()),
            "Where the bias is -inf the weight must be exactly 0: add the bias to the scaled logits "
            "before the softmax (a 0 or a large finite number does not mask).")
-    expect(_rows_sum_to_one(weights),
+    expect(_rows_sum_to_one(weights, q, k, bias),
            "With a mask, each row of weights must still sum to 1: mask before the softmax, not after.")
     expected = _reweighted(plain, bias)
     expect(within(weights, expected, tol.reweighted_tolerance(q, k, bias, expected)), BIAS_BEFORE_SOFTMAX)

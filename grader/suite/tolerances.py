@@ -129,9 +129,10 @@ def attention_tolerances(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, bias
     return out_tol, weights_tol
 
 
-def row_sum_tolerance(dtype: torch.dtype, keys: int) -> float:
-    """A row of Tk weights sums to 1 within the weights' relative error and the sum's roundings."""
-    return SAFETY * 2 * (keys + 4) * work_roundoff(dtype)
+def row_sum_tolerance(q: torch.Tensor, k: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
+    """[..., Tq]: a row of weights sums to 1 within their relative error and Tk + 2 roundings of the sum."""
+    relative = softmax_relative_error(q, k, bias)[..., 0]
+    return SAFETY * (relative + (k.shape[-2] + 2) * work_roundoff(q.dtype))
 
 
 # ---- RoPE: each pair (a, b) rotated by p * theta_i
@@ -205,10 +206,15 @@ def alibi_slope_relative_tolerance(n_heads: int) -> torch.Tensor:
 
 def alibi_bias_tolerance(slopes: torch.Tensor, seq_len: int) -> torch.Tensor:
     """[H, T, T]: -m (i - j) in float32, as one product (u m |i - j|) or as m j - m i (each product
-    rounded: u m (i + j)); exactly 0 on the diagonal either way."""
+    rounded: u m (i + j)); exactly 0 on the diagonal either way. The bias may compute its slopes
+    apart from ``alibi_slopes`` (both within the slopes' tolerance of the exact ones): twice that,
+    times |i - j|."""
     i = torch.arange(seq_len, dtype=torch.float64)
     reach = (i[:, None] + i[None, :])[None]
-    return SAFETY * U32 * slopes.double().abs()[:, None, None] * reach
+    distance = (i[:, None] - i[None, :]).abs()[None]
+    m = slopes.double().abs()[:, None, None]
+    slope_error = 2 * alibi_slope_relative_tolerance(len(slopes))[:, None, None]
+    return SAFETY * U32 * m * reach + slope_error * m * distance
 
 
 # ---- T5: where a float32 logarithm may round a bucket either way
