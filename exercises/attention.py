@@ -20,7 +20,7 @@ Rules:
   invariance): attention(PX, PX, PX) = P attention(X, X, X).
 - A query whose keys are all -inf (a fully masked row) gets NaN weights: the softmax of all -inf
   is 0/0. Hugging Face masks with torch.finfo(dtype).min instead, so such a row stays finite
-  (uniform weights); with -inf, as here, it comes out NaN.
+  (uniform weights); with -inf, as here, it comes out NaN. Such a row is not graded.
 """
 
 from __future__ import annotations

@@ -1,11 +1,14 @@
 """The recorded equivalent mutants (``grader/suite/equivalent_mutants.toml``): claims to check.
 
 Each entry names a mutation by where it is and what it changes (the enclosing definition, the
-changed line before and after, stripped), the exercises it is claimed equivalent for, and a
-one-line reason. ``python -m grader mutation`` grades every generated mutant; for one that matches
-an entry it compares the answers to every call of that exercise's tests with the reference's
-(``grader.mutation.recording``) and fails when any differs. An entry that matches no generated
-mutant, or whose mutant loses points, is stale and fails the command too.
+changed line before and after, stripped; ``mutated = "*"`` for every mutation of a line that no
+exercise can run), the exercises it is claimed equivalent for, and a one-line reason. Optionally,
+``same_as`` names members of the metamorphic family (``grader.variants``) for a mutant that turns
+the reference into another accepted convention (the concatenated layout, float32 inside).
+``python -m grader mutation`` grades every generated mutant; for one that matches an entry it
+compares the answer to every call of that exercise's tests with the reference's (or, call by
+call, with one of the named members') and fails when one differs. An entry that matches no
+generated mutant, or whose mutant loses points, is stale and fails the command too.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from poslab.exercises import EXERCISE_IDS
 
 EQUIVALENTS_FILE = Path(__file__).resolve().parent.parent / "suite" / "equivalent_mutants.toml"
 FIELDS = ("function", "original", "mutated", "exercises", "reason")
+OPTIONAL = ("same_as",)
+ANY_MUTATION = "*"
 
 
 class EquivalentsError(ValueError):
@@ -31,10 +36,14 @@ class Equivalent:
     mutated: str
     exercises: tuple[str, ...]
     reason: str
+    same_as: tuple[str, ...] = ()
 
     @property
     def key(self) -> tuple[str, str, str]:
         return self.function, self.original, self.mutated
+
+    def matches(self, key: tuple[str, str, str]) -> bool:
+        return key[:2] == self.key[:2] and self.mutated in (key[2], ANY_MUTATION)
 
     def describe(self) -> str:
         return f"{self.function}: {self.original}  ->  {self.mutated}"
@@ -42,17 +51,18 @@ class Equivalent:
 
 def _entry(raw: dict, index: int) -> Equivalent:
     missing = [name for name in FIELDS if not raw.get(name)]
-    if missing or set(raw) - set(FIELDS):
-        raise EquivalentsError(f"entry {index}: needs exactly the fields {', '.join(FIELDS)} "
-                               f"(missing: {', '.join(missing) or 'none'}; unknown: "
-                               f"{', '.join(sorted(set(raw) - set(FIELDS))) or 'none'})")
+    unknown = sorted(set(raw) - set(FIELDS) - set(OPTIONAL))
+    if missing or unknown:
+        raise EquivalentsError(f"entry {index}: needs the fields {', '.join(FIELDS)} (and may have "
+                               f"{', '.join(OPTIONAL)}); missing: {', '.join(missing) or 'none'}; "
+                               f"unknown: {', '.join(unknown) or 'none'}")
     exercises = tuple(raw["exercises"])
     unknown = [exercise for exercise in exercises if exercise not in EXERCISE_IDS]
     if unknown:
         raise EquivalentsError(f"entry {index}: unknown exercise(s) {', '.join(unknown)}")
     reason = " ".join(str(raw["reason"]).split())
     return Equivalent(str(raw["function"]), " ".join(raw["original"].split()), " ".join(raw["mutated"].split()),
-                      exercises, reason)
+                      exercises, reason, tuple(raw.get("same_as", ())))
 
 
 def load_equivalents(path: Path = EQUIVALENTS_FILE) -> tuple[Equivalent, ...]:
@@ -65,6 +75,12 @@ def load_equivalents(path: Path = EQUIVALENTS_FILE) -> tuple[Equivalent, ...]:
     if duplicates:
         raise EquivalentsError(f"recorded twice: {'; '.join(' -> '.join(key[1:]) for key in sorted(duplicates))}")
     return entries
+
+
+def claim_for(claims, key: tuple[str, str, str], exercise: str) -> Equivalent | None:
+    """The entry claiming the mutation ``key`` equivalent for ``exercise``: an exact one first."""
+    found = [c for c in claims if exercise in c.exercises and c.matches(key)]
+    return min(found, key=lambda c: c.mutated == ANY_MUTATION, default=None)
 
 
 def toml_entry(function: str, original: str, mutated: str, exercises: tuple[str, ...], reason: str) -> str:

@@ -117,13 +117,14 @@ class RecordingSuite:
         return log
 
 
-def differences(reference: Log, other: Log, exercise_tests: set[str]) -> list[str]:
-    """The calls of ``exercise_tests`` whose answers differ between the two logs (or that only one made)."""
+def differences(reference: Log, other: Log, exercise_tests: set[str], accepted: tuple[Log, ...] = ()) -> list[str]:
+    """The calls of ``exercise_tests`` whose answers differ from the reference's and from every
+    ``accepted`` log's (or that only one side made)."""
     ours = {key: value for key, value in reference.items() if key[0] in exercise_tests}
     theirs = {key: value for key, value in other.items() if key[0] in exercise_tests}
     found = [f"{test}: {op} answered differently" for (test, op, args), value in ours.items()
-             if (test, op, args) in theirs and theirs[(test, op, args)] != value]
+             if (test, op, args) in theirs and theirs[(test, op, args)] != value
+             and all(log.get((test, op, args)) != theirs[(test, op, args)] for log in accepted)]
     found += [f"{test}: {op} was called only for the reference" for (test, op, args) in ours.keys() - theirs.keys()]
     found += [f"{test}: {op} was called only for the mutant" for (test, op, args) in theirs.keys() - ours.keys()]
     return sorted(set(found))
-

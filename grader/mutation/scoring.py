@@ -17,7 +17,7 @@ from typing import Callable, Sequence
 
 from grader.api import Grader, load_submission
 from grader.mutants import reference_source
-from grader.mutation.equivalents import Equivalent
+from grader.mutation.equivalents import Equivalent, claim_for
 from grader.mutation.generate import GeneratedMutant, default_operators, generate
 from grader.mutation.recording import Log, RecordingSuite, differences
 from grader.results import SubmissionResult
@@ -125,12 +125,15 @@ def grade_mutants(settings: GraderSettings, jobs: int, exercises: Sequence[str],
     operators = operators or default_operators()
     reference = reference_source()
     mutants = [m for m in generate(reference, operators) if set(m.exercises) & set(exercises)]
-    claimed = {(claim.key, exercise): claim for claim in claims for exercise in claim.exercises}
     exercises_of = {REFERENCE_ID: tuple(exercises)}
     exercises_of.update({m.ident: tuple(e for e in m.exercises if e in exercises) for m in mutants})
-    logs: dict[str, Log] = {REFERENCE_ID: {}}
-    logs.update({m.ident: {} for m in mutants if any((m.key, e) in claimed for e in exercises_of[m.ident])})
+    claimed = {(m.ident, e): c for m in mutants for e in exercises_of[m.ident] if (c := claim_for(claims, m.key, e))}
+    members = _accepted_members(claims, exercises)
+    exercises_of.update({ident: (variant.exercise,) for ident, variant in members.items()})
+    logs: dict[str, Log] = {ident: {} for ident in [REFERENCE_ID, *members]}
+    logs.update({ident: {} for ident, _ in claimed})
     items = [load_submission({"reference.py": reference}, REFERENCE_ID, settings)]
+    items += [load_submission({f"{ident}.py": variant.source}, ident, settings) for ident, variant in members.items()]
     items += [load_submission({f"{m.ident}.py": m.source}, m.ident, settings) for m in mutants]
     suite, lock, results = RecordingSuite(), threading.Lock(), {}
 
@@ -143,14 +146,32 @@ def grade_mutants(settings: GraderSettings, jobs: int, exercises: Sequence[str],
     grade_in_parallel(items, jobs, lambda: _ExerciseGrader(settings, suite, exercises_of, logs, lock), keep)
     tests_of = {e: {case.name for case in suite.collect() if case.exercise == e} for e in exercises}
     verdicts = []
+    by_name = {variant.name: ident for ident, variant in members.items()}
     for mutant in mutants:
         for exercise in exercises_of[mutant.ident]:
-            claim = claimed.get((mutant.key, exercise))
+            claim = claimed.get((mutant.ident, exercise))
             killed = _lost(results[mutant.ident], exercise)
-            found = tuple(differences(logs[REFERENCE_ID], logs[mutant.ident], tests_of[exercise])) if claim else ()
+            found = ()
+            if claim:
+                accepted = tuple(logs[by_name[name]] for name in claim.same_as if name in by_name)
+                found = tuple(differences(logs[REFERENCE_ID], logs[mutant.ident], tests_of[exercise], accepted))
+                found += tuple(f"same_as names no member of the family: {name}" for name in claim.same_as
+                               if name not in by_name)
             verdicts.append(Verdict(mutant, exercise, killed, claim, found))
-    return _report(verdicts, claims, exercises, results[REFERENCE_ID], operators, time.monotonic() - started,
-                   len(mutants))
+    problems = [ident for ident in members if _lost(results[ident], exercises_of[ident][0])]
+    report = _report(verdicts, claims, exercises, results[REFERENCE_ID], operators, time.monotonic() - started,
+                     len(mutants))
+    report.stale += [f"the family member {members[ident].name} (named in same_as) loses points" for ident in problems]
+    return report
+
+
+def _accepted_members(claims: Sequence[Equivalent], exercises: Sequence[str]) -> dict:
+    """The family members that recorded equivalents name in ``same_as``, by submission id."""
+    from grader.variants import family
+
+    names = {name for claim in claims if set(claim.exercises) & set(exercises) for name in claim.same_as}
+    chosen = [variant for variant in family() if variant.name in names]
+    return {f"family{index:03d}": variant for index, variant in enumerate(chosen)}
 
 
 def _report(verdicts: list[Verdict], claims: Sequence[Equivalent], exercises: Sequence[str],
@@ -160,11 +181,11 @@ def _report(verdicts: list[Verdict], claims: Sequence[Equivalent], exercises: Se
         mine = [v for v in verdicts if v.exercise == exercise]
         equivalent = [v for v in mine if v.claim is not None and not v.killed]
         scores.append(ExerciseScore(exercise, sum(v.killed for v in mine), len(mine) - len(equivalent), len(equivalent)))
-    used = {(v.claim.key, v.exercise) for v in verdicts if v.claim is not None and not v.killed}
+    used = {(id(v.claim), v.exercise) for v in verdicts if v.claim is not None and not v.killed}
     stale = [f"{claim.describe()} [{exercise}]: " + ("its mutant loses points" if any(
         v.claim is claim and v.exercise == exercise for v in verdicts) else "no such mutant any more")
              for claim in claims for exercise in claim.exercises
-             if exercise in exercises and (claim.key, exercise) not in used]
+             if exercise in exercises and (id(claim), exercise) not in used]
     lost = [e for e in exercises if _lost(reference, e)]
     problem = f"the reference loses points in {', '.join(lost)}" if lost else None
     return MutationReport(scores, [v for v in verdicts if not v.killed and v.claim is None],

@@ -30,11 +30,16 @@ def seeded(shape, seed: int, dtype: torch.dtype = torch.float32, scale: float = 
     return (torch.randn(*shape, generator=generator(seed), dtype=torch.float64) * scale).to(dtype)
 
 
+def sizes(low: int, high: int, *notable: int) -> st.SearchStrategy:
+    """Any size in [low, high], with the edges (and ``notable`` ones) as likely as all the rest."""
+    return st.one_of(st.sampled_from(sorted({low, low + 1, high, *notable})), st.integers(low, high))
+
+
 def bases(default_too: bool = True) -> st.SearchStrategy:
-    """None (the default), the usual ones, and any base > 1 spread over [1.1, 1e6] on a log scale."""
+    """None (the default), notable ones (close to 1 too), and any base > 1 spread over [1.1, 1e6] on a log scale."""
     spread = st.floats(0.04, 6.0).map(lambda exponent: float(f"{10 ** exponent:.4g}"))
-    usual = st.sampled_from([10000.0, 500000.0, 100.0, 2.0])
-    return st.one_of(st.none(), usual, spread) if default_too else st.one_of(usual, spread)
+    notable = st.sampled_from([10000.0, 500000.0, 100.0, 2.0, 1.5])
+    return st.one_of(st.none(), notable, spread) if default_too else st.one_of(notable, spread)
 
 
 # ---- attention
@@ -91,8 +96,8 @@ def attention_cases(draw, bias: tuple[str, ...] = ("none",)) -> AttentionCase:
     bias_kind = draw(st.sampled_from(bias))
     drop = draw(st.integers(0, len(lead)))
     ones = tuple(draw(st.lists(st.booleans(), min_size=len(lead) - drop + 2, max_size=len(lead) - drop + 2)))
-    return AttentionCase(lead, draw(st.integers(1, 40)), draw(st.integers(1, 40)), draw(st.integers(1, 64)),
-                         draw(st.integers(1, 16)), draw(st.sampled_from(["float32", "float64"])),
+    return AttentionCase(lead, draw(sizes(1, 40)), draw(sizes(1, 40)), draw(sizes(1, 64)),
+                         draw(sizes(1, 16)), draw(st.sampled_from(["float32", "float64"])),
                          draw(st.sampled_from([1.0, 1e-3, 0.1, 10.0, 30.0])), draw(MAGNITUDES), bias_kind, drop,
                          ones, draw(SEEDS))
 
@@ -125,5 +130,5 @@ class TokensCase:
 
 def token_cases(float16: bool = False, max_tokens: int = 40) -> st.SearchStrategy:
     dtypes = ["float32", "float64"] + (["float16"] if float16 else [])
-    return st.builds(TokensCase, LEADING, st.integers(2, max_tokens), st.integers(1, 64), st.sampled_from(dtypes),
+    return st.builds(TokensCase, LEADING, sizes(2, max_tokens), sizes(1, 64), st.sampled_from(dtypes),
                      st.sampled_from([1.0, 1e-3, 0.1, 10.0]), SEEDS)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import torch
 from hypothesis import strategies as st
 
-from grader.suite.domains import DTYPES, LEADING, MAGNITUDES, SEEDS, bases, seeded, shape_text
+from grader.suite.domains import DTYPES, LEADING, MAGNITUDES, SEEDS, bases, seeded, shape_text, sizes
 from grader.suite.inputs import generator
 
 MAX_ENTRIES = 1 << 15  # one case: at most 32 Ki numbers (128 KiB of float32) across the sandbox
@@ -36,8 +36,8 @@ class TableCase:
 @st.composite
 def table_cases(draw, base: str = "default", longest: int = 4096) -> TableCase:
     """``base``: "default" (not passed) or "explicit" (any base > 1, 10000.0 included)."""
-    d_model = 2 * draw(st.integers(1, 256))
-    seq_len = draw(st.integers(1, max(1, min(longest, MAX_ENTRIES // d_model))))
+    d_model = 2 * draw(sizes(1, 256, 3, 32))
+    seq_len = draw(sizes(1, max(1, min(longest, MAX_ENTRIES // d_model))))
     return TableCase(seq_len, d_model, None if base == "default" else draw(bases(default_too=False)))
 
 
@@ -68,7 +68,7 @@ class EmbeddingCase:
 @st.composite
 def embedding_cases(draw, too_long: bool = False) -> EmbeddingCase:
     """T <= max_len (T = max_len and T = 1 as often as any other), or, ``too_long``, T > max_len."""
-    max_len, d_model = draw(st.integers(1, 64)), draw(st.integers(1, 32))
+    max_len, d_model = draw(sizes(1, 64)), draw(sizes(1, 32))
     length = draw(st.sampled_from(["any", "full", "one"]))
     seq_len = {"full": max_len, "one": 1}.get(length) or draw(st.integers(1, max_len))
     if too_long:
@@ -128,9 +128,9 @@ class RotaryCase:
 @st.composite
 def rotary_cases(draw, dtypes: tuple[str, ...] = ("float32", "float64", "float16")) -> RotaryCase:
     lead = draw(LEADING)
-    head_dim = 2 * draw(st.integers(1, 64))
+    head_dim = 2 * draw(sizes(1, 64, 3, 32))
     rows = torch.Size(lead).numel() * head_dim
-    tokens = draw(st.integers(1, max(1, min(48, MAX_ENTRIES // rows))))
+    tokens = draw(sizes(1, max(1, min(48, MAX_ENTRIES // rows))))
     positions = draw(st.sampled_from(["default", "arange", "spread", "far"]))
     largest = draw(st.sampled_from([10, 2048, 32768])) if positions in ("spread", "far") else tokens - 1
     return RotaryCase(lead, tokens, head_dim, draw(st.sampled_from(dtypes)), draw(MAGNITUDES), positions,

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import torch
 from hypothesis import strategies as st
 
-from grader.suite.domains import DTYPES, SEEDS, seeded, shape_text
+from grader.suite.domains import DTYPES, SEEDS, seeded, shape_text, sizes
 from grader.suite.inputs import generator
 
 MAX_BIAS_ENTRIES = 1 << 17
@@ -34,7 +34,7 @@ def head_counts() -> st.SearchStrategy:
 @st.composite
 def alibi_cases(draw) -> AlibiCase:
     n_heads = draw(head_counts())
-    return AlibiCase(n_heads, draw(st.integers(1, max(1, min(200, math.isqrt(MAX_BIAS_ENTRIES // n_heads))))))
+    return AlibiCase(n_heads, draw(sizes(1, max(1, min(200, math.isqrt(MAX_BIAS_ENTRIES // n_heads))))))
 
 
 # ---- T5 buckets
@@ -50,6 +50,7 @@ class BucketCase:
     shape: tuple[int, ...]
     reach: int  # random positions within +-reach
     seed: int
+    defaults: bool = False  # called without bidirectional, num_buckets and max_distance (True, 32, 128)
 
     @property
     def per_direction(self) -> int:
@@ -69,28 +70,33 @@ class BucketCase:
         return spread[torch.randperm(len(spread), generator=generator(self.seed + 1))[:size]].reshape(self.shape)
 
     def kwargs(self) -> dict:
+        if self.defaults:
+            return {}
         return {"bidirectional": self.bidirectional, "num_buckets": self.num_buckets, "max_distance": self.max_distance}
 
     def describe(self) -> str:
-        return (f"relative_position {shape_text(self.shape)}, bidirectional={self.bidirectional}, "
-                f"num_buckets={self.num_buckets}, max_distance={self.max_distance}")
+        settings = ("the default arguments" if self.defaults else f"bidirectional={self.bidirectional}, "
+                    f"num_buckets={self.num_buckets}, max_distance={self.max_distance}")
+        return f"relative_position {shape_text(self.shape)}, {settings}"
 
 
 @st.composite
 def bucket_configs(draw) -> tuple[bool, int, int]:
     """Every (bidirectional, num_buckets, max_distance) the bucket formula defines: E >= 1, max_distance > E."""
     bidirectional = draw(st.booleans())
-    num_buckets = draw(st.integers(4 if bidirectional else 2, 160))
+    smallest = 4 if bidirectional else 2  # one exact bucket
+    num_buckets = draw(sizes(smallest, 160, 32, 24, 33))
     exact = (num_buckets // 2 if bidirectional else num_buckets) // 2
-    return bidirectional, num_buckets, draw(st.integers(exact + 1, max(exact + 1, 40 * exact + 200)))
+    return bidirectional, num_buckets, draw(sizes(exact + 1, 40 * exact + 200, 128, 2 * exact + 1))
 
 
 @st.composite
 def bucket_cases(draw) -> BucketCase:
-    bidirectional, num_buckets, max_distance = draw(bucket_configs())
+    defaults = draw(st.booleans())
+    bidirectional, num_buckets, max_distance = (True, 32, 128) if defaults else draw(bucket_configs())
     shape = draw(st.sampled_from([(600,), (), (7, 90), (3, 4, 50), (1,)]))
     reach = draw(st.sampled_from([4 * max_distance, 60, 1_000_000]))
-    return BucketCase(bidirectional, num_buckets, max_distance, shape, reach, draw(SEEDS))
+    return BucketCase(bidirectional, num_buckets, max_distance, shape, reach, draw(SEEDS), defaults)
 
 
 # ---- T5 bias
@@ -132,6 +138,6 @@ def relative_bias_cases(draw) -> RelativeBiasCase:
         bidirectional, num_buckets, max_distance = None, draw(st.sampled_from([32, 8, 64])), 128
     else:
         bidirectional, num_buckets, max_distance = draw(bucket_configs())
-    return RelativeBiasCase(num_buckets, draw(st.integers(1, 8)), draw(st.integers(1, 60)), draw(st.integers(1, 160)),
+    return RelativeBiasCase(num_buckets, draw(sizes(1, 8)), draw(sizes(1, 60)), draw(sizes(1, 160)),
                             bidirectional, max_distance, draw(st.sampled_from(["float32", "float64", "float16"])),
                             draw(SEEDS))

@@ -43,7 +43,6 @@ def _bias(student, table: torch.Tensor, query_len: int, key_len: int, strict: bo
           **kwargs):
     result = (student.call("t5_relative_bias", table, query_len, key_len, **kwargs) if key is None
               else answer(student, key, "t5_relative_bias", table, query_len, key_len, **kwargs))
-    expect_untouched(result.inputs_after, (table,), "t5_relative_bias")
     bias = as_tensor(result.output, "t5_relative_bias", strict)
     expect_shape(bias, (table.shape[1], query_len, key_len), "t5_relative_bias(table, query_len, key_len)")
     return bias
@@ -96,15 +95,6 @@ def _diagnose(actual: torch.Tensor, mistakes: dict) -> str:
     return ""
 
 
-def _expect_buckets(student, relative: torch.Tensor, bidirectional: bool, num_buckets: int, max_distance: int,
-                    what: str, key: tuple | None = None) -> None:
-    buckets = _buckets(student, relative, key=key, bidirectional=bidirectional, num_buckets=num_buckets,
-                       max_distance=max_distance)
-    if not _in_bounds(buckets, oracle_t5_bucket_bounds(relative, bidirectional, num_buckets, max_distance)):
-        raise AssertionError(f"{what} {BUCKET_RULE}"
-                             + _diagnose(buckets, _mistakes(relative, bidirectional, num_buckets, max_distance)))
-
-
 def _expect_probes(student, probes: dict[int, int], what: str, **kwargs) -> None:
     """Values worked out by hand from the formula: {relative position: bucket}."""
     relative = torch.tensor(list(probes))
@@ -141,13 +131,16 @@ def test_near_keys_get_a_bucket_each(student):
                    num_buckets=8, max_distance=20)
 
 
-@graded(points=4, family="values", visibility="hidden")
+@graded(points=3, family="values", visibility="hidden")
 @for_each(bucket_cases(), count=10)
 def test_log_spaced_buckets_beyond_the_exact_half(student, case):
     """Every bucket is right for any sizes the formula defines, both directions, positions of any shape."""
-    _expect_buckets(student, case.relative(), case.bidirectional, case.num_buckets, case.max_distance,
-                    "Some buckets are wrong for other numbers of buckets, maximum distances or shapes.",
-                    key=("buckets", case))
+    relative = case.relative()
+    buckets = _buckets(student, relative, key=("buckets", case), **case.kwargs())
+    bounds = oracle_t5_bucket_bounds(relative, case.bidirectional, case.num_buckets, case.max_distance)
+    expect(_in_bounds(buckets, bounds), lambda: "Some buckets are wrong for other numbers of buckets, maximum distances, "
+           f"shapes or the default arguments. {BUCKET_RULE}"
+           + _diagnose(buckets, _mistakes(relative, case.bidirectional, case.num_buckets, case.max_distance)))
 
 
 @graded(points=2, family="range", visibility="visible")
@@ -263,6 +256,17 @@ def test_bias_for_decoders_other_sizes_and_float64_tables(student, case):
     bias = _expect_bias(student, case.table(), case.queries, case.keys, bidirectional, max_distance,
                         key=("bias", case), passed=case.kwargs())
     expect_dtype(bias, case.table().dtype, "t5_relative_bias")
+
+
+@graded(points=1, family="inputs", visibility="visible")
+def test_inputs_untouched(student):
+    """t5_relative_bucket leaves relative_position unchanged, and t5_relative_bias its table."""
+    relative = torch.arange(-300, 300).reshape(4, 150)
+    for kwargs in ({}, {"bidirectional": False}):
+        result = student.call("t5_relative_bucket", relative, **kwargs)
+        expect_untouched(result.inputs_after, (relative,), "t5_relative_bucket")
+    table = randn(32, 4, seed=66)
+    expect_untouched(student.call("t5_relative_bias", table, 5, 7).inputs_after, (table,), "t5_relative_bias")
 
 
 @graded(points=2, family="speed", visibility="visible")

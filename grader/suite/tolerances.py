@@ -231,11 +231,18 @@ def t5_edge(distance: torch.Tensor, exact: int, max_distance: int, span: int) ->
     return SAFETY * (log_error * span / abs(ratio) + 3 * U32 * position.abs())
 
 
-def reweighted_tolerance(q: torch.Tensor, k: torch.Tensor, bias: torch.Tensor, expected: torch.Tensor) -> torch.Tensor:
-    """softmax(s + b) built from the computed softmax(s) times exp(b), renormalised: the computed
-    weights without the bias carry their relative error twice (the renormalisation), those with it once."""
+def reweighted_tolerance(q: torch.Tensor, k: torch.Tensor, bias: torch.Tensor, plain: torch.Tensor) -> torch.Tensor:
+    """softmax(s + b) built from the computed softmax(s) (``plain``) times exp(b), renormalised by
+    S = sum_j plain_j exp(b_j): the plain weights carry their relative error twice (the
+    renormalisation), those with the bias once, and each plain weight's underflow (eta, a float32
+    weight far below the row's largest is 0 or subnormal) comes back multiplied by exp(b_j) / S."""
     relative = 2 * softmax_relative_error(q, k) + softmax_relative_error(q, k, bias)
-    return SAFETY * (expected.double() * relative + 4 * underflow(torch.float32))
+    scale = bias.double().exp()
+    raw = plain.double() * scale
+    total = raw.sum(-1, keepdim=True)
+    expected = raw / total
+    floor = 4 * underflow(torch.float32) * scale / total
+    return SAFETY * (expected * relative + floor)
 
 
 def matmul_tolerance(weights: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
