@@ -4,7 +4,9 @@ Each entry names a mutation by where it is and what it changes (the enclosing de
 changed line before and after, stripped; ``mutated = "*"`` for every mutation of a line that no
 exercise can run), the exercises it is claimed equivalent for, and a one-line reason. Optionally,
 ``same_as`` names members of the metamorphic family (``grader.variants``) for a mutant that turns
-the reference into another accepted convention (the concatenated layout, float32 inside).
+the reference into another accepted convention (the concatenated layout, float32 inside), and
+``free`` names tests whose answers the spec leaves free for it (a module's starting values: the
+test only asks that they be finite); the mutant must still pass those, and match everywhere else.
 ``python -m grader mutation`` grades every generated mutant; for one that matches an entry it
 compares the answer to every call of that exercise's tests with the reference's (or, call by
 call, with one of the named members') and fails when one differs. An entry that matches no
@@ -21,7 +23,7 @@ from poslab.exercises import EXERCISE_IDS
 
 EQUIVALENTS_FILE = Path(__file__).resolve().parent.parent / "suite" / "equivalent_mutants.toml"
 FIELDS = ("function", "original", "mutated", "exercises", "reason")
-OPTIONAL = ("same_as",)
+OPTIONAL = ("same_as", "free")
 ANY_MUTATION = "*"
 
 
@@ -37,6 +39,7 @@ class Equivalent:
     exercises: tuple[str, ...]
     reason: str
     same_as: tuple[str, ...] = ()
+    free: tuple[str, ...] = ()  # full test names ("learned: initial table is finite")
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -62,7 +65,7 @@ def _entry(raw: dict, index: int) -> Equivalent:
         raise EquivalentsError(f"entry {index}: unknown exercise(s) {', '.join(unknown)}")
     reason = " ".join(str(raw["reason"]).split())
     return Equivalent(str(raw["function"]), " ".join(raw["original"].split()), " ".join(raw["mutated"].split()),
-                      exercises, reason, tuple(raw.get("same_as", ())))
+                      exercises, reason, tuple(raw.get("same_as", ())), tuple(raw.get("free", ())))
 
 
 def load_equivalents(path: Path = EQUIVALENTS_FILE) -> tuple[Equivalent, ...]:

@@ -154,7 +154,10 @@ def grade_mutants(settings: GraderSettings, jobs: int, exercises: Sequence[str],
             found = ()
             if claim:
                 accepted = tuple(logs[by_name[name]] for name in claim.same_as if name in by_name)
-                found = tuple(differences(logs[REFERENCE_ID], logs[mutant.ident], tests_of[exercise], accepted))
+                compared = tests_of[exercise] - set(claim.free)
+                found = tuple(differences(logs[REFERENCE_ID], logs[mutant.ident], compared, accepted))
+                found += tuple(f"free names no test of {exercise}: {name}" for name in claim.free
+                               if name not in tests_of[exercise])
                 found += tuple(f"same_as names no member of the family: {name}" for name in claim.same_as
                                if name not in by_name)
             verdicts.append(Verdict(mutant, exercise, killed, claim, found))

@@ -30,7 +30,11 @@ class Finding(Exception):
 
 
 def run_op(op: str, target: Any, args: list | tuple, kwargs: dict, notes: list | None = None) -> Any:
-    """Run the op; ``notes`` collects the codes of what the grader worked around (``table_in_buffer``)."""
+    """Run the op; ``notes`` collects the codes of what the grader worked around (``table_in_buffer``).
+
+    Every call starts from the same random state, so a submission that draws random numbers (a
+    module's starting table) answers the same call the same way in every grading."""
+    torch.manual_seed(0)
     if op == "learned.parameters":
         return tuple(target(max_len=kwargs["max_len"], d_model=kwargs["d_model"]).parameters())
     if op == "learned.buffers":

@@ -60,9 +60,15 @@ class BucketCase:
     def exact(self) -> int:
         return self.per_direction // 2
 
+    def bucket_edges(self) -> set[int]:
+        """The distances where a log-spaced bucket starts (E (M/E)^(k / (N - E)), rounded both ways)."""
+        span, ratio = self.per_direction - self.exact, self.max_distance / self.exact
+        starts = [self.exact * ratio ** (k / span) for k in range(1, span)] if span > 0 else []
+        return {int(math.floor(start)) for start in starts} | {int(math.ceil(start)) for start in starts}
+
     def relative(self) -> torch.Tensor:
         edges = sorted({0, 1, self.exact - 1, self.exact, self.exact + 1, self.max_distance - 1, self.max_distance,
-                        self.max_distance + 1, 2 * self.max_distance, 1_000_000})
+                        self.max_distance + 1, 2 * self.max_distance, 1_000_000} | self.bucket_edges())
         values = torch.tensor([sign * edge for edge in edges for sign in (-1, 1)])
         size = torch.Size(self.shape).numel()
         spread = torch.randint(-self.reach, self.reach + 1, (max(size, len(values)),), generator=generator(self.seed))
@@ -80,21 +86,32 @@ class BucketCase:
         return f"relative_position {shape_text(self.shape)}, {settings}"
 
 
-@st.composite
-def bucket_configs(draw) -> tuple[bool, int, int]:
+# The corners of the bucket formula: one exact bucket (E = 1) with one or two log-spaced ones,
+# max_distance just past E, an odd num_buckets (N // 2), N not a power of two.
+CORNER_CONFIGS = ((False, 2, 2), (False, 3, 2), (False, 3, 4), (True, 4, 2), (True, 6, 3), (True, 7, 4),
+                  (True, 33, 9), (True, 24, 100), (False, 20, 11))
+
+
+def bucket_configs() -> st.SearchStrategy:
     """Every (bidirectional, num_buckets, max_distance) the bucket formula defines: E >= 1, max_distance > E."""
+    return st.one_of(st.sampled_from(CORNER_CONFIGS), _any_bucket_config())
+
+
+@st.composite
+def _any_bucket_config(draw) -> tuple[bool, int, int]:
     bidirectional = draw(st.booleans())
     smallest = 4 if bidirectional else 2  # one exact bucket
-    num_buckets = draw(sizes(smallest, 160, 32, 24, 33))
+    num_buckets = draw(sizes(smallest, 160, smallest + 2, 32, 24, 33))  # smallest + 2: E = 1 with 2 log buckets
     exact = (num_buckets // 2 if bidirectional else num_buckets) // 2
     return bidirectional, num_buckets, draw(sizes(exact + 1, 40 * exact + 200, 128, 2 * exact + 1))
 
 
 @st.composite
 def bucket_cases(draw) -> BucketCase:
-    defaults = draw(st.booleans())
+    defaults = draw(st.integers(0, 3)) == 3  # about one case in four calls with the default arguments
     bidirectional, num_buckets, max_distance = (True, 32, 128) if defaults else draw(bucket_configs())
-    shape = draw(st.sampled_from([(600,), (), (7, 90), (3, 4, 50), (1,)]))
+    # Enough entries for every edge (600 hold them all), and now and then a 0-d or one-entry tensor.
+    shape = draw(st.sampled_from([(600,), (7, 90), (3, 4, 50), (600,), (), (1,)]))
     reach = draw(st.sampled_from([4 * max_distance, 60, 1_000_000]))
     return BucketCase(bidirectional, num_buckets, max_distance, shape, reach, draw(SEEDS), defaults)
 
@@ -138,6 +155,7 @@ def relative_bias_cases(draw) -> RelativeBiasCase:
         bidirectional, num_buckets, max_distance = None, draw(st.sampled_from([32, 8, 64])), 128
     else:
         bidirectional, num_buckets, max_distance = draw(bucket_configs())
-    return RelativeBiasCase(num_buckets, draw(sizes(1, 8)), draw(sizes(1, 60)), draw(sizes(1, 160)),
+    keys = draw(sizes(1, 160) if bidirectional is not None else st.sampled_from([160, 129]))  # the defaults reach M
+    return RelativeBiasCase(num_buckets, draw(sizes(1, 8)), draw(sizes(1, 60)), keys,
                             bidirectional, max_distance, draw(st.sampled_from(["float32", "float64", "float16"])),
                             draw(SEEDS))

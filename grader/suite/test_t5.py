@@ -132,7 +132,7 @@ def test_near_keys_get_a_bucket_each(student):
 
 
 @graded(points=3, family="values", visibility="hidden")
-@for_each(bucket_cases(), count=10)
+@for_each(bucket_cases(), count=16)
 def test_log_spaced_buckets_beyond_the_exact_half(student, case):
     """Every bucket is right for any sizes the formula defines, both directions, positions of any shape."""
     relative = case.relative()
