@@ -156,9 +156,10 @@ def _loosest(x: torch.Tensor, positions, base: float) -> torch.Tensor:
 
 
 def _score(student, q: torch.Tensor, k: torch.Tensor, m: int, n: int) -> tuple[float, float]:
-    """<rope(q, m), rope(k, n)> and how far rounding may move it (the error model of each entry)."""
-    rotated_q = _rope(student, q, positions=torch.tensor([m]))
-    rotated_k = _rope(student, k, positions=torch.tensor([n]))
+    """<rope(q, m), rope(k, n)> and how far rounding may move it (the error model of each entry).
+    q and k go in as the two tokens of one call, at positions m and n."""
+    both = _rope(student, torch.cat([q, k], dim=-2), positions=torch.tensor([m, n]))
+    rotated_q, rotated_k = both[..., :1, :], both[..., 1:, :]
     margin = tol.dot_tolerance(rotated_q, _loosest(q, [m], 10000.0), rotated_k, _loosest(k, [n], 10000.0))
     return float((rotated_q.double() * rotated_k.double()).sum()), float(margin.sum())
 

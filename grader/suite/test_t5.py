@@ -13,6 +13,8 @@ bucket formula defines, relative positions of any shape, and tables of any size 
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import torch
 
 from grader.suite import graded
@@ -131,13 +133,19 @@ def test_near_keys_get_a_bucket_each(student):
                    num_buckets=8, max_distance=20)
 
 
+@lru_cache(maxsize=32)
+def _drawn_bounds(case) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
+    """A drawn case's positions and accepted buckets: the same for every submission graded in this process."""
+    relative = case.relative()
+    return relative, oracle_t5_bucket_bounds(relative, case.bidirectional, case.num_buckets, case.max_distance)
+
+
 @graded(points=3, family="values", visibility="hidden")
 @for_each(bucket_cases(), count=16)
 def test_log_spaced_buckets_beyond_the_exact_half(student, case):
     """Every bucket is right for any sizes the formula defines, both directions, positions of any shape."""
-    relative = case.relative()
+    relative, bounds = _drawn_bounds(case)
     buckets = _buckets(student, relative, key=("buckets", case), **case.kwargs())
-    bounds = oracle_t5_bucket_bounds(relative, case.bidirectional, case.num_buckets, case.max_distance)
     expect(_in_bounds(buckets, bounds), lambda: "Some buckets are wrong for other numbers of buckets, maximum distances, "
            f"shapes or the default arguments. {BUCKET_RULE}"
            + _diagnose(buckets, _mistakes(relative, case.bidirectional, case.num_buckets, case.max_distance)))
@@ -209,11 +217,18 @@ def test_buckets_never_decrease_with_distance(student, config):
                "The bucket must never decrease as a key moves further from the query in the same direction.")
 
 
+@lru_cache(maxsize=64)
+def _bias_buckets(query_len: int, key_len: int, bidirectional: bool, num_buckets: int, max_distance: int,
+                  relative_sign: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The lowest and highest accepted bucket of every (i, j): the same for every submission."""
+    relative = torch.arange(key_len)[None, :] - torch.arange(query_len)[:, None]
+    return oracle_t5_bucket_bounds(relative_sign * relative, bidirectional, num_buckets, max_distance)
+
+
 def _expected_bias(table: torch.Tensor, query_len: int, key_len: int, bidirectional: bool, max_distance: int,
                    relative_sign: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
     """The two accepted biases (low and high edge buckets), [n_heads, Tq, Tk]."""
-    relative = torch.arange(key_len)[None, :] - torch.arange(query_len)[:, None]
-    low, high = oracle_t5_bucket_bounds(relative_sign * relative, bidirectional, table.shape[0], max_distance)
+    low, high = _bias_buckets(query_len, key_len, bidirectional, table.shape[0], max_distance, relative_sign)
     return table.double()[low].permute(2, 0, 1), table.double()[high].permute(2, 0, 1)
 
 
