@@ -9,7 +9,8 @@ classes its names reach (``attention`` reaches ``require`` and ``_broadcasts_to`
 shared helper belongs to every exercise that calls it. Three kinds of mutation are left out:
 those inside annotations (the source has ``from __future__ import annotations``: they are never
 evaluated), those in code that no exercise reaches, and those inside f-strings (the wording of an
-error message; what a message must name is checked on the error the spec asks for). A mutant that does not compile, or repeats another's source, is dropped too.
+error message; what a message must name is checked on the error the spec asks for). A mutant that
+does not compile, or repeats another's source, is dropped too.
 """
 
 from __future__ import annotations
@@ -160,7 +161,8 @@ def _generate(source: str, operators: tuple[str, ...]) -> tuple[GeneratedMutant,
     # cost a minute), then put back in place.
     for top in (d for d in definitions if d.name == d.top and reach.get(d.top)):
         exercises = tuple(e.id for e in EXERCISES if e.id in reach[top.top])
-        head, snippet, tail = "".join(lines[: top.first - 1]), "".join(lines[top.first - 1: top.last]), "".join(lines[top.last:])
+        head, snippet = "".join(lines[: top.first - 1]), "".join(lines[top.first - 1: top.last])
+        tail = "".join(lines[top.last:])
         parsed = get_ast(snippet)
         for name in operators:
             operator = get_operator(name)()

@@ -183,7 +183,8 @@ def _report(verdicts: list[Verdict], claims: Sequence[Equivalent], exercises: Se
     for exercise in exercises:
         mine = [v for v in verdicts if v.exercise == exercise]
         equivalent = [v for v in mine if v.claim is not None and not v.killed]
-        scores.append(ExerciseScore(exercise, sum(v.killed for v in mine), len(mine) - len(equivalent), len(equivalent)))
+        killed = sum(v.killed for v in mine)
+        scores.append(ExerciseScore(exercise, killed, len(mine) - len(equivalent), len(equivalent)))
     used = {(id(v.claim), v.exercise) for v in verdicts if v.claim is not None and not v.killed}
     stale = [f"{claim.describe()} [{exercise}]: " + ("its mutant loses points" if any(
         v.claim is claim and v.exercise == exercise for v in verdicts) else "no such mutant any more")

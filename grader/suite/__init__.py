@@ -12,7 +12,8 @@ its docstring states the property; it is shown when a failure has no message of 
 
 ``collect()`` gathers the tests, ``run_case()`` runs one and always returns a ``TestOutcome``
 (``grader.results``, the result type the CLI, the app and the store read),
-``run_suite()`` runs all of them (or one exercise's), ``suite_hash()`` fingerprints the sources.
+``run_suite()`` runs all of them (or one exercise's), ``suite_hash()`` fingerprints the sources,
+``prepare()`` draws every test's inputs ahead of the first grading (a judge's warm-up).
 """
 
 from __future__ import annotations
@@ -172,6 +173,15 @@ def run_suite(student: Student, exercises: Iterable[str] | None = None) -> list[
     """Run every test (of the given exercises only, if any) against one submission."""
     wanted = set(EXERCISE_IDS if exercises is None else exercises)
     return [run_case(case, student) for case in collect() if case.exercise in wanted]
+
+
+def prepare() -> int:
+    """Import every test and draw every test's inputs now (about a second, once per process), so
+    that the first submission a judge grades does not wait for it; returns how many tests drew."""
+    drawing = [case.func.prepare for case in collect() if hasattr(case.func, "prepare")]
+    for draw in drawing:
+        draw()
+    return len(drawing)
 
 
 def suite_hash() -> str:

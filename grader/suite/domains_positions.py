@@ -30,7 +30,8 @@ class TableCase:
         return {} if self.base is None else {"base": self.base}
 
     def describe(self) -> str:
-        return f"seq_len={self.seq_len}, d_model={self.d_model}" + ("" if self.base is None else f", base={self.base:g}")
+        base = "" if self.base is None else f", base={self.base:g}"
+        return f"seq_len={self.seq_len}, d_model={self.d_model}{base}"
 
 
 @st.composite
@@ -61,8 +62,8 @@ class EmbeddingCase:
         return seeded((self.max_len, self.d_model), self.seed + 1, scale=self.table_scale)
 
     def describe(self) -> str:
-        return (f"max_len={self.max_len}, d_model={self.d_model}, x {shape_text([self.batch, self.seq_len, self.d_model])}"
-                f" with entries about {self.scale:g}")
+        x = shape_text([self.batch, self.seq_len, self.d_model])
+        return f"max_len={self.max_len}, d_model={self.d_model}, x {x} with entries about {self.scale:g}"
 
 
 @st.composite

@@ -92,6 +92,7 @@ def for_each(strategy: st.SearchStrategy, count: int, key: str | None = None) ->
                     raise Fail(f"{failure} (Failing input: {shown}.)") from None
 
         del test.__wrapped__  # the suite calls test(student); inspect must not see body's signature
+        test.prepare = lambda: drawn(name, strategy, count)  # grader.suite.prepare() draws ahead of grading
         return test
 
     return decorate

@@ -188,7 +188,7 @@ def test_values_small_positions(student):
 @graded(points=4, family="values", visibility="hidden")
 @for_each(rotary_cases(dtypes=("float32", "float64")), count=12)
 def test_values_explicit_positions_and_base(student, case):
-    """apply_rope matches the formula for any leading axes, T and even D, positions (int64 or int32, up to 32,768) and base."""
+    """apply_rope matches the formula for any leading axes, T, even D, int64/int32 positions up to 32,768 and base."""
     _expect_rotation(student, case.x(), case.position_tensor(), case.base, key=("values", case),
                      expectations=_drawn_expectations(case))
 

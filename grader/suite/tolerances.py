@@ -51,7 +51,9 @@ def work_roundoff(dtype: torch.dtype) -> float:
 
 
 def _f64(values) -> torch.Tensor:
-    return torch.as_tensor(values).double() if isinstance(values, torch.Tensor) else torch.tensor(values, dtype=torch.float64)
+    if isinstance(values, torch.Tensor):
+        return values.double()
+    return torch.tensor(values, dtype=torch.float64)
 
 
 # ---- frequencies and angles (sinusoidal, RoPE): w_i = base^(-2i/d) in float32 at worst
