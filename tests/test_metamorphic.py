@@ -10,11 +10,12 @@ tolerance of the error model made blind to its inputs' scale, members of the fam
 from __future__ import annotations
 
 import os
+from importlib import import_module
 
 import pytest
 import torch
 
-from grader.suite import collect, run_case, tolerances
+from grader.suite import collect, run_case, suite_modules, tolerances
 from grader.suite.local import LocalStudent
 from grader.variants import family, transforms
 from poslab.exercises import EXERCISE_IDS
@@ -70,14 +71,10 @@ SCALE_BLIND = {
 def test_the_harness_fails_when_a_tolerance_ignores_its_inputs_scale(monkeypatch, blind):
     name, replacement = SCALE_BLIND[blind]
     monkeypatch.setattr(tolerances, name, replacement)
-    import grader.suite.test_attention as attention
-    import grader.suite.test_rope as rope
-    import grader.suite.test_sinusoidal as sinusoidal
-
-    caches = (attention._drawn_expected, attention._tokens, rope._drawn_expectations,
-              sinusoidal._first_rows_expectations, sinusoidal._unit_circle)
+    caches = [value for module in suite_modules() for value in vars(import_module(f"grader.suite.{module}")).values()
+              if hasattr(value, "cache_clear")]  # the expectations each test caches per process
     for cached in caches:
-        cached.cache_clear()  # expectations cached with the true model
+        cached.cache_clear()  # computed with the true model
     try:
         failing = {variant.name: lost for variant in family(pairs=False) if (lost := lost_points(variant, JUDGED))}
     finally:
