@@ -186,8 +186,11 @@ def prepare() -> int:
 
 def suite_hash() -> str:
     """sha256 over the suite's sources (grader/suite/*.py), the Student interface they call
-    (grader/student.py) and the references they compare and time against."""
-    digest = hashlib.sha256()
+    (grader/student.py), the references they compare and time against, and the version of
+    Hypothesis that draws their inputs (another version draws other cases from the same seeds)."""
+    import hypothesis
+
+    digest = hashlib.sha256(f"hypothesis {hypothesis.__version__}\n".encode())
     reference_dir = SUITE_DIR.parent.parent / "poslab" / "encodings"
     for path in sorted(SUITE_DIR.glob("*.py")) + [STUDENT_FILE] + sorted(reference_dir.glob("*.py")):
         digest.update(f"{path.parent.name}/{path.name}\n".encode())
