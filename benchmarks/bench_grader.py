@@ -111,6 +111,12 @@ def main() -> int:
         grading._worker()
         graders.append(grading)
     startup = time.perf_counter() - started
+    started = time.perf_counter()
+    import grader.suite as hidden
+
+    prepare = getattr(hidden if suite is None else suite, "prepare", None)
+    drawn = prepare() if prepare is not None else 0  # as a judge's warm-up does: once per process
+    preparation = time.perf_counter() - started
     pool = iter(graders)
     results = []
     started = time.perf_counter()
@@ -125,6 +131,7 @@ def main() -> int:
     print(f"isolation        {', '.join(sorted(isolation))}")
     print(f"jobs             {args.jobs}")
     print(f"worker start-up  {startup:.2f} s for {args.jobs} worker(s), in parallel")
+    print(f"suite prepared   {preparation:.2f} s ({drawn} tests drew their inputs), once per process")
     print(f"graded           {args.copies} submissions in {elapsed:.2f} s")
     print(f"per submission   {per_submission:.3f} s  (target {TARGET_SECONDS} s for the hidden suite)")
     print(f"same suite, no sandbox {in_process:.3f} s per submission (LocalStudent, one thread, median of 3)")

@@ -21,7 +21,7 @@ Rules:
   on both axes, weights(PX, PX, PX) = P weights(X, X, X) P^T.
 - A query whose keys are all -inf (a fully masked row) gets NaN weights: the softmax of all -inf
   is 0/0. Hugging Face masks with torch.finfo(dtype).min instead, so such a row stays finite
-  (uniform weights); with -inf, as here, it comes out NaN.
+  (uniform weights); with -inf, as here, it comes out NaN. Such a row is not graded.
 """
 
 from __future__ import annotations

@@ -5,8 +5,9 @@
         forward(x) -> x + table[:T]
 
     table  [max_len, d_model]   the module's only parameter, trainable (an nn.Parameter;
-                                small random values: OpenAI's GPT-2 code uses standard
-                                deviation 0.01, Hugging Face and nanoGPT use 0.02)
+                                any finite starting values: OpenAI's GPT-2 code draws them
+                                with standard deviation 0.01, Hugging Face and nanoGPT 0.02,
+                                nn.Embedding 1, and ViT starts from zeros)
     x      [B, T, d_model]      batch first; row t of the table is added at position t
     out    [B, T, d_model]
 

@@ -34,6 +34,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("gradescope", "grader.cli.gradescope",
             "write a Gradescope autograder zip (setup.sh, run_autograder, hidden suite)"),
     Command("export", "grader.lms.cli", "fill a Canvas or Moodle grade file with the totals"),
+    Command("mutation", "grader.mutation", "score the hidden suite on mutants of the reference (cosmic-ray)"),
 )
 
 

@@ -67,6 +67,7 @@ class Judge:
     def warm_up(self, settings: GraderSettings, mode: GradingMode = GradingMode.HIDDEN) -> Isolation:
         grading = self.grader_for(mode, settings, None)
         grading.suite_hash()  # imports the hidden suite now, not during the first student's wait
+        getattr(grading.suite, "prepare", lambda: None)()  # and draws its inputs (grader.suite.prepare)
         return grading.start()
 
     def grade(self, task: dict) -> dict:

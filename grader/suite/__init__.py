@@ -12,7 +12,8 @@ its docstring states the property; it is shown when a failure has no message of 
 
 ``collect()`` gathers the tests, ``run_case()`` runs one and always returns a ``TestOutcome``
 (``grader.results``, the result type the CLI, the app and the store read),
-``run_suite()`` runs all of them (or one exercise's), ``suite_hash()`` fingerprints the sources.
+``run_suite()`` runs all of them (or one exercise's), ``suite_hash()`` fingerprints the sources,
+``prepare()`` draws every test's inputs ahead of the first grading (a judge's warm-up).
 """
 
 from __future__ import annotations
@@ -177,10 +178,22 @@ def run_suite(student: Student, exercises: Iterable[str] | None = None) -> list[
     return [run_case(case, student) for case in collect() if case.exercise in wanted]
 
 
+def prepare() -> int:
+    """Import every test and draw every test's inputs now (about a second, once per process), so
+    that the first submission a judge grades does not wait for it; returns how many tests drew."""
+    drawing = [case.func.prepare for case in collect() if hasattr(case.func, "prepare")]
+    for draw in drawing:
+        draw()
+    return len(drawing)
+
+
 def suite_hash() -> str:
     """sha256 over the suite's sources (grader/suite/*.py), the Student interface they call
-    (grader/student.py) and the references they compare and time against."""
-    digest = hashlib.sha256()
+    (grader/student.py), the references they compare and time against, and the version of
+    Hypothesis that draws their inputs (another version draws other cases from the same seeds)."""
+    import hypothesis
+
+    digest = hashlib.sha256(f"hypothesis {hypothesis.__version__}\n".encode())
     reference_dir = SUITE_DIR.parent.parent / "poslab" / "encodings"
     for path in sorted(SUITE_DIR.glob("*.py")) + [STUDENT_FILE] + sorted(reference_dir.glob("*.py")):
         digest.update(f"{path.parent.name}/{path.name}\n".encode())

@@ -17,9 +17,11 @@ class Fail(AssertionError):
     """A property does not hold; the message is the sentence the student reads."""
 
 
-def expect(condition: bool, message: str) -> None:
+def expect(condition: bool, message: str | Callable[[], str]) -> None:
+    """Fail with ``message`` unless ``condition``; a callable message (a diagnosis that costs
+    oracle calls) is only built when the condition fails."""
     if not condition:
-        raise Fail(message)
+        raise Fail(message() if callable(message) else message)
 
 
 def as_tensor(value: object, what: str, strict: bool = False) -> torch.Tensor:

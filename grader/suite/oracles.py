@@ -10,6 +10,8 @@ import math
 
 import torch
 
+from grader.suite.tolerances import t5_edge
+
 MINUS_INF = float("-inf")
 
 
@@ -104,48 +106,37 @@ def oracle_alibi_bias(n_heads: int, seq_len: int, slopes: torch.Tensor | None = 
     return torch.where(distance >= 0, bias, torch.full_like(bias, MINUS_INF))
 
 
-def _t5_bucket_range(distance: int, per_direction: int, exact: int, max_distance: int,
-                     clamp: bool, edge: float) -> tuple[int, int]:
-    """The buckets one distance may take: the floor, and its neighbour when the log lands within
-    ``edge`` of a bucket boundary (float32 and float64 round such points differently)."""
-    if distance < exact:
-        return distance, distance
-    position = math.log(distance / exact) / math.log(max_distance / exact) * (per_direction - exact)
-    floor = math.floor(position)
-    low = floor - 1 if position - floor < edge and floor > 0 else floor  # ln(1) = 0 exactly: no edge at E
-    high = floor + 1 if floor + 1 - position < edge else floor
-    if clamp:
-        low, high = min(exact + low, per_direction - 1), min(exact + high, per_direction - 1)
-        return low, high
-    return exact + low, exact + high
-
-
 def oracle_t5_bucket_bounds(relative_position, bidirectional: bool = True, num_buckets: int = 32,
-                            max_distance: int = 128, exact: int | None = None, clamp: bool = True,
-                            edge: float = 1e-4) -> tuple[torch.Tensor, torch.Tensor]:
+                            max_distance: int = 128, exact: int | None = None,
+                            clamp: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
     """(lowest, highest) accepted T5 bucket of each ``key - query`` position, int64, same shape.
 
-    Raffel et al. 2020 and Mesh TensorFlow's ``_relative_position_bucket``, one position at a time:
+    Raffel et al. 2020 and Mesh TensorFlow's ``_relative_position_bucket``, in float64:
     bidirectional gives each direction num_buckets / 2 buckets (later keys, r > 0, the upper half);
     causal keeps all of them for earlier keys and sends later ones to 0. Half of a direction's
     buckets are exact; the rest are log-spaced up to ``max_distance`` and then clamped to the last.
-    ``exact`` and ``clamp`` exist to describe known mistakes (the suite's diagnoses).
+    Where the log lands within ``tolerances.t5_edge`` of a bucket edge (float32 and float64 may
+    round it either way), both neighbours are accepted. ``exact`` and ``clamp`` exist to describe
+    known mistakes (the suite's diagnoses).
     """
-    relative = torch.as_tensor(relative_position)
+    relative = torch.as_tensor(relative_position).long()
     per_direction = num_buckets // 2 if bidirectional else num_buckets
     exact = per_direction // 2 if exact is None else exact
-    lows, highs = [], []
-    for r in relative.flatten().tolist():
-        if bidirectional:
-            offset, distance = (per_direction if r > 0 else 0), abs(r)
-        else:
-            offset, distance = 0, max(-r, 0)
-        low, high = _t5_bucket_range(distance, per_direction, exact, max_distance, clamp, edge)
-        lows.append(offset + low)
-        highs.append(offset + high)
-    shape = relative.shape
-    return (torch.tensor(lows, dtype=torch.int64).reshape(shape),
-            torch.tensor(highs, dtype=torch.int64).reshape(shape))
+    if bidirectional:
+        offset, distance = (relative > 0).long() * per_direction, relative.abs()
+    else:
+        offset, distance = torch.zeros_like(relative), (-relative).clamp(min=0)
+    far = distance.double().clamp(min=max(exact, 1))
+    span = per_direction - exact
+    position = (far / exact).log() / math.log(max_distance / exact) * span
+    edge = t5_edge(far, exact, max_distance, span)
+    floor = position.floor()
+    low = torch.where((position - floor < edge) & (floor > 0), floor - 1, floor).long() + exact
+    high = torch.where(floor + 1 - position < edge, floor + 1, floor).long() + exact
+    if clamp:
+        low, high = low.clamp(max=per_direction - 1), high.clamp(max=per_direction - 1)
+    near = distance < exact
+    return offset + torch.where(near, distance, low), offset + torch.where(near, distance, high)
 
 
 def decode_visibility(real: torch.Tensor, window: int | None = None) -> torch.Tensor:

@@ -2,46 +2,54 @@
 
 Values are compared with a float64 oracle of softmax(q k^T / sqrt(D) + bias) v; the properties
 (permutation equivariance, -inf masking, broadcasting) are checked on the student's own outputs.
-float32 attention on inputs of size ~1 is accurate to ~1e-6; we allow 2e-5.
+Every tolerance comes from the error model (``tolerances.attention_tolerances``): it grows with D,
+Tk and the size of the logits and of v. The hidden tests draw their inputs over the whole domain
+(``domains.attention_cases``, ``domains.token_cases``).
 """
 
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import torch
 
 from grader.student import Transposed
 from grader.suite import HIDDEN, VISIBLE, graded
-from grader.suite.expect import (
-    as_info,
-    as_pair,
-    as_tensor,
-    diagnose,
-    expect,
-    expect_dtype,
-    expect_finite,
-    expect_shape,
-    expect_untouched,
-    within,
-)
+from grader.suite import tolerances as tol
+from grader.suite.domains import BiasKind, attention_cases, token_cases
+from grader.suite.draw import answer, for_each
+from grader.suite.expect import (as_info, as_pair, as_tensor, diagnose, expect, expect_dtype, expect_finite,
+                                 expect_shape, expect_untouched, within)
 from grader.suite.inputs import meta, permutation, randn
 from grader.suite.oracles import MINUS_INF, oracle_attention
 
-ATOL = 2e-5
 SPEC = "attention(q, k, v, bias) must equal softmax(q k^T / sqrt(D) + bias) v, with D the size of q's last axis."
 
 
-def _outputs(student, q, k, v, bias=None, strict: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
-    out, weights = as_pair(student.attention(q, k, v, bias=bias), "attention")
+def _pair(output, strict: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    out, weights = as_pair(output, "attention")
     return as_tensor(out, "attention's out", strict), as_tensor(weights, "attention's weights", strict)
 
 
-def _rows_sum_over_queries(weights: torch.Tensor) -> bool:
+def _outputs(student, q, k, v, bias=None, strict: bool = False, key: tuple | None = None):
+    if key is None:
+        return _pair(student.attention(q, k, v, bias=bias), strict)
+    return _pair(answer(student, key, "attention", q, k, v, bias=bias).output, strict)
+
+
+def _rows_sum_to_one(weights: torch.Tensor, q, k, bias=None) -> bool:
+    sums = weights.double().sum(-1)
+    return within(sums, torch.ones_like(sums), tol.row_sum_tolerance(q, k, bias).expand(sums.shape))
+
+
+def _rows_sum_over_queries(weights: torch.Tensor, q, k, bias=None) -> bool:
     """The columns sum to 1 and the rows do not: a softmax over the queries (dim=-2)."""
-    ones = torch.ones(weights.shape[-1], dtype=torch.float64)
-    return (weights.shape[-2] > 1 and within(weights.double().sum(-2), ones.expand(weights.sum(-2).shape), 1e-5)
-            and not within(weights.double().sum(-1), torch.ones(weights.sum(-1).shape, dtype=torch.float64), 1e-5))
+    if weights.shape[-2] < 2:
+        return False
+    columns = weights.double().sum(-2)
+    margin = float(tol.row_sum_tolerance(q, k, bias).max()) * 2  # the same roundings, over Tq terms
+    return within(columns, torch.ones_like(columns), margin) and not _rows_sum_to_one(weights, q, k, bias)
 
 
 OVER_THE_KEYS = ("Each row of weights (one query) must sum to 1: the softmax runs over the keys, dim=-1. Yours "
@@ -65,13 +73,26 @@ def _scale_mistakes(q, k, v, bias=None) -> dict:
     }
 
 
-def _expect_matches_formula(student, q, k, v, bias=None, atol=ATOL) -> None:
-    out, weights = _outputs(student, q, k, v, bias)
+def _expected(q, k, v, bias=None) -> tuple[torch.Tensor, ...]:
+    """(out, weights, out tolerance, weights tolerance) of the oracle."""
     expected_out, expected_weights = oracle_attention(q, k, v, bias)
+    return (expected_out, expected_weights, *tol.attention_tolerances(q, k, v, bias, expected_weights))
+
+
+@lru_cache(maxsize=64)
+def _drawn_expected(case) -> tuple[torch.Tensor, ...]:
+    """A drawn case's tensors and expectations: the same for every submission graded in this process."""
+    q, k, v, bias = case.tensors()
+    return (q, k, v, bias, *_expected(q, k, v, bias))
+
+
+def _expect_matches_formula(student, q, k, v, bias=None, key: tuple | None = None, expected=None) -> None:
+    out, weights = _outputs(student, q, k, v, bias, key=key)
+    expected_out, expected_weights, out_tol, weights_tol = expected or _expected(q, k, v, bias)
     expect_shape(out, expected_out.shape, "out")
     expect_shape(weights, expected_weights.shape, "weights")
-    if not (within(out, expected_out, atol) and within(weights, expected_weights, atol)):
-        raise AssertionError(SPEC + diagnose(out, _scale_mistakes(q, k, v, bias), atol))
+    if not (within(out, expected_out, out_tol) and within(weights, expected_weights, weights_tol)):
+        raise AssertionError(SPEC + diagnose(out, _scale_mistakes(q, k, v, bias), out_tol))
 
 
 @graded(points=2, family="shape", visibility=VISIBLE)
@@ -92,19 +113,16 @@ def test_values_match_the_formula(student):
     q, k, v = randn(2, 3, 4, 8, seed=11), randn(2, 3, 6, 8, seed=12), randn(2, 3, 6, 5, seed=13)
     _expect_matches_formula(student, q, k, v)
     _, weights = _outputs(student, q, k, v)
-    expect(within(weights.sum(-1), torch.ones(2, 3, 4), 1e-5),
-           OVER_THE_KEYS if _rows_sum_over_queries(weights) else
+    expect(_rows_sum_to_one(weights, q, k), OVER_THE_KEYS if _rows_sum_over_queries(weights, q, k) else
            "Each row of weights (one query) must sum to 1: the softmax runs over the keys, dim=-1.")
 
 
 @graded(points=3, family="values", visibility=HIDDEN)
-def test_values_for_several_shapes(student):
-    """attention matches the formula for 2-D, 3-D and 4-D inputs, with Tq != Tk and Dv != D."""
-    shapes = [((7, 16), (3, 16), (3, 2)), ((3, 5, 12), (3, 9, 12), (3, 9, 7)),
-              ((1, 2, 1, 4), (1, 2, 10, 4), (1, 2, 10, 3))]
-    for index, (q_shape, k_shape, v_shape) in enumerate(shapes):
-        q, k, v = (randn(*shape, seed=100 + 3 * index + j) for j, shape in enumerate((q_shape, k_shape, v_shape)))
-        _expect_matches_formula(student, q, k, v)
+@for_each(attention_cases(), count=6)
+def test_values_for_drawn_shapes(student, case):
+    """attention matches the formula for any leading axes, Tq != Tk, Dv != D, float32 and float64, small and large logits."""
+    q, k, v, _, *expected = _drawn_expected(case)
+    _expect_matches_formula(student, q, k, v, key=("values", case), expected=expected)
 
 
 @graded(points=1, family="stability", visibility=VISIBLE)
@@ -115,13 +133,17 @@ def test_large_logits_stay_finite(student):
     expect(bool(torch.isfinite(out).all() and torch.isfinite(weights).all()),
            "With large scores (|q.k| / sqrt(D) in the hundreds) your attention returns NaN or inf: "
            "exp overflows. Use torch.softmax, or subtract each row's maximum before exp.")
-    expect(not _rows_sum_over_queries(weights), OVER_THE_KEYS)
-    expect(within(weights.sum(-1), torch.ones(1, 2, 6), 1e-5),
+    expect(not _rows_sum_over_queries(weights, q, k), OVER_THE_KEYS)
+    expect(_rows_sum_to_one(weights, q, k),
            "With large scores the rows of weights no longer sum to 1: is the softmax clamped or approximated?")
 
 
-def _self_attention(student, x, bias=None) -> torch.Tensor:
-    return _outputs(student, x, x, x, bias)[0]
+def _self_attention(student, x, key: tuple) -> torch.Tensor:
+    return _outputs(student, x, x, x, key=key)[0]
+
+
+def _out_tolerance(x: torch.Tensor) -> torch.Tensor:
+    return tol.attention_tolerances(x, x, x, None, oracle_attention(x, x, x)[1])[0]
 
 
 @graded(points=2, family="equivariance", visibility=VISIBLE)
@@ -129,33 +151,43 @@ def test_permutation_equivariance(student):
     """Without positions, attention is permutation-equivariant: attn(PX) = P attn(X)."""
     x = randn(2, 2, 6, 8, seed=31)  # (B, H, T, D)
     order = permutation(6, seed=32)
-    moved, reference = _self_attention(student, x[..., order, :]), _self_attention(student, x)
-    expect(within(moved, reference[..., order, :], ATOL),
+    moved, reference = _self_attention(student, x[..., order, :], ("x", 31)), _self_attention(student, x, ("x", 32))
+    expect(within(moved, reference[..., order, :], 2 * _out_tolerance(x)[..., order, :]),
            "Shuffling the tokens must shuffle the outputs the same way (attn(PX) = P attn(X)). "
            "Yours mixes positions in: is there a mask, a position or an order-dependent step?")
 
 
+@lru_cache(maxsize=16)
+def _tokens(case) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    x = case.x()
+    return x, case.orders()[..., None].expand_as(x), _out_tolerance(x)
+
+
+def _moved_and_reference(student, case) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    x, index, out_tol = _tokens(case)
+    moved = _self_attention(student, x.gather(-2, index), ("tokens", case, "moved"))
+    reference = _self_attention(student, x, ("tokens", case, "x"))
+    expect_shape(moved, x.shape, "out for self-attention (q = k = v = x)")
+    expect_shape(reference, x.shape, "out for self-attention (q = k = v = x)")
+    return moved, reference.gather(-2, index), out_tol.gather(-2, index), out_tol
+
+
 @graded(points=2, family="equivariance", visibility=HIDDEN)
-def test_permutation_equivariance_batched(student):
-    """attn(PX) = P attn(X) for batched, multi-head inputs, each batch with its own permutation."""
-    for seed, shape in ((41, (3, 2, 7, 4)), (42, (2, 1, 5, 16)), (43, (1, 1, 2, 3))):
-        x = randn(*shape, seed=seed)
-        t = shape[-2]
-        orders = torch.stack([permutation(t, seed=seed * 10 + b) for b in range(shape[0])])  # (B, T)
-        index = orders.view(shape[0], 1, t, 1).expand(*shape)
-        moved, reference = _self_attention(student, x.gather(-2, index)), _self_attention(student, x)
-        expect(within(moved, reference.gather(-2, index), ATOL),
-               "With a batch (and heads), shuffling each sequence's tokens must shuffle its outputs the "
-               "same way. Check that the batch and head axes stay separate (matmul over the last two axes).")
+@for_each(token_cases(), count=5, key="attention.tokens")
+def test_permutation_equivariance_batched(student, case):
+    """attn(PX) = P attn(X) for any leading axes, each leading row with its own permutation."""
+    moved, expected, moved_tol, _ = _moved_and_reference(student, case)
+    expect(within(moved, expected, 2 * moved_tol),
+           "With a batch (and heads), shuffling each sequence's tokens must shuffle its outputs the "
+           "same way. Check that the batch and head axes stay separate (matmul over the last two axes).")
 
 
 @graded(points=1, family="equivariance", visibility=HIDDEN)
-def test_mean_pooled_output_is_permutation_invariant(student):
+@for_each(token_cases(), count=5, key="attention.tokens")
+def test_mean_pooled_output_is_permutation_invariant(student, case):
     """Mean-pooling the output over tokens gives the same vector in any token order."""
-    x = randn(2, 1, 9, 12, seed=51)
-    order = permutation(9, seed=52)
-    pooled = _self_attention(student, x).mean(-2)
-    expect(within(_self_attention(student, x[:, :, order]).mean(-2), pooled, ATOL),
+    moved, expected, _, out_tol = _moved_and_reference(student, case)
+    expect(within(moved.double().mean(-2), expected.double().mean(-2), 2 * out_tol.mean(-2)),
            "The mean over tokens of attention's output must not depend on the token order: "
            "without positions, attention sees a set, not a sequence.")
 
@@ -171,6 +203,30 @@ BIAS_BEFORE_SOFTMAX = ("The bias must be added to the scaled logits before the s
                        "b are the weights without it times exp(b), renormalised.")
 
 
+def _expect_bias_reweights(student, q, k, v, bias, key: tuple) -> None:
+    _, plain = _outputs(student, q, k, v, key=(*key, "plain"))
+    out, weights = _outputs(student, q, k, v, bias, key=(*key, "bias"))
+    expect_shape(out, (*q.shape[:-1], v.shape[-1]), "out (with a bias that broadcasts)")
+    expect_shape(weights, (*q.shape[:-1], k.shape[-2]), "weights (with a bias that broadcasts)")
+    expect(not _rows_sum_over_queries(plain, q, k), OVER_THE_KEYS)
+    masked = (bias == MINUS_INF).expand(weights.shape)
+    expect(bool((weights[masked] == 0).all()),
+           "Where the bias is -inf the weight must be exactly 0: add the bias to the scaled logits "
+           "before the softmax (a 0 or a large finite number does not mask).")
+    expect(_rows_sum_to_one(weights, q, k, bias),
+           "With a mask, each row of weights must still sum to 1: mask before the softmax, not after.")
+    # Where every key the bias leaves visible had an underflowed weight without it (large logits,
+    # the largest ones masked), exp(b) times 0 tells nothing: those rows are judged as they are.
+    raw_total = (plain.double() * bias.double().exp()).sum(-1, keepdim=True)
+    expected = torch.where(raw_total > 0, _reweighted(plain, bias), weights.double())
+    margin = torch.where(raw_total > 0, tol.reweighted_tolerance(q, k, bias, plain), torch.zeros_like(expected))
+    expect(within(weights, expected, margin), BIAS_BEFORE_SOFTMAX)
+    # out may come from its own computation (F.scaled_dot_product_attention): each is off by its own tolerance.
+    _, oracle_weights, out_tol, weights_tol = _expected(q, k, v, bias)
+    allowed = out_tol + weights_tol @ v.double().abs() + tol.matmul_tolerance(weights, v)
+    expect(within(out, weights.double() @ v.double(), allowed), "out must be weights @ v.")
+
+
 @graded(points=2, family="bias", visibility=VISIBLE)
 def test_minus_infinity_bias_gets_zero_weight(student):
     """A -inf bias entry gets weight exactly 0, and each row still sums to 1."""
@@ -178,31 +234,15 @@ def test_minus_infinity_bias_gets_zero_weight(student):
     bias = torch.zeros(5, 5)
     bias[:, 3] = MINUS_INF
     bias[0, 1:] = MINUS_INF  # the first query sees only the first key
-    _, plain = _outputs(student, q, k, v)
-    out, weights = _outputs(student, q, k, v, bias)
-    expect_shape(weights, (2, 1, 5, 5), "weights")
-    expect(not _rows_sum_over_queries(plain), OVER_THE_KEYS)
-    expect(bool((weights[..., bias == MINUS_INF] == 0).all()),
-           "Where the bias is -inf the weight must be exactly 0: add the bias to the scaled logits "
-           "before the softmax (a 0 or a large finite number does not mask).")
-    expect(within(weights.sum(-1), torch.ones(2, 1, 5), 1e-5),
-           "With a mask, each row of weights must still sum to 1: mask before the softmax, not after.")
-    expect(within(weights, _reweighted(plain, bias), ATOL), BIAS_BEFORE_SOFTMAX)
+    _expect_bias_reweights(student, q, k, v, bias, (BiasKind.MASKED, 61))
 
 
 @graded(points=2, family="bias", visibility=HIDDEN)
-def test_bias_broadcasts_and_enters_before_softmax(student):
-    """A finite bias is added to the scaled logits before the softmax and broadcasts over batch and heads."""
-    q, k, v = randn(2, 3, 4, 6, seed=71), randn(2, 3, 5, 6, seed=72), randn(2, 3, 5, 2, seed=73)
-    _, plain = _outputs(student, q, k, v)
-    for seed, bias_shape in ((74, (4, 5)), (75, (3, 1, 5)), (76, (2, 1, 4, 5)), (77, (2, 3, 4, 5))):
-        bias = randn(*bias_shape, seed=seed, scale=2.0)
-        out, weights = _outputs(student, q, k, v, bias)
-        expect_shape(out, (2, 3, 4, 2), "out (with a bias that broadcasts)")
-        expect_shape(weights, (2, 3, 4, 5), "weights (with a bias that broadcasts)")
-        expect(not _rows_sum_over_queries(plain), OVER_THE_KEYS)
-        expect(within(weights, _reweighted(plain, bias), ATOL), BIAS_BEFORE_SOFTMAX)
-        expect(within(out, weights.double() @ v.double(), ATOL), "out must be weights @ v.")
+@for_each(attention_cases(bias=(BiasKind.FINITE, BiasKind.MASKED)), count=5)
+def test_bias_broadcasts_and_enters_before_softmax(student, case):
+    """A finite or -inf bias of any broadcasting shape is added to the scaled logits before the softmax."""
+    q, k, v, bias = case.tensors()
+    _expect_bias_reweights(student, q, k, v, bias, ("bias", case))
 
 
 @graded(points=1, family="dtype_device", visibility=VISIBLE)
@@ -233,6 +273,7 @@ def test_inputs_untouched_and_views_accepted(student):
     # k arrives as a transposed view: what (B, D, T) -> (B, T, D) layouts produce in real models.
     out, _ = as_pair(student.call("attention", q, Transposed(k, -1, -2), v).output, "attention")
     expect_finite(as_tensor(out, "attention's out"), "out for a transposed k")
-    expect(within(out, _outputs(student, q, k, v)[0], ATOL),
+    out_tol = tol.attention_tolerances(q, k, v, None, oracle_attention(q, k, v)[1])[0]
+    expect(within(out, _outputs(student, q, k, v)[0], 2 * out_tol),
            "attention must accept non-contiguous inputs (e.g. a transposed view); use matmul or "
            "reshape, not view, on them.")

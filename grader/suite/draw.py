@@ -1,0 +1,114 @@
+"""Inputs drawn by Hypothesis over each spec's domain, the same in every grading run.
+
+A hidden test that checks a property "for every input the spec allows" draws its inputs here:
+
+    @graded(points=3, family="values", visibility=HIDDEN)
+    @for_each(domains.attention_cases(), count=6)
+    def test_values_for_drawn_shapes(student, case):
+        ...                                   # called once per drawn case
+
+The cases are drawn once per process (``drawn``) by Hypothesis with a seed of their own (the test's
+name), ``derandomize=True`` and no example database, so every grading of a submission sees the same
+inputs and gets the same score. Hypothesis only *draws* (the generate phase): the property is
+checked afterwards, against the submission, so none of Hypothesis' own limits (deadlines, health
+checks, flakiness, shrinking) can fail a student; there is no shrinking to bound. Hypothesis starts
+from the simplest case of a strategy (the smallest sizes) and then spreads out over the domain; a
+visible test reports the first case that fails, in that order, and a hidden test reports nothing
+about its inputs (its family only, as every hidden test).
+
+Each case is a plain frozen dataclass with ``describe()``. Building tensors from a case uses a
+seeded ``torch.Generator``, so a case is small and the tensors are exact on every run.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import zlib
+from typing import Any, Callable
+
+from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis import strategies as st
+from hypothesis.internal.conjecture.providers import AVAILABLE_PROVIDERS, HypothesisProvider
+
+from grader.suite.expect import Fail
+from grader.vocabulary import Visibility
+
+
+class _SameEverywhereProvider(HypothesisProvider):
+    """Hypothesis' own provider, minus its "constants": with a small probability it draws literals
+    collected from the project's modules loaded in this process (and caches them under
+    ``.hypothesis/``), so the CLI, the app and Gradescope, which load different modules, would draw
+    different cases from the same seed. Without them a seed gives the same cases in every process."""
+
+    def _maybe_draw_constant(self, choice_type, constraints, *, p: float = 0.05):
+        return None
+
+
+AVAILABLE_PROVIDERS["poslab-same-everywhere"] = _SameEverywhereProvider
+DRAWING = settings(database=None, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck),
+                   phases=(Phase.generate,), print_blob=False, report_multiple_bugs=False,
+                   backend="poslab-same-everywhere")
+_drawn: dict[str, tuple] = {}
+_lock = threading.Lock()  # judging threads share this process; Hypothesis runs one draw at a time
+
+
+def drawn(key: str, strategy: st.SearchStrategy, count: int) -> tuple:
+    """``count`` cases of ``strategy`` (fewer if the domain is smaller), the same in every process."""
+    with _lock:
+        if key not in _drawn:
+            found: list = []
+
+            @seed(zlib.crc32(key.encode()))
+            @settings(DRAWING, max_examples=count)
+            @given(strategy)
+            def collect(case) -> None:
+                if case not in found:
+                    found.append(case)
+
+            collect()
+            _drawn[key] = tuple(found[:count])
+        return _drawn[key]
+
+
+def for_each(strategy: st.SearchStrategy, count: int, key: str | None = None) -> Callable:
+    """Run the decorated ``test(student, case)`` on each drawn case, as a suite test ``test(student)``.
+
+    A visible test's failure names the first failing case (a hidden one's never does). ``key``
+    shares the drawn cases (and so, with ``answer``, the calls) between tests.
+    """
+    def decorate(body: Callable[[Any, Any], None]) -> Callable[[Any], None]:
+        name = key or f"{body.__module__}.{body.__name__}"
+
+        @functools.wraps(body)
+        def test(student) -> None:
+            for case in drawn(name, strategy, count):
+                try:
+                    body(student, case)
+                except AssertionError as failure:
+                    grading = getattr(test, "grading", None)
+                    if grading is None or grading.visibility != Visibility.VISIBLE:
+                        raise
+                    shown = case.describe() if hasattr(case, "describe") else repr(case)
+                    raise Fail(f"{failure} (Failing input: {shown}.)") from None
+
+        del test.__wrapped__  # the suite calls test(student); inspect must not see body's signature
+        test.prepare = lambda: drawn(name, strategy, count)  # grader.suite.prepare() draws ahead of grading
+        return test
+
+    return decorate
+
+
+def answer(student, key: tuple, op: str, *args, **kwargs):
+    """``student.call(op, ...)`` once per submission and exercise for a given ``key``: tests that
+    check different properties of the same drawn case share the call (and its exception)."""
+    memo = student.__dict__.setdefault("_drawn_answers", {})
+    if key not in memo:
+        try:
+            memo[key] = (student.call(op, *args, **kwargs), None)
+        except Exception as error:  # noqa: BLE001 -- replayed to every test that asks
+            memo[key] = (None, error)
+    result, error = memo[key]
+    if error is not None:
+        raise error
+    return result
