@@ -1,4 +1,4 @@
-# Flax/JAX style ported to torch: a functional decode cache (no in-place writes: torch.slice_scatter and Tensor.index_copy, the way lax.dynamic_update_slice returns a new array) with a cache_index counter; a ring of W slots for the window, rolled oldest-first at the end; Gemma's apply_rope (timescale = base^(2i/D), angles as position / timescale, first and second half) with the interleaved pairing by a reshape
+# Flax/JAX style ported to torch: a functional decode cache (no in-place writes: torch.slice_scatter and Tensor.index_copy, the way lax.dynamic_update_slice returns a new array) with a cache_index counter; a ring of W slots for the window, rolled oldest-first at the end; Gemma's apply_rope (here _apply_rope) (timescale = base^(2i/D), angles as position / timescale, first and second half) with the interleaved pairing by a reshape
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -62,7 +62,7 @@ def oldest_first(cache: DecodeCache) -> torch.Tensor:
     return torch.roll(cache.cached_key, shifts=-(cache.cache_index % length), dims=2)
 
 
-def apply_rope(inputs, positions, base, pairing):
+def _apply_rope(inputs, positions, base, pairing):
     """inputs [B, H, n, D], positions [B, n]."""
     head_dim = inputs.shape[-1]
     fraction = 2 * torch.arange(0, head_dim // 2, device=inputs.device, dtype=inputs.dtype) / head_dim
@@ -105,17 +105,17 @@ def decode(q, k, v, prompt_len, *, cache="rotated", window=None, attention_mask=
 
     outputs = []
     for step in [slice(0, prompt_len)] + [slice(t, t + 1) for t in range(prompt_len, T)]:
-        query = apply_rope(q[:, :, step], positions[:, step], base, pairing)
+        query = _apply_rope(q[:, :, step], positions[:, step], base, pairing)
         key = k[:, :, step]
         if cache == "rotated":
-            key = apply_rope(key, positions[:, step], base, pairing)
+            key = _apply_rope(key, positions[:, step], base, pairing)
         state = write(state, key, v[:, :, step], positions[:, step], tokens[step], real[:, step])
         if step.stop - step.start == 1:  # decoding: the cache holds exactly what this token may see
             keys, values, key_pos, key_token, key_real = state.cached_key, state.cached_value, state.cached_position, state.cached_token, state.cached_real
         else:  # prefill: attend to the prompt itself (the cache may already have dropped some of it)
             keys, values, key_pos, key_token, key_real = key, v[:, :, step], positions[:, step], tokens[step], real[:, step]
         if cache == "raw":
-            keys = apply_rope(keys, key_pos, base, pairing)
+            keys = _apply_rope(keys, key_pos, base, pairing)
         query_token = tokens[step][:, None]
         mask = (key_token[None, :] >= 0) & (key_token[None, :] <= query_token)
         if window is not None:
