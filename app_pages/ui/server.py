@@ -98,7 +98,9 @@ def app_path() -> str:
 
 def _private(response: Response) -> Response:
     response.headers["Cache-Control"] = "no-store"
-    response.headers["Referrer-Policy"] = "no-referrer"  # the token never leaves in a Referer
+    # The token never leaves in a Referer to another site; "no-referrer" would also blank the Origin
+    # of the page's own POST, which is how that POST is told from another site's.
+    response.headers["Referrer-Policy"] = "same-origin"
     return response
 
 
