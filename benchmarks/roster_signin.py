@@ -51,7 +51,9 @@ def sign_in(base_url: str, token: str, timeout: float = 60.0) -> str:
     try:
         urllib.request.build_opener(_Keep303).open(request, timeout=timeout)
     except urllib.error.HTTPError as answer:
-        jar = SimpleCookie(answer.headers.get("Set-Cookie", ""))
+        jar = SimpleCookie()
+        for header in answer.headers.get_all("Set-Cookie") or ():  # a proxy may set its own beside ours
+            jar.load(header)
         if answer.code == 303 and COOKIE in jar:
             return f"{COOKIE}={jar[COOKIE].value}"
         raise RuntimeError(f"the link signed nobody in: {answer.code} {answer.headers.get('Location')}") from None

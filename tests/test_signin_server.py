@@ -1,13 +1,12 @@
-"""The real server: ``streamlit run app.py`` with a roster, its sign-in route and cookie, and what it
-starts before any page is opened.
+"""The real server: ``streamlit run app.py`` with a roster, its sign-in route and its cookie.
 
 A personal link, over HTTP as a browser follows it: the GET names the student and changes nothing;
 a POST from another origin is refused; the POST from the page signs the browser in (an HttpOnly,
 SameSite=Lax cookie) and redirects to the app without the token. Sessions over Streamlit's own
 protocol (``benchmarks/streamlit_client.py``) then carry that cookie, as a browser's websocket
 does: signed in, across a reload; a bad link comes back with a sentence. An unreadable
-``POSLAB_ROSTER`` stops the server; with ``POSLAB_GRADER_START=startup`` a judge is up before any
-page is opened.
+``POSLAB_ROSTER`` stops the server. (That the judges start with the server, before any page, is
+checked by ``tests/test_listening_sockets.py``.)
 """
 
 from __future__ import annotations
@@ -21,16 +20,14 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
-import psutil
 import pytest
 
 from benchmarks.roster_signin import email, sign_in, write_roster
-from benchmarks.server_watch import AppServer, free_port, metrics
+from benchmarks.server_watch import AppServer, free_port
 from benchmarks.streamlit_client import ProtocolSession
 from poslab.signin import COOKIE, link_url
 from poslab.store import Store
 from tests.conftest import ROOT
-from tests.test_listening_sockets import _wait_for_judges, grader_role
 
 ON_DEMAND = {"POSLAB_GRADER_START": "on_demand"}  # these tests grade nothing: no judges to start
 
@@ -133,13 +130,3 @@ def test_an_unreadable_roster_stops_the_server_with_a_sentence(tmp_path):
     finished = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert finished.returncode != 0
     assert "POSLAB_ROSTER" in finished.stderr + finished.stdout and "cannot be read" in finished.stderr + finished.stdout
-
-
-def test_the_judges_start_with_the_server_before_any_page():
-    server = AppServer.start(ROOT, env={"POSLAB_GRADER_WORKERS": "1", "POSLAB_GRADER_START": "startup"})
-    try:
-        found = _wait_for_judges(psutil.Process(server.process.pid))  # fails if none listens within 240 s
-        assert any(grader_role(item.command) == "judge" for item in found)
-        assert metrics(server.url).get("active_sessions", 0) == 0  # nobody opened a page
-    finally:
-        server.stop()
