@@ -115,6 +115,7 @@ def test_b_is_out_of_reach(as_a, app_env):
     at = open_session()
     assert A in " ".join(texts(at.sidebar)) and B not in " ".join(texts(at.sidebar))
     for page in PAGES:
+        at.query_params["student"] = B  # on every page, as an attacker would keep it in the address
         go(at, page)
         everything = drawn(at)
         assert not [secret for secret in SECRETS if secret in everything], (mode, page)
