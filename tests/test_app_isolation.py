@@ -8,12 +8,11 @@ included): nothing of B's may be shown except B's comment, which the class reads
 the instructor may delete; A's actions land under A. Within one browser session, when the student
 changes (a name changed, another account), nothing of the one before is shown to the next.
 
-The places an identity or an id is read, and the test here that covers each (the README's
-"Who can see what" lists them too):
+The places an identity or an id is read, and the test that covers each:
 
 * the identity: ``?student=``, the typed name, ``st.user``, the sign-in cookie -> ``test_b_is_out_of_reach``
   (all three modes) and ``tests/test_app_roster.py``;
-* the draft (``workspace-<student>-<exercise>``, the editor, its download) -> the editor's text here;
+* the draft (``workspace-<student>-<exercise>``, the editor, its download: the same text) -> the editor's text here;
 * attempt ids (``attempt-open-<id>``, ``load-attempt-<id>``) and the history -> the attempts count and code;
 * practice runs -> the practice result here; job ids (``grading_job``, ``practice_runs``) and the
   pending submission -> "being graded" here, and ``test_a_changed_student_sees_nothing_of_the_one_before``;

@@ -1,7 +1,6 @@
 """The progress store: every student's visits, quick-check answers, lessons done, hints, attempts
 (handed in, and practice runs), drafts, grading jobs and comments, the class roster and its
-sign-ins, in SQLite by default or any
-SQLAlchemy database (PostgreSQL for replicas).
+sign-ins, in SQLite by default or any SQLAlchemy database (PostgreSQL for replicas).
 
 Instructors script it::
 
