@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import html
 import threading
+import time
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from typing import Any, AsyncIterator
@@ -69,10 +70,13 @@ def import_roster_file(settings: Settings) -> None:
 
 def warm_up() -> None:
     """The pages' imports, the grading judges, then the heap frozen: before the first student."""
+    started = time.perf_counter()
     try:
         heap.import_page_libraries()
-        grading.start_with_the_server()
-        heap.freeze_start_up_heap()
+        service = grading.start_with_the_server()
+        frozen = heap.freeze_start_up_heap()
+        logger.info("warmed up in %.1f s: the pages' libraries imported, %s, %d objects of the start-up heap frozen",
+                    time.perf_counter() - started, "the judges starting" if service else "judges on demand", frozen)
     except Exception:  # noqa: BLE001 - the pages still work, and say why grading cannot
         logger.exception("warming up the app failed; the first page and submission will start what they need")
 
