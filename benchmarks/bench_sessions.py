@@ -296,11 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     server = start_server(args)
     base_url = args.url or server.url
     pid = args.server_pid or (server.process.pid if server else None)
-    args.cookies = None
-    if args.roster:
-        db_url = args.db_url if args.processes or args.url else f"sqlite:///{server.folder / 'store.db'}"
-        args.cookies = roster_sessions.sign_in_everyone(base_url, db_url, roster_sessions.students(args))
-        print(f"signed in {len(args.cookies)} students with their roster links (not timed)")
+    args.cookies = roster_sessions.sign_in_run(args, server, base_url) if args.roster else None
     watch = ServerWatch(pid, base_url)
     shape = f"{args.processes} app processes behind HAProxy" if args.processes else "one app process"
     print(f"app at {base_url} ({shape}; pid {pid}); {watch.machine_note()}")

@@ -34,6 +34,14 @@ def write_class_roster(args: argparse.Namespace) -> Path:
     return write_roster(folder / "roster.csv", students(args))
 
 
+def sign_in_run(args: argparse.Namespace, server, base_url: str) -> dict[str, str]:
+    """Every student of the run signed in (the app's store: the started one's, or --db-url's)."""
+    db_url = args.db_url if args.processes else f"sqlite:///{server.folder / 'store.db'}"
+    cookies = sign_in_everyone(base_url, db_url, students(args))
+    print(f"signed in {len(cookies)} students with their roster links (not timed)")
+    return cookies
+
+
 def sign_in_everyone(base_url: str, db_url: str, names: list[str]) -> dict[str, str]:
     """student name -> the Cookie header of a browser signed in by that student's link."""
     store = Store(db_url)
