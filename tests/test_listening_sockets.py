@@ -95,7 +95,8 @@ def _wait_for_judges(root: psutil.Process, seconds: float = 240.0) -> set[Listen
 
 
 def test_the_app_and_its_grading_service_listen_on_loopback_only():
-    server = AppServer.start(ROOT, env={"POSLAB_GRADER_WORKERS": str(JUDGES)})
+    # startup: as a student's app starts (tests/app_harness.py sets on_demand for AppTest in this process).
+    server = AppServer.start(ROOT, env={"POSLAB_GRADER_WORKERS": str(JUDGES), "POSLAB_GRADER_START": "startup"})
     try:
         async def open_one_page() -> None:
             session, run = await ProtocolSession.open(server.url, "socket-test", "rope", timeout=120)
