@@ -39,8 +39,7 @@ if grading.in_student_bundle():
     st.info("This is a student bundle: your code is checked against the public tests only. "
             "The hidden suite runs when your instructor grades your work.")
 if student is None:
-    st.info("Type your name in the sidebar (or log in) to write and submit your code: your draft and your "
-            "score are saved under it.")
+    st.info(identity.prompt("write and submit your code: your draft and your score are saved under your name"))
     st.download_button(f"Download the starter code ({exercise.filename})", workspace.starter_code(exercise),
                        exercise.filename, mime="text/x-python", icon=":material/download:")
     st.stop()

@@ -1,10 +1,11 @@
-"""Instructor: the class's progress, score distribution and per-test pass rates, and grades back to the LMS,
-behind a password."""
+"""Instructor: the class's progress, score distribution and per-test pass rates, the roster and its sign-in
+links, and grades back to the LMS, behind a password (wrong ones limited: ``lock``)."""
 
 import streamlit as st
 
 from app_pages.ui import frame, lock, store_calls
 from app_pages.ui.instructor_lms import lms_export_section
+from app_pages.ui.roster_admin import roster_section
 from grader.gradebook import GradebookError, load_gradebook
 from poslab.viz.progress import pass_rate_chart, score_distribution_chart
 
@@ -20,9 +21,10 @@ if not lock.instructor_unlocked():
     with st.form("instructor-login"):
         typed = st.text_input("Instructor password", type="password")
         if st.form_submit_button("Unlock", icon=":material/lock_open:"):
-            if lock.unlock(typed, password):
+            refused = lock.unlock(typed, password)
+            if refused is None:
                 st.rerun()
-            st.error("That password is not right.")
+            st.error(refused)
     st.stop()
 
 st.button("Lock this page", icon=":material/lock:", on_click=lock.lock_instructor)
@@ -67,4 +69,5 @@ if folder.strip():
             st.download_button("Download the gradebook's pass rates (CSV)", book.pass_rates.to_csv(index=False),
                                "gradebook_pass_rates.csv", mime="text/csv", icon=":material/download:")
 
+roster_section()
 lms_export_section()

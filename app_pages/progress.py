@@ -10,7 +10,7 @@ from poslab.viz.progress import attempts_chart, exercise_rows, lesson_rows, next
 st.title("Your progress")
 student = identity.current_student()
 if student is None:
-    st.info("Type your name in the sidebar (or log in) to see your progress.")
+    st.info(identity.prompt("see your progress"))
     st.stop()
 
 

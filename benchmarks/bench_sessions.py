@@ -11,7 +11,7 @@ folder with a fresh SQLite store (its grading service starts as a student's app 
 2. it waits until the server's process tree is quiet (the grader's judges warm up meanwhile);
 3. **alone, warm**: that session opens each page again and moves the lesson's slider;
 4. **N at once**: N sessions connect at the same moment, each signed in as its own student
-   (``?student=<name>``); each opens the pages in turn (by the sidebar, as a click does) and, on
+   (``?student=<name>``, or with ``--roster`` its own personal link's cookie); each opens the pages in turn (by the sidebar, as a click does) and, on
    the first lesson of the list, moves its first slider by one step.
 
 Each session speaks Streamlit's own websocket protocol (``benchmarks/streamlit_client.py``): a
@@ -45,6 +45,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks import roster_sessions  # noqa: E402
 from benchmarks.profile_summary import start_recording, stop_recording, summary  # noqa: E402
 from benchmarks.server_watch import AppServer, ClassServer, ServerWatch, metrics  # noqa: E402
 from benchmarks.streamlit_client import PageRun, ProtocolSession  # noqa: E402
@@ -56,11 +57,15 @@ TARGETS = {"warm": 0.3, "cold": 1.0, "p95_30": 1.5, "max_30": 3.0, "p95_100": 5.
 # -- one session's walk ---------------------------------------------------------------------------------
 
 async def walk(base_url: str, student: str, pages: list[str], slider_page: str | None,
-               timeout: float) -> list[PageRun]:
-    """Open the pages in turn (the first by its address, the rest by the sidebar); move a slider."""
+               timeout: float, cookies: dict[str, str] | None = None) -> list[PageRun]:
+    """Open the pages in turn (the first by its address, the rest by the sidebar); move a slider.
+
+    ``cookies``: with --roster, each student's sign-in cookie (then no ?student=)."""
     runs: list[PageRun] = []
+    cookie = (cookies or {}).get(student, "")
     try:
-        session, run = await ProtocolSession.open(base_url, student, pages[0], timeout)
+        session, run = await ProtocolSession.open(base_url, "" if cookie else student, pages[0], timeout,
+                                                  cookie=cookie)
     except Exception as error:  # noqa: BLE001 - a refused connection: the session was not served
         return [PageRun(pages[0], problem=f"could not connect: {type(error).__name__}: {error}")]
     try:
@@ -76,9 +81,10 @@ async def walk(base_url: str, student: str, pages: list[str], slider_page: str |
 
 
 async def class_at_once(base_url: str, sessions: int, pages: list[str], slider_page: str | None,
-                        timeout: float, prefix: str) -> tuple[list[list[PageRun]], float]:
+                        timeout: float, prefix: str, cookies: dict[str, str] | None = None
+                        ) -> tuple[list[list[PageRun]], float]:
     start = time.perf_counter()
-    walks = await asyncio.gather(*(walk(base_url, f"{prefix}{index:03d}", pages, slider_page, timeout)
+    walks = await asyncio.gather(*(walk(base_url, f"{prefix}{index:03d}", pages, slider_page, timeout, cookies)
                                    for index in range(sessions)))
     return list(walks), time.perf_counter() - start
 
@@ -129,12 +135,12 @@ def all_served(walks: list[list[PageRun]], pages: list[str]) -> bool:
 # -- the runs -------------------------------------------------------------------------------------------
 
 async def cold_and_alone(base_url: str, pages: list[str], slider_page: str | None, timeout: float,
-                         watch: ServerWatch) -> dict:
-    cold = await walk(base_url, "bench-alone", pages, slider_page, timeout)
+                         watch: ServerWatch, cookies: dict[str, str] | None = None) -> dict:
+    cold = await walk(base_url, "bench-alone", pages, slider_page, timeout, cookies)
     print_table("cold: the first render of each page after the start (one session)", page_table([cold]))
     quiet = watch.wait_quiet() if watch.process is not None else 0.0
     print(f"\nwaited {quiet:.1f} s for the server to be quiet (the grader's judges warming up)")
-    warm = await walk(base_url, "bench-alone", pages, slider_page, timeout)
+    warm = await walk(base_url, "bench-alone", pages, slider_page, timeout, cookies)
     print_table("alone, warm: the same session again", page_table([warm]))
     return {"cold": page_table([cold]), "warm": page_table([warm])}
 
@@ -143,12 +149,13 @@ async def main_run(args: argparse.Namespace, base_url: str, watch: ServerWatch) 
     pages, slider_page = args.pages, args.slider_page
     report = {"sessions": args.sessions, "pages": pages, "url": base_url}
     if not args.no_alone:
-        report.update(await cold_and_alone(base_url, pages, slider_page, args.timeout, watch))
+        report.update(await cold_and_alone(base_url, pages, slider_page, args.timeout, watch, args.cookies))
     before = watch.snapshot("before")
     recorder = start_recording(watch.process.pid, args.profile) if args.profile and watch.process else None
     cpu_before = watch.cpu_seconds()
     watch.start_sampling()
-    walks, wall = await class_at_once(base_url, args.sessions, pages, slider_page, args.timeout, "student-")
+    walks, wall = await class_at_once(base_url, args.sessions, pages, slider_page, args.timeout, "student-",
+                                      args.cookies)
     during = watch.stop_sampling()
     cpu_used = watch.cpu_seconds() - cpu_before
     if recorder is not None:
@@ -178,7 +185,7 @@ async def main_run(args: argparse.Namespace, base_url: str, watch: ServerWatch) 
 
 async def soak(args: argparse.Namespace, base_url: str, watch: ServerWatch) -> dict:
     pages, slider_page = args.pages, args.slider_page
-    await walk(base_url, "bench-alone", pages, slider_page, args.timeout)  # the imports and caches
+    await walk(base_url, "bench-alone", pages, slider_page, args.timeout, args.cookies)  # the imports and caches
     if watch.process is not None:
         watch.wait_quiet()
     print(f"\nsoak: {args.rounds} rounds of {args.sessions} sessions that come and go")
@@ -186,7 +193,8 @@ async def soak(args: argparse.Namespace, base_url: str, watch: ServerWatch) -> d
           f"{'app RSS MiB':>11} {'tree RSS MiB':>12}")
     rounds = []
     for number in range(1, args.rounds + 1):
-        walks, wall = await class_at_once(base_url, args.sessions, pages, slider_page, args.timeout, f"r{number:02d}-")
+        walks, wall = await class_at_once(base_url, args.sessions, pages, slider_page, args.timeout, f"r{number:02d}-",
+                                          args.cookies)
         await asyncio.sleep(args.settle)
         snapshot = watch.snapshot(f"round {number}")
         every = [run.seconds for runs in walks for run in runs if run.problem is None]
@@ -214,7 +222,7 @@ async def released(base_url: str, args: argparse.Namespace, watch: ServerWatch, 
     print(f"  waiting {args.release_wait:.0f} s: Streamlit keeps a closed session {args.release_wait - 10:.0f} s "
           "for a reconnect (server.disconnectedSessionTTL)")
     await asyncio.sleep(args.release_wait)
-    await walk(base_url, "bench-after", args.pages[:1], None, args.timeout)  # expiry runs on the next store
+    await walk(base_url, "bench-after", args.pages[:1], None, args.timeout, args.cookies)  # expiry: on the next store
     await asyncio.sleep(args.settle)
     snapshot = watch.snapshot("released")
     sessions = metrics(base_url).get("active_sessions")
@@ -222,7 +230,7 @@ async def released(base_url: str, args: argparse.Namespace, watch: ServerWatch, 
           f"({snapshot['app_rss_mib'] - loaded_mib:+.0f} MiB against the last round); active sessions {sessions}")
     # The allocator keeps freed pages, so RSS rarely falls; what was given back shows as room:
     # another round of as many sessions should fit in it without the process growing.
-    await class_at_once(base_url, args.sessions, args.pages, args.slider_page, args.timeout, "again-")
+    await class_at_once(base_url, args.sessions, args.pages, args.slider_page, args.timeout, "again-", args.cookies)
     await asyncio.sleep(args.settle)
     again = watch.snapshot("one more round")
     print(f"  one more round of {args.sessions} sessions after that: app RSS {again['app_rss_mib']:.0f} MiB "
@@ -261,7 +269,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--profile", type=Path, help="record the Streamlit process with py-spy during the "
                         "sessions-at-once phase (raw format) and print its top entries")
     parser.add_argument("--json", type=Path, help="write the figures here as JSON")
+    parser.add_argument("--roster", action="store_true", help="sign in as a roster class does: a roster of the "
+                        "run's students, each session signed in with its own link (benchmarks/roster_sessions.py)")
     args = parser.parse_args(argv)
+    if args.roster and args.url:
+        parser.error("--roster starts its own app (or processes) with the run's roster: leave out --url")
     if args.slider_page and args.slider_page not in args.pages:
         args.slider_page = None
     return args
@@ -270,6 +282,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def start_server(args: argparse.Namespace) -> AppServer | ClassServer | None:
     if args.url:
         return None
+    if args.roster:  # every app process loads it when it starts
+        os.environ["POSLAB_ROSTER"] = str(roster_sessions.write_class_roster(args))
     if args.processes:
         if not args.db_url.startswith("postgresql"):
             raise SystemExit("--processes needs a PostgreSQL store: --db-url or POSLAB_DB_URL=postgresql+psycopg://...")
@@ -282,6 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     server = start_server(args)
     base_url = args.url or server.url
     pid = args.server_pid or (server.process.pid if server else None)
+    args.cookies = roster_sessions.sign_in_run(args, server, base_url) if args.roster else None
     watch = ServerWatch(pid, base_url)
     shape = f"{args.processes} app processes behind HAProxy" if args.processes else "one app process"
     print(f"app at {base_url} ({shape}; pid {pid}); {watch.machine_note()}")

@@ -137,7 +137,8 @@ class ProtocolSession:
 
     @property
     def query(self) -> str:
-        return urlencode({"student": self.student, **self.params})
+        """``?student=<name>`` (typed-name mode; none for "": a session signed in by its cookie) and ``params``."""
+        return urlencode({**({"student": self.student} if self.student else {}), **self.params})
 
     async def navigate(self, page: str) -> PageRun:
         """A click on the page's link in the sidebar."""

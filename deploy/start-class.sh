@@ -13,6 +13,9 @@
 #   POSLAB_SCHEDULER_PORT    the grading scheduler's loopback port, default 8786
 #   POSLAB_GRADER_WORKERS    judges (each about 1 GiB resident), default one per core
 #   POSLAB_RUN_DIR           logs and the generated haproxy.cfg, default a new temporary folder
+#   POSLAB_TRUSTED_PROXIES   the proxies whose X-Forwarded-For the apps believe, default 127.0.0.1 (HAProxy)
+#   POSLAB_ROSTER            a roster file each app process loads at its start (students sign in with links;
+#                            the sign-ins are in the store, so any process serves any signed-in browser)
 #   STREAMLIT_SERVER_COOKIE_SECRET  shared by the app processes (default: a new random one), so a
 #                            browser's cookies are valid whichever process serves it
 # Everything it starts stops with it (Ctrl-C, SIGTERM), and it stops when any part exits.
@@ -32,6 +35,9 @@ export STREAMLIT_SERVER_COOKIE_SECRET="${STREAMLIT_SERVER_COOKIE_SECRET:-$("$PYT
 export DASK_CONFIG="$ROOT/deploy/dask"       # allowed-failures 1, worker-saturation 1.0, no HTTP routes
 export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"  # the judges import grader and poslab
 export POSLAB_GRADER_SCHEDULER="tcp://127.0.0.1:$SCHEDULER_PORT"  # every app process grades on this cluster
+# HAProxy connects from loopback and appends the client's address to X-Forwarded-For: the apps
+# believe that header from it only (the Instructor password's per-address limit).
+export POSLAB_TRUSTED_PROXIES="${POSLAB_TRUSTED_PROXIES:-127.0.0.1}"
 
 stop_all() { trap - EXIT INT TERM; kill $(jobs -p) 2>/dev/null || true; wait || true; }
 trap stop_all EXIT INT TERM

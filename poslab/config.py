@@ -14,6 +14,16 @@ is unset or empty takes its default:
 ``POSLAB_GRADER_TIMEOUT``       seconds of wall-clock time per exercise when grading (default 20;
                                 anything but a finite number above 0 is a ``ValueError`` that
                                 says so); ``grader.settings.GraderSettings`` takes it from here
+``POSLAB_ROSTER``               a roster file (``poslab.roster``: plain CSV, Canvas or Moodle
+                                export) the app makes the class's roster when it starts; a
+                                roster is then active: students sign in with personal links
+                                (default: none; the Instructor page can import one too)
+``POSLAB_SIGNIN_DAYS``          days a browser stays signed in after its student's link
+                                (default 30)
+``POSLAB_TRUSTED_PROXIES``      addresses or networks of the reverse proxies in front of the app,
+                                comma-separated (``127.0.0.1, 10.0.0.0/8``): only a connection
+                                from one of them is believed about ``X-Forwarded-For`` (default:
+                                none, the header is ignored)
 
 The other variables are read beside what they configure: the sandbox's in ``grader/settings.py``,
 the grading service's in ``grader/service/``, the app's own (``POSLAB_GRADER_START``,
@@ -27,6 +37,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
+
+from poslab.signin import Network, parse_trusted_proxies
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent  # the checkout or the student bundle
 
@@ -49,6 +61,9 @@ class Settings:
     db_url: str
     instructor_password: str | None
     grader_timeout: float
+    roster_file: Path | None = None
+    signin_days: float = 30.0
+    trusted_proxies: tuple[Network, ...] = ()
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "Settings":
@@ -59,4 +74,7 @@ class Settings:
             db_url=db_url,
             instructor_password=env.get("POSLAB_INSTRUCTOR_PASSWORD") or None,
             grader_timeout=_float(env, "POSLAB_GRADER_TIMEOUT", 20.0),
+            roster_file=Path(env["POSLAB_ROSTER"]).expanduser() if env.get("POSLAB_ROSTER", "").strip() else None,
+            signin_days=_float(env, "POSLAB_SIGNIN_DAYS", 30.0),
+            trusted_proxies=parse_trusted_proxies(env.get("POSLAB_TRUSTED_PROXIES")),
         )

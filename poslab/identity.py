@@ -1,34 +1,81 @@
-"""Who the student is: name validation, the URL's query parameter, and the OIDC login.
+"""Who the student is: the one resolver, the names it accepts, and the Instructor password's checks.
 
-Pure functions over plain mappings (``st.user.to_dict()``, ``st.query_params.to_dict()``), so
-the rules are tested without Streamlit and the UI only copies values in and out.
+Pure functions over plain values, so the rules are tested without Streamlit: the app's frame
+(``app_pages/ui/identity.py``) reads what a run knows into an ``IdentityFrame`` (``st.user``, the
+roster's answer for the browser's sign-in cookie, the typed name, the query parameters) and
+``resolve`` says who it is. An identity comes from one place, in this order:
 
-Two ways to know a student:
+1. **Login** (the deployment configures Streamlit's OIDC ``[auth]`` section): the logged-in
+   account's key (its email in lower case, else its name or subject). With a roster active too,
+   only an account on the roster is a student of this class.
+2. **Roster sign-in**: a browser signed in by its student's personal link (the cookie's session
+   is checked in the store on every run).
+3. **Typed name**, only when neither a login nor a roster is configured: the name typed in the
+   sidebar, kept in the session and in the URL (``?student=...``) so a reload keeps it. Anyone
+   can type anyone's name: for self-study on one's own machine, not for a class on a network.
 
-* **Login** (the deployment configures Streamlit's OIDC ``[auth]`` section): the logged-in
-  account's email (or its name, when the provider gives no email) is the identity; the name box
-  is not offered.
-* **Name** (no login configured): the student types a name. It is kept in the session and in the
-  URL (``?student=...``) so a reload keeps it. Anyone can type anyone's name: fine for a class on
-  one machine, not for a course on the internet.
+With a login or a roster, a typed name and ``?student=`` are refused with a sentence that says
+how to sign in (``Resolution.refused``).
 """
 
 from __future__ import annotations
 
 import hmac
 import unicodedata
-from dataclasses import dataclass
-from typing import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Literal, Mapping, Sequence
 
+from poslab.lms_sheets import is_email
 from poslab.store.validation import MAX_NAME_CHARS  # one limit for the form and the store
 
-NAME_PARAM = "student"  # the query parameter that carries the name across reloads
+NAME_PARAM = "student"  # the query parameter that carries a typed name across reloads
+IdentityMode = Literal["login", "roster", "name"]  # how this app knows its students
+IdentitySource = Literal["login", "roster", "name"]  # where one identity came from
+
+# How a student signs in, per mode: the start of every sentence that says so.
+SIGN_IN_HOW: dict[IdentityMode, str] = {
+    "name": "Type your name in the sidebar",
+    "login": "Log in (in the sidebar)",
+    "roster": "Open the personal sign-in link your instructor sent you",
+}
+PASSWORD_FAILURE_LIMIT = 5  # wrong Instructor passwords per window, per browser session and per address
+PASSWORD_WINDOW = timedelta(minutes=1)
 
 
 @dataclass(frozen=True)
 class Identity:
-    name: str
-    source: str  # "login" (OIDC), "name" (typed, or restored from the URL)
+    name: str  # the student's key in the store
+    source: IdentitySource
+    display: str = ""  # how the roster names the student ("" : the key says it)
+
+    @property
+    def label(self) -> str:
+        return f"{self.display} ({self.name})" if self.display and self.display != self.name else self.name
+
+
+@dataclass(frozen=True)
+class IdentityFrame:
+    """What one run of the app knows about who is there, read once by the frame."""
+
+    user: Mapping[str, object] = field(default_factory=dict)  # st.user.to_dict(); {} without [auth]
+    roster_active: bool = False
+    roster_student: str | None = None  # whom the browser's sign-in cookie names (checked in the store)
+    roster_name: str = ""
+    login_rostered: bool = False  # the login's key is on the active roster
+    typed_name: str | None = None
+    params: Mapping[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Resolution:
+    identity: Identity | None
+    mode: IdentityMode
+    refused: str | None = None  # why a typed name, ?student= or an account is not accepted, and what to do
+
+    @property
+    def student(self) -> str | None:
+        return self.identity.name if self.identity else None
 
 
 def clean_name(raw: object) -> str:
@@ -62,34 +109,72 @@ def login_configured(user: Mapping[str, object]) -> bool:
 
 
 def login_identity(user: Mapping[str, object]) -> str | None:
-    """The logged-in account (email first, then name), or None when nobody is logged in."""
+    """The logged-in account's key (its email in lower case, else its name, else its subject), or None."""
     if user.get("is_logged_in") is not True:
         return None
     for claim in ("email", "name", "sub"):
         value = user.get(claim)
         if isinstance(value, str) and value.strip():
-            return value.strip()[:MAX_NAME_CHARS]
+            value = value.strip().lower() if claim == "email" and is_email(value) else value.strip()
+            return value[:MAX_NAME_CHARS]
     return None
 
 
-def resolve_identity(user: Mapping[str, object], params: Mapping[str, object],
-                     session_name: str | None) -> Identity | None:
-    """Who is using the app: a login wins; else the session's name; else the URL's; else nobody.
-
-    With a login configured, a typed or URL name is ignored: otherwise the URL would let anyone
-    act as anyone despite the login.
-    """
+def identity_mode(user: Mapping[str, object], roster_active: bool) -> IdentityMode:
     if login_configured(user):
-        account = login_identity(user)
-        return Identity(account, "login") if account else None
-    if session_name:
-        return Identity(session_name, "name")
-    from_url = name_from_query(params)
-    return Identity(from_url, "name") if from_url else None
+        return "login"
+    return "roster" if roster_active else "name"
 
+
+def sign_in_prompt(mode: IdentityMode, purpose: str) -> str:
+    """'Type your name in the sidebar to comment.': how to sign in, in this mode, to do ``purpose``."""
+    return f"{SIGN_IN_HOW[mode]} to {purpose}."
+
+
+def _refusal(frame: IdentityFrame, mode: IdentityMode) -> str | None:
+    """The sentence for a typed name or ``?student=`` that this mode does not accept."""
+    if NAME_PARAM not in frame.params and not frame.typed_name:
+        return None
+    if mode == "roster":
+        return ("This class signs in with personal links: a name typed or given in the address (?student=) "
+                "is not accepted. Open the sign-in link your instructor sent you; ask them for a new one if it "
+                "is lost or has expired.")
+    return ("This app signs students in with a login: a name typed or given in the address (?student=) is "
+            "ignored. Log in (in the sidebar) to save your work.")
+
+
+def resolve(frame: IdentityFrame) -> Resolution:
+    """Who is using the app: a login, else a roster sign-in, else (only without either) a typed name."""
+    mode = identity_mode(frame.user, frame.roster_active)
+    account = login_identity(frame.user) if mode == "login" else None
+    if account is not None and (not frame.roster_active or frame.login_rostered):
+        return Resolution(Identity(account, "login"), mode, _refusal(frame, mode))
+    if frame.roster_active and frame.roster_student:
+        return Resolution(Identity(frame.roster_student, "roster", frame.roster_name), mode, _refusal(frame, mode))
+    if account is not None:  # logged in, but not on the roster of this class
+        return Resolution(None, mode, f"You are logged in as {account}, who is not on this class's roster: your "
+                                      "work cannot be saved. Ask your instructor to add you.")
+    if mode != "name":
+        return Resolution(None, mode, _refusal(frame, mode))
+    if frame.typed_name:
+        return Resolution(Identity(frame.typed_name, "name"), mode)
+    from_url = name_from_query(frame.params)
+    return Resolution(Identity(from_url, "name") if from_url else None, mode)
+
+
+# -- the Instructor password ---------------------------------------------------------------------------
 
 def password_matches(given: str | None, expected: str | None) -> bool:
     """Constant-time comparison; no password configured means nobody gets in."""
     if not expected or not given:
         return False
     return hmac.compare_digest(given.encode("utf-8"), expected.encode("utf-8"))
+
+
+def password_wait(failure_lists: Sequence[Sequence[datetime]], now: datetime) -> timedelta | None:
+    """How long until another password may be tried, or None: each list (one browser session's, one
+    address's wrong passwords in the last window, oldest first) allows ``PASSWORD_FAILURE_LIMIT``."""
+    waits = [failures[-PASSWORD_FAILURE_LIMIT] + PASSWORD_WINDOW - now for failures in failure_lists
+             if len(failures) >= PASSWORD_FAILURE_LIMIT]
+    wait = max(waits, default=None)
+    return wait if wait is not None and wait > timedelta(0) else None

@@ -72,3 +72,16 @@ def metrics(at: AppTest) -> dict[str, str]:
 def numbers(at: AppTest, index: int):
     """The table one click below chart ``index`` (in page order)."""
     return [expander for expander in at.expander if expander.label == NUMBERS][index].dataframe[0].value
+
+
+def browser_signed_in(monkeypatch, store, key: str) -> str:
+    """The browser of the tests to come signed in by ``key``'s personal link (issued and used in the
+    store): AppTest sends no cookies, so the frame's cookie reader answers with that sign-in's id."""
+    from datetime import timedelta
+
+    from app_pages.ui import identity
+
+    token = store.issue_links([key], timedelta(days=1))[key]
+    session = store.sign_in_with_link(token, timedelta(days=1)).session
+    monkeypatch.setattr(identity, "sign_in_cookie", lambda: session)
+    return session

@@ -12,7 +12,7 @@ def shown_text(at) -> str:
 
 def test_without_a_name_home_says_how_to_save_progress(app_env):
     at = open_app()
-    assert "Enter your name in the sidebar" in shown_text(at)
+    assert "Type your name in the sidebar to save your progress and see it here." in shown_text(at)
 
 
 def test_a_finished_lesson_shows_on_home(app_env):

@@ -1,7 +1,7 @@
 """Nothing the app or the grader starts listens beyond loopback, except Streamlit's own port.
 
-The app is started as a student starts it (``streamlit run app.py``; one page opened, which starts
-the grading service), and ``python -m grader grade`` grades a submission; every listening socket
+The app is started as a student starts it (``streamlit run app.py``: the grading service starts
+with the server, before any page is opened; then one page is opened), and ``python -m grader grade`` grades a submission; every listening socket
 (TCP) and bound socket (UDP) of their process trees is read with psutil while they run. A
 scheduler, judge or HTTP server on 0.0.0.0 (Dask's default for a judge's HTTP server) fails the
 test with the process and address. The checker itself is shown to fail on a child that listens
@@ -21,7 +21,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from benchmarks.server_watch import AppServer
+from benchmarks.server_watch import AppServer, metrics
 from benchmarks.streamlit_client import ProtocolSession, run_sessions
 from tests.conftest import ROOT
 
@@ -94,7 +94,7 @@ def _wait_for_judges(root: psutil.Process, seconds: float = 240.0) -> set[Listen
 
 
 def test_the_app_and_its_grading_service_listen_on_loopback_only():
-    # As a student starts it: the grading service starts with the app (the AppTests' on_demand is not inherited).
+    # startup: as a student's app starts (tests/app_harness.py sets on_demand for AppTest in this process).
     server = AppServer.start(ROOT, env={"POSLAB_GRADER_WORKERS": str(JUDGES), "POSLAB_GRADER_START": "startup"})
     try:
         async def open_one_page() -> None:
@@ -102,8 +102,10 @@ def test_the_app_and_its_grading_service_listen_on_loopback_only():
             await session.close()
             assert run.problem is None and not run.exceptions, (run.problem, run.exceptions)
 
-        run_sessions(open_one_page())  # the first run starts the grading service
-        found = _wait_for_judges(psutil.Process(server.process.pid))
+        found = _wait_for_judges(psutil.Process(server.process.pid))  # started with the server ...
+        assert metrics(server.url).get("active_sessions", 0) == 0  # ... before any page was opened
+        run_sessions(open_one_page())
+        found |= listeners(psutil.Process(server.process.pid))
         port = int(server.url.rsplit(":", 1)[1])
         assert any(item.port == port for item in found), "Streamlit's own port is not among the listeners"
         assert {grader_role(item.command) for item in found} >= {"scheduler", "judge"}

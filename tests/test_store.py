@@ -34,11 +34,11 @@ def test_schema_is_created_on_first_use_and_its_version_recorded(store_url):
     first.record_visit("ann", "intro")
     # 2: the grading service's jobs, 3: per-test rows, 4: drafts, practice runs and quick-check answers,
     # 5: practice runs as attempts of their own kind
-    assert first.schema_version == SCHEMA_VERSION == 5
+    assert first.schema_version == SCHEMA_VERSION == 6
     first.close()
     # A second store (another process, another replica) finds the schema and keeps the row.
     second = Store(store_url, catalogue=TEST_CATALOGUE)
-    assert second.schema_version == 5
+    assert second.schema_version == 6
     assert second.progress("ann").lesson("intro").visited
     second.close()
 

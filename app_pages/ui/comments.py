@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app_pages.ui.identity import current_student
+from app_pages.ui.identity import current_student, prompt
 from app_pages.ui.lock import instructor_unlocked
 from app_pages.ui.store_calls import store_call
 from poslab.store import Comment
@@ -34,15 +34,16 @@ def _post_comment(lesson_id: str, student: str) -> None:
         st.session_state[key] = ""
 
 
-def _delete_comment(comment_id: int) -> None:
-    store_call("delete the comment", lambda opened: opened.delete_comment(comment_id), None)
+def _delete_comment(comment_id: int, author: str | None) -> None:
+    """``author``: the student deleting their own comment (only theirs goes); None: the unlocked instructor."""
+    store_call("delete the comment", lambda opened: opened.delete_comment(comment_id, author=author), None)
 
 
 def comment_byline(comment: Comment) -> str:
     return f"{comment.student} · {comment.time:%Y-%m-%d %H:%M} UTC"
 
 
-def show_comment(comment: Comment, can_delete: bool) -> None:
+def show_comment(comment: Comment, can_delete: bool, deleted_by: str | None = None) -> None:
     # Plain text only: st.text never renders Markdown or HTML, whatever a student typed.
     with st.container(border=True):
         st.text(comment_byline(comment))
@@ -50,7 +51,7 @@ def show_comment(comment: Comment, can_delete: bool) -> None:
         if can_delete:
             st.button("Delete", key=f"delete-comment-{comment.id}", icon=":material/delete:",
                       help=f"Delete this comment by {comment.student}",
-                      on_click=_delete_comment, args=(comment.id,))
+                      on_click=_delete_comment, args=(comment.id, deleted_by))
 
 
 def comments_section(lesson_id: str) -> None:
@@ -59,7 +60,7 @@ def comments_section(lesson_id: str) -> None:
     st.header(f"Comments ({len(comments)})")
     student = current_student()
     if student is None:
-        st.caption("Type your name in the sidebar to comment.")
+        st.caption(prompt("comment"))
     else:
         with st.form(f"comment-form-{lesson_id}", border=False):
             st.text_area("Add a comment (plain text)", key=_comment_key(lesson_id), max_chars=MAX_COMMENT_CHARS)
@@ -70,4 +71,5 @@ def comments_section(lesson_id: str) -> None:
     instructor = instructor_unlocked()
     for comment in comments:
         # A student may take back their own comment; the instructor may remove any.
-        show_comment(comment, can_delete=instructor or (student is not None and comment.student == student))
+        show_comment(comment, can_delete=instructor or (student is not None and comment.student == student),
+                     deleted_by=None if instructor else student)

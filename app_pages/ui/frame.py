@@ -15,7 +15,7 @@ import streamlit as st
 
 from app_pages.ui import charts
 from app_pages.ui.comments import comments_section
-from app_pages.ui.identity import current_student
+from app_pages.ui.identity import current_student, prompt
 from app_pages.ui.store_calls import store_call, student_progress
 from poslab.lessons import Lesson, QuickCheck, get_lesson, lesson_text, neighbours
 from poslab.viz.progress import EXERCISE_PAGE as EXERCISE_PAGE_PATH
@@ -162,7 +162,7 @@ def mark_done(lesson_id: str) -> None:
     """A "mark lesson done" control, or the note that it is done."""
     student = current_student()
     if student is None:
-        st.caption("Type your name in the sidebar to save your progress through this lesson.")
+        st.caption(prompt("save your progress through this lesson"))
         return
     progress = student_progress(student)
     if progress is not None and progress.lesson(lesson_id).done:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app_pages.ui.identity import current_student
+from app_pages.ui.identity import current_student, prompt
 from app_pages.ui.store_calls import student_progress
 from poslab.exercises import EXERCISES
 from poslab.lessons import all_lessons
@@ -18,7 +18,7 @@ def progress_at_a_glance() -> bool:
     """
     student = current_student()
     if student is None:
-        st.caption("Enter your name in the sidebar to save your progress and see it here.")
+        st.caption(prompt("save your progress and see it here"))
         return False
     progress = student_progress(student)
     if progress is None:

@@ -1,7 +1,8 @@
 """Grading from the app: the one grading service, handing work to it, and watching each job.
 
-Every grading goes through ``grader.service.GradingService`` (one per app process; app.py calls
-its ``start()`` when the app starts, so the judges are warm before the first submission). The
+Every grading goes through ``grader.service.GradingService`` (one per app process, shared by the
+server's start-up and the pages; app.py's lifespan starts its judges when the server starts, before
+any page is opened, so they are warm for the first submission). The
 service records a submission before it is graded, and writes every outcome itself: a submission's
 result and attempts, and a practice run ("Run the public tests": the draft against the public
 tests, never an attempt or a grade). A page only hands work in, keeps the job's id, and asks the
@@ -28,7 +29,8 @@ from typing import Mapping
 
 import streamlit as st
 
-from app_pages.ui.store_calls import store, store_call
+from app_pages.ui.process import one_per_process
+from app_pages.ui.store_calls import open_store, store, store_call
 from grader import api
 from grader.service import GradingService, JobStatus, SubmissionRejected, WatchState
 from poslab.config import PROJECT_ROOT, Settings
@@ -38,7 +40,7 @@ from poslab.vocabulary import AttemptKind, GradingMode
 JOB_KEY = "grading_job"  # this session's submission: a Watch
 PRACTICE_KEY = "practice_runs"  # exercise id -> the Watch of this session's practice run
 LOCAL_WORKSPACE_ENV = "POSLAB_LOCAL_WORKSPACE"
-START_ENV = "POSLAB_GRADER_START"  # "startup" (default) or "on_demand": at the first submission (tests)
+START_ENV = "POSLAB_GRADER_START"  # "startup" (default): with the server; "on_demand": at the first submission (tests)
 ON_DEMAND = "on_demand"
 
 STARTING_TEXT = "Starting the grader (about 10 s, once)…"
@@ -74,25 +76,29 @@ def poll_seconds(handed_in: datetime) -> float:
     return next(every for until, every in POLL_STEPS if waited < until)
 
 
-@st.cache_resource(show_spinner=False)
+@one_per_process  # the server's start-up and every page share it (process.py)
 def _service(db_url: str) -> GradingService:
-    opened = store()
-    return GradingService.from_env(store=opened)
+    return GradingService.from_env(store=open_store(db_url))
 
 
 def grading_service() -> GradingService | None:
-    """The app's one grading service (cached per database); None, after saying why, without a store."""
+    """The app's one grading service (one per process and database); None, after saying why, without a store."""
     if store() is None:
         return None  # store() has said why: without a store a submission could be lost
     return _service(Settings.from_env().db_url)
 
 
-def start_at_startup() -> None:
-    """Called by app.py on every run: the first run of the app starts the service in the background."""
-    if os.environ.get(START_ENV, "startup").strip() != ON_DEMAND:
-        service = grading_service()
-        if service is not None:
-            service.start()
+def start_with_the_server() -> GradingService | None:
+    """The server's start-up (app.py's lifespan, before any page): start the judges in the background,
+    unless ``POSLAB_GRADER_START=on_demand`` (then the first submission starts them)."""
+    if os.environ.get(START_ENV, "startup").strip() == ON_DEMAND:
+        return None
+    return _service(Settings.from_env().db_url).start()
+
+
+def started_service() -> GradingService | None:
+    """The process's service if it was made (to close it when the server stops)."""
+    return _service.made(Settings.from_env().db_url)
 
 
 def in_student_bundle() -> bool:

@@ -19,8 +19,9 @@ import gc
 import importlib
 import pkgutil
 
-import streamlit as st
 from streamlit import runtime
+
+from app_pages.ui.process import one_per_process
 
 # Imported by the pages and by the grading service's client; loaded here first, so that their
 # module-level objects are frozen too.
@@ -43,12 +44,17 @@ def served() -> bool:
     return runtime.exists() and issubclass(type(runtime.get_instance()), runtime.Runtime)
 
 
-@st.cache_resource(show_spinner=False)
-def freeze_start_up_heap() -> int:
-    """Import what the pages use, collect once, freeze what is left; the number of objects frozen."""
-    if not served():
-        return 0
+@one_per_process
+def _freeze(_: None) -> int:
     import_page_libraries()
     gc.collect()
     gc.freeze()
     return gc.get_freeze_count()
+
+
+def freeze_start_up_heap() -> int:
+    """Import what the pages use, collect once, freeze what is left (once per served process: the
+    server's start-up does it, and the first page run if that came first); the objects frozen."""
+    if not served():
+        return 0
+    return _freeze(None)

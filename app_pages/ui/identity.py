@@ -1,15 +1,33 @@
-"""Who is studying (a login, else a typed name kept in the URL), and the sidebar of every page."""
+"""Who is studying: the app's frame reads what a run knows, ``poslab.identity.resolve`` decides.
+
+``resolve_run`` is called by app.py once per run, before the page: it reads ``st.user`` (whether a
+login is configured is asked once per session), the sign-in cookie, the typed name and the query
+parameters, asks the store one question (``Store.sign_in_state``: is a roster active, whom does
+this browser's sign-in name), and keeps the answer for the run (``IDENTITY_KEY``). Every page then
+asks ``current_student()``, which reads nothing more. A fragment's rerun keeps the answer of the
+page's last full run.
+
+When the student changes within a browser session (a name changed, a sign-out, another account),
+everything this session kept for the one before is dropped: nothing of theirs is shown to the next.
+
+The sidebar (``sidebar.py``) draws what this resolved.
+"""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from app_pages.ui.store_calls import student_progress
-from poslab.identity import NAME_PARAM, clean_name, login_configured, login_identity, resolve_identity
-from poslab.store.validation import MAX_NAME_CHARS
+from app_pages.ui.store_calls import store_call
+from app_pages.ui.workspace import SESSION_KEY as BROWSER_SESSION_KEY
+from poslab.identity import (IdentityFrame, IdentityMode, Resolution, login_configured, login_identity, resolve,
+                             sign_in_prompt)
+from poslab.signin import COOKIE
 
-STUDENT_KEY = "student_name"  # the typed name (without a login); mirrored in the URL as ?student=
+STUDENT_KEY = "student_name"  # the typed name (typed-name mode only); mirrored in the URL as ?student=
 LOGIN_KEY = "login_configured"  # this session's answer: is Streamlit's login ([auth]) configured?
+IDENTITY_KEY = "identity"  # this run's Resolution
+OWNER_KEY = "identity_owner"  # the student whose work this session's state holds
+KEPT_KEYS = {STUDENT_KEY, LOGIN_KEY, IDENTITY_KEY, OWNER_KEY, BROWSER_SESSION_KEY}
 
 
 def user() -> dict:
@@ -27,67 +45,57 @@ def user() -> dict:
     return st.user.to_dict() if configured else {}
 
 
-def current_student() -> str | None:
-    """The logged-in account, else the name typed this session, else the one in the URL."""
-    found = resolve_identity(user(), st.query_params.to_dict(), st.session_state.get(STUDENT_KEY))
-    return found.name if found else None
+def sign_in_cookie() -> str | None:
+    """The browser's roster sign-in (a random session id), as its websocket sent it."""
+    found = st.context.cookies.get(COOKIE)
+    return found if isinstance(found, str) and found else None  # AppTest's context has no cookies
 
 
-def _forget_name() -> None:
-    st.session_state.pop(STUDENT_KEY, None)
-    st.query_params.pop(NAME_PARAM, None)
+def _frame() -> IdentityFrame | None:
+    account = user()
+    login = login_identity(account)
+    state = store_call("check who is signed in", lambda opened: opened.sign_in_state(sign_in_cookie(), login), None)
+    if state is None:
+        return None
+    return IdentityFrame(account, state.roster_active, state.student, state.student_name, state.login_rostered,
+                         st.session_state.get(STUDENT_KEY), st.query_params.to_dict())
 
 
-def _name_form() -> None:
-    with st.form("student-name-form", border=False):
-        typed = st.text_input("Your name", max_chars=MAX_NAME_CHARS, placeholder="e.g. Ada Lovelace",
-                              help="Your progress is saved under this name.")
-        if st.form_submit_button("Start", icon=":material/login:"):
-            try:
-                st.session_state[STUDENT_KEY] = clean_name(typed)
-            except ValueError as error:
-                st.error(str(error))
-            else:
-                st.rerun()  # redraw the whole page as this student
+def _forget_the_last_students_work(student: str | None) -> None:
+    owner = st.session_state.get(OWNER_KEY)
+    if owner is not None and owner != student:
+        for key in [key for key in st.session_state.keys() if key not in KEPT_KEYS]:
+            del st.session_state[key]
+    st.session_state[OWNER_KEY] = student
 
 
-def _login_box(user: dict) -> None:
-    account = login_identity(user)
-    if account is None:
-        st.info("Log in to save your progress.")
-        st.button("Log in", icon=":material/login:", on_click=st.login)
+def resolve_run() -> Resolution:
+    """Who is here on this run (app.py calls it once, before the page)."""
+    frame = _frame()
+    if frame is None:  # the store could not say (store_call has said why): nobody saves on this run
+        last = st.session_state.get(IDENTITY_KEY)
+        resolution = Resolution(None, last.mode if last else "name")
     else:
-        st.text(f"Signed in as {account}")  # st.text: an account name is not Markdown
-        st.button("Log out", icon=":material/logout:", on_click=st.logout)
+        resolution = resolve(frame)
+        _forget_the_last_students_work(resolution.student)
+    st.session_state[IDENTITY_KEY] = resolution
+    return resolution
 
 
-def _name_box() -> None:
-    student = current_student()
-    if student is None:
-        _name_form()
-        st.caption("Type a name to save your progress. Anyone can type any name: "
-                   "this is for a classroom, not for the internet.")
-        return
-    st.session_state[STUDENT_KEY] = student
-    st.query_params[NAME_PARAM] = student  # in the URL on every page, so a reload keeps it
-    st.text(f"Studying as {student}")  # st.text: the name is whatever was typed, never Markdown
-    st.button("Change name", icon=":material/logout:", on_click=_forget_name)
+def resolution() -> Resolution:
+    found = st.session_state.get(IDENTITY_KEY)
+    return found if found is not None else resolve_run()
 
 
-def overall_progress(student: str) -> None:
-    progress = student_progress(student)
-    if progress is not None:
-        st.progress(min(progress.percent, 100.0) / 100.0, text=f"Course progress: {progress.percent:.0f}%")
+def current_student() -> str | None:
+    """The student of this run: a login, a roster sign-in, or (without either) a typed name."""
+    return resolution().student
 
 
-def sidebar() -> None:
-    """Who is studying and how far they are: drawn by app.py on every page."""
-    with st.sidebar:
-        account = user()
-        if login_configured(account):
-            _login_box(account)
-        else:
-            _name_box()
-        student = current_student()
-        if student is not None:
-            overall_progress(student)
+def mode() -> IdentityMode:
+    return resolution().mode
+
+
+def prompt(purpose: str) -> str:
+    """How to sign in, in this app's mode, to do ``purpose``: 'Type your name in the sidebar to comment.'"""
+    return sign_in_prompt(mode(), purpose)

@@ -1,13 +1,27 @@
-"""The Instructor page's lock: a password from the environment or the secrets, unlocked per session."""
+"""The Instructor page's lock: a password from the environment or the secrets, unlocked per session.
+
+The password is compared in constant time. Wrong ones are limited: after
+``PASSWORD_FAILURE_LIMIT`` within ``PASSWORD_WINDOW`` from one browser session, or from one
+client address, that session or address must wait until the window has passed, and is told when
+(no password is even compared meanwhile). The failures are rows in the store, so the limit holds
+across app processes. The client address is the connection's, or behind a trusted reverse proxy
+(``POSLAB_TRUSTED_PROXIES``) the one its ``X-Forwarded-For`` gives (``poslab.signin.client_address``).
+"""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import streamlit as st
 
+from app_pages.ui.store_calls import store_call
+from app_pages.ui.workspace import session_id
 from poslab.config import Settings
-from poslab.identity import password_matches
+from poslab.identity import PASSWORD_WINDOW, password_matches, password_wait
+from poslab.signin import client_address
 
 UNLOCKED_KEY = "instructor_unlocked"  # True once the Instructor page's password was right
+WRONG = "That password is not right."
 
 
 def instructor_password() -> str | None:
@@ -26,10 +40,41 @@ def instructor_unlocked() -> bool:
     return bool(st.session_state.get(UNLOCKED_KEY))
 
 
-def unlock(typed: str | None, password: str) -> bool:
-    """Unlock this session if ``typed`` is the password (compared in constant time)."""
-    st.session_state[UNLOCKED_KEY] = password_matches(typed, password)
-    return st.session_state[UNLOCKED_KEY]
+def client() -> str:
+    """This browser's address, as far as it can be believed (see the module's docstring)."""
+    peer = st.context.ip_address
+    return client_address(peer if isinstance(peer, str) else None,  # AppTest's context has no address
+                          st.context.headers.get_all("X-Forwarded-For"), Settings.from_env().trusted_proxies)
+
+
+def _wait() -> timedelta | None:
+    """How long this session and address must wait before another try; a store that cannot say locks."""
+    now = datetime.now(UTC)
+    failures = store_call("check the recent password attempts",
+                          lambda opened: opened.password_failures(session_id(), client(), now - PASSWORD_WINDOW), None)
+    return PASSWORD_WINDOW if failures is None else password_wait(failures, now)
+
+
+def wait_sentence(wait: timedelta) -> str:
+    seconds = max(1, int(wait.total_seconds() + 0.999))
+    at = datetime.now(UTC) + wait
+    return (f"Too many wrong passwords from this browser or this address. Try again in {seconds} s "
+            f"(at {at:%H:%M:%S} UTC).")
+
+
+def unlock(typed: str | None, password: str) -> str | None:
+    """Unlock this session if ``typed`` is the password; else the sentence that says why not."""
+    wait = _wait()
+    if wait is not None:
+        return wait_sentence(wait)
+    if password_matches(typed, password):
+        st.session_state[UNLOCKED_KEY] = True
+        return None
+    st.session_state[UNLOCKED_KEY] = False
+    store_call("keep count of the wrong passwords",
+               lambda opened: opened.record_password_failure(session_id(), client()), None)
+    wait = _wait()
+    return WRONG if wait is None else f"{WRONG} {wait_sentence(wait)}"
 
 
 def lock_instructor() -> None:

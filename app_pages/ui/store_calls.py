@@ -6,14 +6,15 @@ from typing import Callable, TypeVar
 
 import streamlit as st
 
+from app_pages.ui.process import one_per_process
 from poslab.config import Settings
 from poslab.store import DATABASE_ERRORS, Store, StoreError, StudentProgress
 
 T = TypeVar("T")
 
 
-@st.cache_resource(show_spinner=False)
-def _open_store(url: str) -> Store:
+@one_per_process  # shared with the server's start-up and its sign-in route (process.py)
+def open_store(url: str) -> Store:
     return Store(url)
 
 
@@ -21,7 +22,7 @@ def store() -> Store | None:
     """The app's one Store (cached); None, after saying why, when it cannot be opened."""
     url = Settings.from_env().db_url
     try:
-        return _open_store(url)
+        return open_store(url)
     except ImportError as error:  # e.g. a postgresql:// URL without its driver installed
         st.error(f"Progress is not being saved: the database driver is missing ({error}). "
                  "Install it (see README) and restart the app.")

@@ -1,6 +1,6 @@
 """The progress store: every student's visits, quick-check answers, lessons done, hints, attempts
-(handed in, and practice runs), drafts, grading jobs and comments, in SQLite by default or any
-SQLAlchemy database (PostgreSQL for replicas).
+(handed in, and practice runs), drafts, grading jobs and comments, the class roster and its
+sign-ins, in SQLite by default or any SQLAlchemy database (PostgreSQL for replicas).
 
 Instructors script it::
 
@@ -16,6 +16,7 @@ from .pass_rates import PASS_RATE_COLUMNS, TestRow, pass_rates
 from .attempts import AttemptToRecord
 from .results import Attempt, Comment, ExerciseProgress, LessonProgress, PracticeRun, StudentProgress
 from .schema import SCHEMA_VERSION
+from .signin import LinkRefusal, RosterChange, RosterMember, SignIn, SignInState
 from .store import Store
 from .workspace import Draft, DraftSaved
 
@@ -28,11 +29,16 @@ __all__ = [
     "Catalogue",
     "Comment",
     "Draft",
+    "LinkRefusal",
     "DraftSaved",
     "ExerciseProgress",
     "LessonProgress",
     "PracticeRun",
+    "RosterChange",
+    "RosterMember",
     "SchemaVersionError",
+    "SignIn",
+    "SignInState",
     "Store",
     "StoreBusyError",
     "StoreError",

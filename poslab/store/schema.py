@@ -9,6 +9,9 @@ place, each under a rule that keeps concurrent writers apart:
   a revision counts the saves so a tab can tell that another saved after it;
 * ``grading_jobs``: a job's status, lease and result change as it is graded; every update names
   the state it expects (``queued``), so a job is finished once and claimed by one replica.
+
+Version 6's tables (the roster, sign-in links and sessions, the password limit) are in
+``signin_schema``; every table shares ``columns.metadata``.
 """
 
 from __future__ import annotations
@@ -22,35 +25,10 @@ from sqlalchemy.engine import Connection
 
 from poslab.vocabulary import AttemptKind, JobState, TestStatus
 
+from .columns import ID_CHARS, UtcDateTime, metadata, retired  # noqa: F401 (re-exported: schema.UtcDateTime)
 from .errors import SchemaVersionError
+from .signin_schema import create_version_6
 from .validation import MAX_COMMENT_CHARS, MAX_NAME_CHARS, MAX_TEST_NAME_CHARS
-
-ID_CHARS = 128  # lesson, exercise and quick-check ids are short slugs
-
-
-class UtcDateTime(sa.types.TypeDecorator):
-    """A timezone-aware UTC datetime on every backend (SQLite stores it naive, as UTC)."""
-
-    impl = sa.DateTime(timezone=True)
-    cache_ok = True
-
-    def process_bind_param(self, value: datetime | None, dialect: sa.Dialect) -> datetime | None:
-        if value is None:
-            return None
-        if value.tzinfo is None:
-            raise ValueError("times must be timezone-aware")
-        value = value.astimezone(UTC)
-        # SQLite has no time zones; naive UTC text also sorts in time order.
-        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
-
-    def process_result_value(self, value: datetime | None, dialect: sa.Dialect) -> datetime | None:
-        if value is None:
-            return None
-        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-
-
-metadata = sa.MetaData()
-retired = sa.MetaData()  # tables of earlier versions, kept so that their migrations still make them
 
 
 def _event_table(name: str, *columns: sa.Column | sa.Constraint, of: sa.MetaData = metadata) -> sa.Table:
@@ -237,7 +215,8 @@ def _create_version_5(conn: Connection) -> None:
 
 
 MIGRATIONS: tuple[Callable[[Connection], None], ...] = (  # index i -> version i + 1
-    _create_version_1, _create_version_2, _create_version_3, _create_version_4, _create_version_5)
+    _create_version_1, _create_version_2, _create_version_3, _create_version_4, _create_version_5,
+    create_version_6)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 _PG_MIGRATION_LOCK = 0x706F736C6162  # "poslab": replicas starting together migrate one at a time

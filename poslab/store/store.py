@@ -26,6 +26,8 @@ from .engine import create_store_engine, run_transaction
 from .jobs import GradingJobsMixin
 from .progress import ScoredAttempt, StudentActivity, class_table, student_progress
 from .results import Comment, StudentProgress
+from .password_failures import PasswordFailuresMixin
+from .signin import SignInMixin
 from .validation import clean_comment, clean_student, require_bool, require_hint_tier, require_id
 from .workspace import WorkspaceMixin
 
@@ -36,7 +38,7 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-class Store(AttemptsMixin, GradingJobsMixin, WorkspaceMixin):
+class Store(AttemptsMixin, GradingJobsMixin, WorkspaceMixin, SignInMixin, PasswordFailuresMixin):
     """Progress of every student: visits, quick checks, lessons done, hints, attempts, comments.
 
     ``url``: any SQLAlchemy URL; default ``Settings.from_env().db_url``.
@@ -126,13 +128,14 @@ class Store(AttemptsMixin, GradingJobsMixin, WorkspaceMixin):
         lesson = self.catalogue.require_lesson(lesson)
         return self._insert(schema.comments, student=student, lesson=lesson, text=clean_comment(text))
 
-    def delete_comment(self, comment_id: int) -> None:
-        """Delete one comment; ``KeyError`` if no comment has this id."""
+    def delete_comment(self, comment_id: int, author: str | None = None) -> None:
+        """Delete one comment (with ``author``: only if it is theirs); ``KeyError`` if there is none such."""
         comment_id = require_id(comment_id, "comment id")
         table = schema.comments
-        deleted = self._write(lambda conn: conn.execute(sa.delete(table).where(table.c.id == comment_id)).rowcount)
+        where = [table.c.id == comment_id] + ([table.c.student == clean_student(author)] if author is not None else [])
+        deleted = self._write(lambda conn: conn.execute(sa.delete(table).where(*where)).rowcount)
         if deleted == 0:
-            raise KeyError(f"no comment with id {comment_id}")
+            raise KeyError(f"no comment with id {comment_id}" + (f" by {author}" if author is not None else ""))
 
     # -- reads ------------------------------------------------------------------------------------
 

@@ -1,0 +1,197 @@
+"""Streamlit's login (OIDC) against a real OpenID Connect provider, in Chromium.
+
+``oidc-provider-mock`` runs on loopback in this process: a real provider (discovery, an
+authorization form, the code flow with its token and JWKS endpoints, the end-session endpoint)
+that signs in whoever is typed into its form. The app runs as ``streamlit run app.py`` with a
+temporary secrets file (``--secrets.files``) whose ``[auth]`` section points at that provider.
+
+Ann clicks *Log in*, signs in at the provider and comes back: the sidebar shows her account; a
+quick-check answer, a draft and a submission are stored under it (read back from the store);
+``?student=someone-else`` is ignored and no name can be typed; *Log out* ends the session. Bob
+then logs in and sees nothing of Ann's: no answer, the starter code, no attempt, no progress.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import subprocess
+import sys
+import time
+
+import pytest
+
+from poslab.lessons import get_lesson
+from poslab.store import Store
+from tests.browser.app_driver import full_page_screenshot, go_to, wait_for_run
+from tests.browser.conftest import ARTIFACTS, _free_port, _wait_healthy
+from tests.browser.test_workspace import editor_frame, editor_text
+from tests.conftest import ROOT
+
+ANN, BOB = "ann@uni.edu", "bob@uni.edu"
+LESSON = get_lesson("position-problem")
+MARKER = "# Ann's draft, typed after logging in"
+GRADED_WITHIN = 240.0  # seconds: a judge warming up on a loaded machine, then the grading
+
+
+@pytest.fixture(scope="module")
+def provider():
+    from oidc_provider_mock import run_server_in_thread
+
+    # The provider refuses plain HTTP unless told otherwise; it is the test's own, on loopback.
+    previous = os.environ.get("AUTHLIB_INSECURE_TRANSPORT")
+    os.environ["AUTHLIB_INSECURE_TRANSPORT"] = "1"
+    try:
+        with run_server_in_thread(port=0) as server:
+            host, port = server.server_address[:2]
+            assert host in ("127.0.0.1", "::1"), f"the provider must listen on loopback, not {host}"
+            yield f"http://localhost:{port}"
+    finally:
+        if previous is None:
+            os.environ.pop("AUTHLIB_INSECURE_TRANSPORT", None)
+        else:
+            os.environ["AUTHLIB_INSECURE_TRANSPORT"] = previous
+
+
+@pytest.fixture(scope="module")
+def login_app(provider, tmp_path_factory, playwright_browser):
+    folder = tmp_path_factory.mktemp("oidc-app")
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    secrets_file = folder / "secrets.toml"
+    secrets_file.write_text(f"""[auth]
+redirect_uri = "{url}/oauth2callback"
+cookie_secret = "{secrets.token_hex(32)}"
+client_id = "position-lab"
+client_secret = "{secrets.token_hex(16)}"
+server_metadata_url = "{provider}/.well-known/openid-configuration"
+""")
+    db_url = f"sqlite:///{folder / 'store.db'}"
+    env = os.environ | {"POSLAB_DB_URL": db_url, "POSLAB_DATA_DIR": str(folder), "POSLAB_GRADER_WORKERS": "1"}
+    log = (folder / "streamlit.log").open("wb")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.address",
+         "127.0.0.1", "--server.headless", "true", "--secrets.files", str(secrets_file)],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        _wait_healthy(url, process, seconds=90)
+        yield url, Store(db_url)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+
+
+@pytest.fixture
+def page(playwright_browser):
+    context = playwright_browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    yield page
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    try:
+        full_page_screenshot(page, str(ARTIFACTS / "oidc_login.png"))
+    finally:
+        context.close()
+
+
+def sidebar(page):
+    return page.locator('[data-testid="stSidebar"]')
+
+
+def log_in(page, app_url: str, account: str) -> None:
+    """*Log in* in the sidebar, the provider's form, and back to the app signed in."""
+    page.goto(app_url + "/")
+    sidebar(page).get_by_role("button", name="Log in").click()
+    page.wait_for_url(re.compile(r".*/oauth2/authorize.*"), timeout=60_000)
+    page.get_by_placeholder("sub").fill(account)  # the provider's subject; its email claim is the same
+    page.get_by_role("button", name="Authorize").click()
+    page.wait_for_url(lambda address: address.startswith(app_url), timeout=60_000)
+    sidebar(page).get_by_text(f"Signed in as {account}").wait_for(timeout=60_000)
+    wait_for_run(page)
+
+
+def log_out(page, app_url: str) -> None:
+    sidebar(page).get_by_role("button", name="Log out").click()
+    page.wait_for_url(re.compile(r".*/oauth2/end_session.*"), timeout=60_000)
+    page.get_by_role("button", name="End session").click()  # the provider's own confirmation
+    page.wait_for_url(lambda address: address.startswith(app_url), timeout=60_000)
+    page.goto(app_url + "/")
+    sidebar(page).get_by_role("button", name="Log in").wait_for(timeout=60_000)
+
+
+def answer_the_first_check(page) -> None:
+    check = LESSON.checks[0]
+    go_to(page, LESSON.title)
+    choices = page.locator(f".st-key-qc-choice-{LESSON.id}-{check.id}")  # Streamlit's class for a keyed widget
+    choices.get_by_text(check.options[check.correct_index].text, exact=True).click()
+    wait_for_run(page)
+    page.locator(f".st-key-qc-reveal-{LESSON.id}-{check.id}").get_by_role("button", name="Reveal").click()
+    wait_for_run(page)
+    page.get_by_text("Right. " + check.options[check.correct_index].feedback).first.wait_for(timeout=30_000)
+
+
+def open_rope(page, app_url: str) -> None:
+    page.goto(app_url + "/exercise?exercise=rope")  # a reload: the login is the browser's, not the tab's
+    page.wait_for_selector("h1", timeout=60_000)
+    wait_for_run(page)
+    editor_frame(page).locator(".ace_content").wait_for(timeout=30_000)
+
+
+def wait_for_graded_attempt(store: Store, student: str) -> None:
+    deadline = time.monotonic() + GRADED_WITHIN
+    while time.monotonic() < deadline:
+        if store.attempt_details(student, "rope"):
+            return
+        time.sleep(1.0)
+    pytest.fail(f"{student}'s submission was not graded within {GRADED_WITHIN:g} s: {store.grading_jobs(student)}")
+
+
+def test_log_in_at_the_provider_work_log_out_and_the_next_account_sees_nothing_of_it(page, login_app):
+    app_url, store = login_app
+    log_in(page, app_url, ANN)
+    assert not sidebar(page).get_by_role("textbox", name="Your name").count()  # no name can be typed
+
+    answer_the_first_check(page)
+    check = LESSON.checks[0]
+    assert store.check_choices(ANN, LESSON.id) == {check.id: check.correct_index}
+
+    open_rope(page, app_url)
+    editor_frame(page).locator(".ace_content").click()
+    page.keyboard.press("Control+End")
+    page.keyboard.type(f"\n{MARKER}\n")
+    page.wait_for_timeout(2500)  # the editor sends its text after a pause in typing
+    wait_for_run(page)
+    page.get_by_text("Draft saved at").first.wait_for(timeout=30_000)
+    assert MARKER in store.draft(ANN, "rope").code
+    page.get_by_role("button", name="Submit for grading").click()
+    wait_for_run(page)
+    assert [job.student for job in store.grading_jobs(ANN)] == [ANN]  # handed in under the account
+    wait_for_graded_attempt(store, ANN)
+    assert MARKER in store.attempt_details(ANN, "rope")[0].code
+
+    page.goto(app_url + "/progress?student=someone-else")  # a name in the address changes nothing
+    page.wait_for_selector("h1", timeout=60_000)
+    wait_for_run(page)
+    sidebar(page).get_by_text(f"Signed in as {ANN}").wait_for(timeout=30_000)
+    sidebar(page).get_by_text("ignored").first.wait_for(timeout=30_000)
+    assert "someone-else" not in store.students() and set(store.students()) == {ANN}
+
+    log_out(page, app_url)
+    assert not sidebar(page).get_by_text(f"Signed in as {ANN}").count()
+    go_to(page, "Progress")
+    page.get_by_text("Log in (in the sidebar) to see your progress.").wait_for(timeout=30_000)
+
+    log_in(page, app_url, BOB)
+    go_to(page, LESSON.title)
+    assert not page.get_by_text("Right. " + check.options[check.correct_index].feedback).count()
+    open_rope(page, app_url)
+    assert MARKER not in editor_text(page)
+    page.get_by_text("Your attempts (0)").wait_for(timeout=30_000)
+    go_to(page, "Progress")
+    page.get_by_text("No attempts yet").wait_for(timeout=30_000)
+    assert sidebar(page).get_by_text("Course progress: 0%").count() == 1
+    assert store.draft(BOB, "rope") is None and store.check_choices(BOB, LESSON.id) == {}
