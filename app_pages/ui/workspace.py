@@ -1,7 +1,7 @@
 """The Exercises page's editor: the exercise's stub in a code editor, saved as a draft as the student types.
 
 The editor is ``streamlit-code-editor`` (Ace): monospace, line numbers, Python colours, as tall as
-the file (up to ``MAX_EDITOR_LINES``). It sends its text a second and a half after the student
+the file (up to ``editor_look.MAX_LINES``). It sends its text a second and a half after the student
 stops typing and when it loses focus; each new text is saved as the draft in the store, so it is
 back after a reload, in another tab or on another day. The editor sits in a fragment: a save
 reruns the editor only, not the page.
@@ -12,9 +12,8 @@ editor's own run). Reading the draft (``draft_text``) writes nothing.
 
 Keyboard (WCAG 2.1.2, no trap): Tab reaches the editor; Enter starts editing (Tab then indents);
 Esc stops editing, and Tab then moves on to the next control. Ace's ``enableKeyboardAccessibility``.
-
-Nothing is loaded from outside the machine: the component's own "streamlit" themes import a
-font from a web font host, so the editor uses Ace's built-in ``textmate`` theme instead.
+How the editor looks (a theme that follows the app's, loading nothing from outside the machine)
+and the fixes it needs: ``app_pages.ui.editor_look``.
 
 Two tabs on one draft: the last save wins. A tab that saves over a newer save from another tab
 says so; a tab whose view is older than the stored draft shows the stored one, and says so.
@@ -28,26 +27,15 @@ from dataclasses import dataclass
 import streamlit as st
 from code_editor import code_editor
 
+from app_pages.ui import editor_look
 from app_pages.ui.store_calls import store_call
 from grader.submissions import MAX_FILE_BYTES
 from poslab.config import PROJECT_ROOT
 from poslab.exercises import Exercise, spec
 
 SESSION_KEY = "workspace_session"  # this browser session's id, kept with each draft it saves
-MAX_EDITOR_LINES = 60
-SAVE_AFTER_MS = 1500  # a pause in typing this long sends the text (and on leaving the editor)
 KEYBOARD_HELP = ("Keyboard: Tab reaches the editor, Enter starts editing (Tab then indents), "
                  "Esc stops editing, then Tab moves on. Your code is saved as a draft as you type.")
-# Ace's own scrollbars (customScrollbar): the browser's native ones are scroll containers, which
-# Chromium makes Tab stops, so leaving the editor would take a Tab per scrollbar.
-EDITOR_OPTIONS = {"enableKeyboardAccessibility": True, "customScrollbar": True, "showLineNumbers": True,
-                  "wrap": False, "useSoftTabs": True, "tabSize": 4}
-EDITOR_PROPS = {"theme": "textmate", "debounceChangePeriod": SAVE_AFTER_MS, "fontSize": 14,
-                "enableLiveAutocompletion": False, "enableSnippets": False}
-# The component binds its own "exitSession" command (leave its snippet/keybinding side sessions)
-# to Esc after Ace's "blurTextInput"; Ace tries the last-bound command first and that one always
-# claims the key, so Esc never left the text. Unbound, Esc reaches "blurTextInput" again.
-EDITOR_KEYBINDINGS = {"commands": [{"name": "exitSession", "bindkey": ""}]}
 
 
 @dataclass
@@ -173,10 +161,11 @@ def editor(student: str, exercise: Exercise) -> None:
     state = _state(student, exercise)
     # The latest text, not the one mounted first: a page left and reopened mounts a new editor. A
     # mounted editor ignores a changed text (only a new generation, i.e. a new key, replaces it).
-    lines = state.text.count("\n") + 2
-    code_editor(state.text, lang="python", height=[min(max(lines, 12), MAX_EDITOR_LINES), MAX_EDITOR_LINES],
-                shortcuts="sublime", response_mode=["debounce", "blur"], options=EDITOR_OPTIONS, props=EDITOR_PROPS,
-                keybindings=EDITOR_KEYBINDINGS, key=editor_key(student, exercise))
+    # Every other argument stays the same from save to save: a changed one re-renders Ace.
+    code_editor(state.text, lang="python", height=[editor_look.MIN_LINES, editor_look.MAX_LINES],
+                shortcuts="sublime", response_mode=["debounce", "blur"], options=editor_look.EDITOR_OPTIONS,
+                props=editor_look.editor_props(editor_look.theme_type()), keybindings=editor_look.EDITOR_KEYBINDINGS,
+                component_props=editor_look.component_props(), key=editor_key(student, exercise))
     receive_editor_text(student, exercise)
     if state.notice:
         st.info(state.notice, icon=":material/sync:")

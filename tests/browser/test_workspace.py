@@ -133,15 +133,29 @@ def test_type_reload_run_the_public_tests_and_submit(page, app_url):
     assert not exception_boxes(page) and not page.console_log.errors
 
 
-def test_the_editor_does_not_trap_the_keyboard(page, app_url):
-    open_rope(page, app_url)
+def test_one_tab_reaches_the_code_and_the_keyboard_gets_out(page, app_url):
+    """The keyboard path the page states: Tab reaches the editor (one Tab, from the control before it),
+    Enter starts editing, Tab indents, Esc stops editing, Tab moves on; Shift+Tab comes back in one."""
+    open_rope(page, app_url, student="Ada Keyboard Path")
     frame = next(f for f in page.frames if "code_editor" in f.url)
-    focus_in_frame = "() => (document.activeElement && document.activeElement.className) || ''"
-    editor_frame(page).locator(".ace_content").click()
+    in_frame = "() => (document.activeElement && document.activeElement.className) || ''"
+    top = "() => document.activeElement ? document.activeElement.tagName + ' ' + document.activeElement.innerText : ''"
+    text = "() => document.querySelector('.ace_editor').env.editor.getValue()"
+
+    page.get_by_role("button", name=re.compile(r"Show hint \d of \d")).focus()  # the control before the editor
+    page.keyboard.press("Tab")
+    assert page.evaluate(top).startswith("IFRAME") and "ace_scroller" in frame.evaluate(in_frame), (
+        f"one Tab from the hints reached {page.evaluate(top)!r} / {frame.evaluate(in_frame)!r}, not the code")
+    page.keyboard.press("Enter")  # starts editing
+    assert "ace_text-input" in frame.evaluate(in_frame), frame.evaluate(in_frame)
+    before = frame.evaluate(text)
     page.keyboard.press("Tab")  # while editing, Tab indents
-    assert "ace_text-input" in frame.evaluate(focus_in_frame)
-    page.keyboard.press("Escape")  # stops editing: the focus is on the editor's frame, not in the text
-    assert "ace_text-input" not in frame.evaluate(focus_in_frame), frame.evaluate(focus_in_frame)
+    after = frame.evaluate(text)
+    assert "ace_text-input" in frame.evaluate(in_frame) and len(after) == len(before) + 4, (len(before), len(after))
+    page.keyboard.press("Escape")  # stops editing: the focus is on the editor's content, not in the text
+    assert "ace_scroller" in frame.evaluate(in_frame), frame.evaluate(in_frame)
     page.keyboard.press("Tab")  # the documented way out is one Tab after Esc
-    outside = page.evaluate("() => document.activeElement && document.activeElement.tagName") != "IFRAME"
-    assert outside, f"Esc then Tab kept the focus in the editor ({frame.evaluate(focus_in_frame)})"
+    assert page.evaluate(top).endswith("Run the public tests"), f"Esc then Tab reached {page.evaluate(top)!r}"
+    page.keyboard.press("Shift+Tab")
+    assert page.evaluate(top).startswith("IFRAME") and "ace_scroller" in frame.evaluate(in_frame), (
+        f"Shift+Tab from the first button reached {frame.evaluate(in_frame)!r}, not the code")
