@@ -32,17 +32,16 @@ def panel(student: str, exercise: Exercise) -> None:
     """The buttons and what they answer."""
     workspace.receive_editor_text(student, exercise)  # typing not saved yet is saved once, here
     draft = workspace.draft_text(student, exercise)
-    run_column, submit_column, reset_column, download_column = st.columns([1, 1, 1, 1])
-    if run_column.button("Run the public tests", key="run-public", icon=":material/science:", width="stretch"):
+    # Each button as wide as its label; on a narrow page the row wraps (columns would cut the labels).
+    buttons = st.container(horizontal=True, gap="small")
+    if buttons.button("Run the public tests", key="run-public", icon=":material/science:"):
         grading.start_practice(student, exercise, draft)
-    if submit_column.button("Submit for grading", key="submit", type="primary", icon=":material/send:",
-                            width="stretch"):
+    if buttons.button("Submit for grading", key="submit", type="primary", icon=":material/send:"):
         grading.submit(student, {exercise.filename: draft}, (exercise.id,))
-    with reset_column:
+    with buttons:
         reset_box(student, exercise)
-    download_column.download_button(f"Download {exercise.filename}", draft, exercise.filename,
-                                    mime="text/x-python", icon=":material/download:",
-                                    key=f"download-{exercise.id}", width="stretch")
+    buttons.download_button(f"Download {exercise.filename}", draft, exercise.filename, mime="text/x-python",
+                            icon=":material/download:", key=f"download-{exercise.id}")
     practice_panel(student, exercise)
     submission_panel(student)
     # Keyed, so that it stays open through the page's own run that follows a result drawn by a poll.
