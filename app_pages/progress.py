@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app_pages.ui import frame, grading, identity, store_calls
+from app_pages.ui import clock, frame, grading, history, identity, store_calls
 from poslab.exercises import EXERCISES
 from poslab.lessons import all_lessons
 from poslab.viz.progress import attempts_chart, exercise_rows, lesson_rows, next_steps
@@ -65,8 +65,9 @@ for row in exercise_rows(progress, EXERCISES).itertuples():
                      query_params={"exercise": row.exercise}, width=OPEN_LINK_WIDTH)
 
 st.header("Attempts over time")
-attempts = store_calls.store_call("load your attempts", lambda store: store.attempts(student), None)
+attempts = history.attempts_table(student)
 if attempts is not None and attempts.empty:
     st.caption("No attempts yet: submit a solution on the Exercises page.")
 elif attempts is not None:
-    frame.chart(attempts_chart(attempts, {exercise.id: exercise.title for exercise in EXERCISES}))
+    titles = {exercise.id: exercise.title for exercise in EXERCISES}
+    frame.chart(attempts_chart(attempts, titles, clock.student_zone()))
