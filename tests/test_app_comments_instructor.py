@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from grader.lms.grades import suite_maxima
 from poslab.store import Store, TestRow
 from tests.app_harness import button, go, open_app, sign_in, texts
 
@@ -85,7 +86,10 @@ def test_the_right_password_shows_the_class_table_and_pass_rates(app_env, monkey
     unlock(go(at, "app_pages/instructor.py"), PASSWORD)
     table = at.dataframe[0].value
     assert list(table["student"]) == ["Ann", "Bob"]
-    assert list(table["grade:rope"]) == pytest.approx([0.5, 1.0])
+    rope_points = suite_maxima()["rope"]  # grades in points, as in the gradebook: half of rope's, all of it
+    assert list(table["rope"]) == pytest.approx([rope_points / 2, rope_points])
+    assert list(table["total"]) == pytest.approx([rope_points / 2, rope_points])
+    assert set(table["max"]) == {sum(suite_maxima().values())}
     charts = [chart.proto.spec for chart in at.get("vega_lite_chart")]
     assert len(charts) == 2 and "trip students up" in charts[1]
     labels = [item.proto.label for item in at.get("download_button")]
