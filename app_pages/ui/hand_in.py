@@ -17,7 +17,7 @@ from datetime import datetime
 
 import streamlit as st
 
-from app_pages.ui import feedback, grading, history, store_calls, workspace
+from app_pages.ui import clock, feedback, grading, history, store_calls, workspace
 from grader.results import SubmissionResult
 from grader.submissions import MAX_FILE_BYTES, SubmissionRejected, source_from_upload
 from grader.vocabulary import ExerciseStatus, WatchState
@@ -107,7 +107,7 @@ def submission_panel(student: str) -> None:
 def show_submission(watch: grading.Watch) -> None:
     result = watch.status.result
     st.header("Your last result")
-    st.caption(f"Handed in at {watch.handed_in:%H:%M:%S} UTC.")
+    st.caption(f"Handed in at {clock.shown(watch.handed_in)}.")
     graded = tuple(exercise for exercise in result.exercises
                    if result.exercise_status(exercise) != ExerciseStatus.NOT_GRADED)
     shown = watch.exercises or graded or tuple(TITLES)  # a job found after a reload: what it graded
@@ -130,7 +130,7 @@ def practice_panel(student: str, exercise: Exercise) -> None:
 def show_practice(result: SubmissionResult, handed_in: datetime, exercise_id: str) -> None:
     with st.container(border=True):
         st.markdown("**Public tests on your draft** (practice: not an attempt, not a grade)")
-        st.caption(f"Run at {handed_in:%H:%M:%S} UTC.")
+        st.caption(f"Run at {clock.shown(handed_in)}.")
         feedback.show_result(result, [exercise_id], TITLES)
 
 
