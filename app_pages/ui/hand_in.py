@@ -159,16 +159,34 @@ def other_ways(student: str, exercise: Exercise) -> None:
             folder_form(student)
 
 
+# Streamlit's uploader takes whole megabytes only (at least 1) and writes that limit in its box: the
+# smallest one, so that it never refuses a file before the app can say why. The rule a solution file
+# meets is the grader's, 200 KB: the label states it, and the box's own "1MB per file", which would
+# contradict it, is not drawn (UPLOAD_BOX_CSS).
+UPLOAD_TRANSPORT_MB = 1
+UPLOAD_BOX_CSS = ("<style>.st-key-upload-box [data-testid='stFileUploaderDropzoneInstructions'] "
+                  "{display: none;}</style>")
+
+
 def upload_form(student: str, exercise: Exercise) -> None:
+    """Any file is taken (a type filter only shows a red "!"); the grader's own rule says in a sentence
+    what is wrong with one that is no solution file, as soon as it is chosen."""
     limit = f"{MAX_FILE_BYTES // 1024} KB"
-    upload = st.file_uploader(f"Your {exercise.filename} (a .py file, at most {limit})", type=["py"],
-                              key=f"upload-{exercise.id}", help=f"Files over {limit} are refused.")
-    if st.button("Submit the uploaded file for grading", key="grade-upload", disabled=upload is None):
+    st.html(UPLOAD_BOX_CSS)
+    with st.container(key="upload-box"):
+        upload = st.file_uploader(f"Your {exercise.filename} (a .py file of at most {limit})",
+                                  key=f"upload-{exercise.id}", max_upload_size=UPLOAD_TRANSPORT_MB,
+                                  help=f"The file you edited, e.g. {exercise.filename}: a Python file of at most "
+                                       f"{limit}.")
+    source, problem = None, None
+    if upload is not None:
         try:
             source = source_from_upload(upload.name, upload.getvalue())
         except SubmissionRejected as error:
-            st.error(str(error), icon=":material/block:")
-            return
+            problem = str(error)
+    if problem:
+        st.error(problem, icon=":material/block:")
+    if st.button("Submit the uploaded file for grading", key="grade-upload", disabled=source is None):
         if grading.submit(student, {exercise.filename: source}, (exercise.id,)):
             st.rerun()  # its answer is drawn above this form
 
