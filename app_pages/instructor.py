@@ -3,7 +3,7 @@ behind a password."""
 
 import streamlit as st
 
-from app_pages.ui import class_table, frame, lock, store_calls
+from app_pages.ui import class_table, frame, lock, sandbox_notice, store_calls
 from app_pages.ui.instructor_lms import lms_export_section
 from grader.gradebook import GradebookError, load_gradebook
 from poslab.viz.progress import pass_rate_chart, score_distribution_chart
@@ -28,6 +28,7 @@ if not lock.instructor_unlocked():
 
 st.button("Lock this page", icon=":material/lock:", on_click=lock.lock_instructor)
 st.caption("While unlocked, you can also delete comments under the lessons.")
+sandbox_notice.show()  # bubblewrap, or the fallback and why
 
 st.header("The class")
 table = store_calls.store_call("load the class's progress", lambda store: store.class_progress(), None)

@@ -28,6 +28,7 @@ from typing import Mapping
 
 import streamlit as st
 
+from app_pages.ui import sandbox_notice
 from app_pages.ui.store_calls import store, store_call
 from grader import api
 from grader.service import GradingService, JobStatus, SubmissionRejected, WatchState
@@ -89,7 +90,9 @@ def grading_service() -> GradingService | None:
 
 
 def start_at_startup() -> None:
-    """Called by app.py on every run: the first run of the app starts the service in the background."""
+    """Called by app.py on every run: the first run of the app starts the service in the background,
+    and says (once, in the log) which sandbox will grade."""
+    sandbox_notice.sandbox_report()
     if os.environ.get(START_ENV, "startup").strip() != ON_DEMAND:
         service = grading_service()
         if service is not None:
