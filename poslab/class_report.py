@@ -35,5 +35,5 @@ def class_report(table: pd.DataFrame, maxima: Mapping[str, float]) -> pd.DataFra
 
 
 def points_header(exercise: str, maximum: float) -> str:
-    """``rope (of 12)``: an exercise's column as the page labels it."""
-    return f"{exercise} (of {maximum:g})"
+    """``rope /12``: an exercise's column (or the total) as the page labels it, with its maximum."""
+    return f"{exercise} /{maximum:g}"

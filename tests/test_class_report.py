@@ -45,4 +45,4 @@ def test_the_csv_reads_as_the_gradebook_does_and_its_totals_are_the_lms_exports(
 
 
 def test_an_exercise_column_says_its_maximum():
-    assert points_header("rope", 12.0) == "rope (of 12)" and points_header("alibi", 7.5) == "alibi (of 7.5)"
+    assert points_header("rope", 12.0) == "rope /12" and points_header("alibi", 7.5) == "alibi /7.5"
