@@ -1,6 +1,8 @@
 """How the Exercises page's code editor (``streamlit-code-editor``, Ace 1.34) looks and takes the keyboard.
 
-The theme: Ace's ``cloud_editor`` pair, light or dark as the app is (``st.context.theme``). Both
+The theme: Ace's ``cloud_editor`` pair, light or dark as the app is (``st.context.theme``, which
+the browser sends with every run: a theme switched from the app menu, which runs nothing, reaches
+the editor at the next run, such as its own save a second and a half after typing). Both
 ship in the component's bundle with their CSS, load nothing from outside the machine, colour
 Python's tokens and draw a selection at 3:1 or more against their background. (The component's
 own ``streamlit_light``/``streamlit_dark`` import a font from a web font host; Ace's ``textmate``
