@@ -36,7 +36,20 @@ def _entry_block(entry) -> str:
     lines = [SANDBOX_PATH.sub(r'File "\1"', OBJECT_REPR.sub(r"<\1>", CALLABLE_REPR.sub(r"\1", line)))
              for line in lines]
     lines = [line for line in lines if not NAMING_LINE.match(line)]
-    return "\n".join(([f"{name}, line {place.lineno}"] if name else []) + lines)
+    return "\n".join(([f"{name}, line {place.lineno}"] if name else []) + _dedented(lines))
+
+
+def _dedented(lines: list[str]) -> list[str]:
+    """pytest's layout, narrower: its marker column (">" the failing line, "E" the error) then the source
+    and the error each without the indentation they share (a narrow page wraps every space of it)."""
+    def common(texts: list[str]) -> int:
+        return min((len(text) - len(text.lstrip(" ")) for text in texts if text.strip()), default=0)
+
+    source = [line[4:] for line in lines if not line.startswith("E")]
+    errors = [line[1:] for line in lines if line.startswith("E")]
+    source_cut, error_cut = common(source), common(errors)
+    return [f"E {line[1 + error_cut:]}" if line.startswith("E")
+            else f"{line[:1].strip() or ' '} {line[4 + source_cut:]}" for line in lines]
 
 
 def failure_message(report) -> str:
