@@ -60,6 +60,13 @@ def failure_message(report) -> str:
     entries = getattr(getattr(report.longrepr, "reprtraceback", None), "reprentries", None)
     if not entries:
         return safe_str(report.longreprtext)
+    try:
+        return _cleaned(entries)
+    except Exception:  # noqa: BLE001 - a report of a shape not met before: pytest's own text, whole
+        return safe_str(report.longreprtext)
+
+
+def _cleaned(entries: list) -> str:
     kept = [entry for index, entry in enumerate(entries) if index == len(entries) - 1
             or os.path.basename(str(getattr(getattr(entry, "reprfileloc", None), "path", ""))) not in PLUMBING
             and not str(getattr(getattr(entry, "reprfileloc", None), "path", "")).startswith("<")]
