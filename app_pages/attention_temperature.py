@@ -24,10 +24,10 @@ view = caching.cached(lesson.temperature_view, train_len=train_len, spread=sprea
 keys = st.select_slider("keys n, for the numbers below", lesson.LENGTHS, value=lesson.LENGTHS[-1],
                         format_func="{:,}".format, key="at-keys")
 at_n = view.frame[view.frame["keys"] == keys].set_index("scheme")
-entropy, maximum = st.columns(2)
+entropy, maximum = frame.row(2)
 entropy.metric("entropy without scaling (nats)", f"{at_n.loc['none', 'entropy']:.2f}")
 maximum.metric("its maximum, ln n (uniform weights)", f"{math.log(keys):.2f}")
-for column, scheme in zip([*st.columns(2), *st.columns(2)], lesson.SCHEMES):  # two by two: fits a narrow page
+for column, scheme in zip(frame.row(len(lesson.SCHEMES)), lesson.SCHEMES):
     column.metric(f"needle weight, {scheme}", f"{at_n.loc[scheme, 'needle weight']:.4f}",
                   help=f"logits multiplied by {at_n.loc[scheme, 'multiplier']:.3f}")
 frame.chart(view.needle_chart, numbers=True)
@@ -37,7 +37,7 @@ frame.predict(LESSON, "yarn-square")
 st.header("How much each scheme sharpens")
 frame.chart(view.multiplier_chart, numbers=True)
 config = llama4_temperature()
-scale, floor, longest = st.columns(3)
+scale, floor, longest = frame.row(3)
 scale.metric("Llama 4 attn_scale", f"{config.attn_scale:g}")
 floor.metric("Llama 4 floor_scale", f"{config.floor_scale:,}")
 longest.metric("Llama 4 factor at 10,485,760 tokens", f"{lesson.multiplier('Llama 4', 10_485_760, train_len):.3f}")

@@ -33,11 +33,11 @@ else:
     st.code(demo.demo_source(**settings), language=None)
     st.caption("Output")
     st.code(result.output_line, language="text")
-    numbers = st.columns(3)
+    numbers = frame.row(3)
     numbers[0].metric("max |P·attn(X) − attn(PX)|", f"{result.max_difference:.2e}")
     numbers[1].metric("tolerance: atol, rtol", f"{result.atol:g}, {result.rtol:g}")
     numbers[2].metric("allowance used (≤ 1 prints True)", f"{result.allowance_used:.3g}")
-    left, right = st.columns([2, 3])
+    left, right = frame.chart_row(400, 610)
     with left:
         frame.chart(demo.permutation_chart(result), numbers=True)
     with right:

@@ -21,7 +21,7 @@ scale = factor.select_slider("scale factor s", options=FACTORS, value=256, key="
 
 view = caching.cached(lesson.extension_view, head_dim=head_dim, base=float(rope_base), original_len=original_len,
                  factor=scale)
-target, slow, first, ramps = st.columns(4)
+target, slow, first, ramps = frame.row(4)
 target.metric("target length T = s L", f"{view.target_len:,}")
 slow.metric("slow pairs (wavelength > L)", f"{view.slow_pairs} of {head_dim // 2}")
 first.metric("first slow pair", "none" if view.first_slow_pair is None else f"i = {view.first_slow_pair}")

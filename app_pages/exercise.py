@@ -34,7 +34,7 @@ st.code(spec(exercise.id), language=None, wrap_lines=True)  # plain text, the sa
 student = identity.current_student()
 hints.show_hints(student, exercise.id)
 
-st.header("Your code")
+st.header("Your code", anchor=False)  # no link icon: one Tab from the hints to the editor
 if grading.in_student_bundle():
     st.info("This is a student bundle: your code is checked against the public tests only. "
             "The hidden suite runs when your instructor grades your work.")

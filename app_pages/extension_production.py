@@ -21,7 +21,7 @@ original = from_column.select_slider("original length", [2_048, 4_096, 8_192, 32
 target = to_column.select_slider("target length", [32_768, 131_072, 262_144, 1_048_576], value=131_072,
                                  format_func="{:,}".format, key="ep-to")
 cost = caching.cached(lesson.cost_view, model=model, original_len=original, target_len=target)
-ratio, share = st.columns(2)
+ratio, share = frame.row(2)
 ratio.metric("cost of a long token, against a short one", f"{cost.cost_ratio:.2f}×",
              help=f"FLOPs per token at {target:,} over FLOPs per token at {original:,}")
 share.metric("attention's share at the target length", f"{cost.attention_share:.0%}",
@@ -37,7 +37,7 @@ pose_target = target_column.select_slider("target length T", [256, 1_024, 4_096]
 chunks = chunks_column.select_slider("chunks", [2, 3, 4], value=2, key="ep-chunks")
 examples = st.slider("training examples sampled", 1, 400, 100, key="ep-examples")
 pose = caching.cached(lesson.pose_view, window=window, target=pose_target, chunks=chunks, examples=examples)
-covered, plain, largest = st.columns(3)
+covered, plain, largest = frame.row(3)
 covered.metric("PoSE: distances trained", f"{pose.pose_coverage:.1%}", help="share of the distances 1 to T - 1")
 plain.metric("plain window: distances trained", f"{pose.plain_coverage:.1%}",
              help=f"the same share, for ordinary training in a window of {window}")

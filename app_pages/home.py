@@ -21,8 +21,9 @@ st.header("The path through the course")
 for group, stops in path:
     st.markdown(f"**{group}**")
     for stop in stops:
-        link, summary = st.columns([2, 5], vertical_alignment="center")
-        link.page_link(stop.page_path, label=stop.label, icon=stop.icon)
-        summary.caption(stop.summary)
+        # The link as wide as its title, the summary beside it, below it on a narrow page.
+        with st.container(horizontal=True, vertical_alignment="center", gap="small"):
+            st.page_link(stop.page_path, label=stop.label, icon=stop.icon)
+            st.caption(stop.summary)
 
 st.markdown(home_text("how"))

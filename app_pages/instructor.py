@@ -3,11 +3,12 @@ links, and grades back to the LMS, behind a password (wrong ones limited: ``lock
 
 import streamlit as st
 
-from app_pages.ui import frame, lock, store_calls
+from app_pages.ui import class_table, frame, lock, sandbox_notice, store_calls
 from app_pages.ui.instructor_lms import lms_export_section
 from app_pages.ui.roster_admin import roster_section
 from grader.gradebook import GradebookError, load_gradebook
 from poslab.viz.progress import pass_rate_chart, score_distribution_chart
+
 
 st.title("Instructor")
 password = lock.instructor_password()
@@ -29,16 +30,14 @@ if not lock.instructor_unlocked():
 
 st.button("Lock this page", icon=":material/lock:", on_click=lock.lock_instructor)
 st.caption("While unlocked, you can also delete comments under the lessons.")
+sandbox_notice.show()  # bubblewrap, or the fallback and why
 
 st.header("The class")
 table = store_calls.store_call("load the class's progress", lambda store: store.class_progress(), None)
 if table is not None and table.empty:
     st.caption("No student has done anything yet.")
 elif table is not None:
-    st.dataframe(table, hide_index=True, column_config={
-        "percent": st.column_config.ProgressColumn("overall (%)", min_value=0, max_value=100, format="%.0f")})
-    st.download_button("Download the class table (CSV)", table.to_csv(index=False), "class_progress.csv",
-                       mime="text/csv", icon=":material/download:")
+    class_table.show(table)  # grades in points, as in the gradebook; with its CSV
     frame.chart(score_distribution_chart(table))  # its numbers are the class table just above
 
 st.header("Which tests trip students up")

@@ -38,14 +38,14 @@ else:
     fit = caching.cached(lesson.fit_view, **settings)
     st.caption(f"Showing the fit for train_len = {settings['train_len']}, {settings['steps']} steps, "
                f"seed {settings['seed']}.")
-    learned, sinusoidal = st.columns(2)
+    learned, sinusoidal = frame.chart_row(510, 510)
     with learned:
         frame.chart(fit.learned_table, numbers=True)
         frame.chart(fit.learned_similarity, numbers=True)
     with sinusoidal:
         frame.chart(fit.sinusoidal_table, numbers=True)
         frame.chart(fit.sinusoidal_similarity, numbers=True)
-    loss, trained, untrained, neighbours = st.columns(4)
+    loss, trained, untrained, neighbours = frame.row(4)
     loss.metric("final excess loss (nats)", f"{fit.final_excess_loss:.1e}")
     trained.metric("mean row norm, trained rows", f"{fit.trained_row_norm:.3f}")
     untrained.metric("mean row norm, unused rows", f"{fit.untrained_row_norm:.3f}")

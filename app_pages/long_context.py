@@ -20,7 +20,7 @@ mode = mode_column.radio("how the engine handles the cache", list(lesson.CACHE_M
                          captions=list(lesson.CACHE_MODES.values()), key="lc-mode")
 seq_len = length_column.slider("tokens decoded", 4, 32, 16, key="lc-seq-len")
 decoded = caching.cached(lesson.cache_view, seq_len=seq_len, head_dim=CACHE_HEAD_DIM, mode=mode)
-largest, first_wrong = st.columns(2)
+largest, first_wrong = frame.row(2)
 largest.metric("max |cached - full pass| over all scores", f"{decoded.max_difference:.1e}")
 first_wrong.metric("first decode step that differs", "none" if decoded.first_wrong_step is None
                    else str(decoded.first_wrong_step))
@@ -34,7 +34,7 @@ lengths = tuple(int(column.number_input(f"document {i + 1}: tokens", 1, 16, defa
                 for i, (column, default) in enumerate(zip(length_columns, (5, 4, 3))))
 reset = st.toggle("positions restart at 0 for each document", value=True, key="lc-reset")
 packed = caching.cached(lesson.packed_view, doc_lengths=lengths, reset=reset)
-leaked, changed = st.columns(2)
+leaked, changed = frame.row(2)
 leaked.metric("largest attention weight on other documents", f"{packed.leaked_weight:.3f}")
 changed.metric("max |packed output - document alone|", f"{packed.output_difference:.1e}")
 frame.chart(packed.weights, numbers=True)

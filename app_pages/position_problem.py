@@ -57,7 +57,7 @@ problem = picked if isinstance(picked, str) else None
 order = None if problem else picked
 
 frame.text(LESSON, "toggles")
-switches = st.columns(3)
+switches = frame.row(3)
 positional = switches[0].toggle("Add a positional encoding", key="pp-positional")
 causal = switches[1].toggle("Add a causal mask", key="pp-causal")
 pooled = switches[2].toggle("Mean-pool the output", key="pp-pooled")
@@ -70,7 +70,8 @@ else:
     st.markdown(f"**X:** {' '.join(result.tokens)} &nbsp;→&nbsp; **PX:** {' '.join(result.permuted_tokens)}")
     (st.success if result.holds else st.warning)(result.verdict)
     frame.text(LESSON, result.explanation_key)
-    for column, heatmap in zip(st.columns(3), caching.cached(lab.comparison_charts, result=result)):
+    heatmaps = caching.cached(lab.comparison_charts, result=result)
+    for column, heatmap in zip(frame.chart_row(330, 330, 330), heatmaps):
         with column:
             frame.chart(heatmap, numbers=True)
 
@@ -79,7 +80,7 @@ if not problem:
     recurrence = caching.cached(lab.recurrence_contrast, tokens=tokens, order=order, d_model=d_model, seed=int(seed))
     st.dataframe(recurrence.summary(), hide_index=True,
                  column_config={"max |difference| between the two orders": st.column_config.NumberColumn(format="%.2e")})
-    for column, bars in zip(st.columns(2), caching.cached(lab.contrast_charts, contrast=recurrence)):
+    for column, bars in zip(frame.chart_row(510, 510), caching.cached(lab.contrast_charts, contrast=recurrence)):
         with column:
             frame.chart(bars, numbers=True)
 frame.text(LESSON, "takeaway")

@@ -2,10 +2,12 @@
 
 import streamlit as st
 
-from app_pages.ui import frame, grading, identity, store_calls
+from app_pages.ui import clock, frame, grading, history, identity, store_calls
 from poslab.exercises import EXERCISES
 from poslab.lessons import all_lessons
 from poslab.viz.progress import attempts_chart, exercise_rows, lesson_rows, next_steps
+
+OPEN_LINK_WIDTH = 270  # px: "Open Learned positional embedding" with its icon
 
 st.title("Your progress")
 student = identity.current_student()
@@ -55,14 +57,17 @@ st.header("Exercises")
 st.caption("Each bar is your grade: the best score the hidden tests gave. "
            "Public-tests-only scores (from a student bundle) are feedback, not a grade.")
 for row in exercise_rows(progress, EXERCISES).itertuples():
-    bar, link = st.columns([4, 1], vertical_alignment="center")
-    bar.progress(row.fraction, text=f"{row.title}: {row.status} · hints used: {row.hints_used}")
-    link.page_link("app_pages/exercise.py", label=f"Open {row.title}", icon=":material/edit:",
-                   query_params={"exercise": row.exercise})
+    # The link wide enough for the longest title, the bar what is left (columns cut the link to "Op…" at
+    # 800 px); a page too narrow for both puts the link under the bar.
+    with st.container(horizontal=True, vertical_alignment="center", gap="medium"):
+        st.progress(row.fraction, text=f"{row.title}: {row.status} · hints used: {row.hints_used}")
+        st.page_link("app_pages/exercise.py", label=f"Open {row.title}", icon=":material/edit:",
+                     query_params={"exercise": row.exercise}, width=OPEN_LINK_WIDTH)
 
 st.header("Attempts over time")
-attempts = store_calls.store_call("load your attempts", lambda store: store.attempts(student), None)
+attempts = history.attempts_table(student)
 if attempts is not None and attempts.empty:
     st.caption("No attempts yet: submit a solution on the Exercises page.")
 elif attempts is not None:
-    frame.chart(attempts_chart(attempts, {exercise.id: exercise.title for exercise in EXERCISES}))
+    titles = {exercise.id: exercise.title for exercise in EXERCISES}
+    frame.chart(attempts_chart(attempts, titles, clock.student_zone()))

@@ -13,11 +13,11 @@ frame.text(LESSON, "intro")
 frame.predict(LESSON, "causal-later-keys")
 
 st.header("T5's bucket map")
-buckets_column, distance_column, direction_column = st.columns(3)
+buckets_column, distance_column = st.columns(2)
 num_buckets = buckets_column.selectbox("number of buckets", [8, 16, 32, 64], index=2, key="rb-buckets")
 max_distance = distance_column.selectbox("maximum distance", [20, 64, 128, 256, 512], index=2, key="rb-max-distance")
-bidirectional = direction_column.toggle("bidirectional (an encoder)", value=True, key="rb-bidirectional",
-                                        help="Off: causal, as in a decoder.")
+bidirectional = st.toggle("bidirectional (an encoder)", value=True, key="rb-bidirectional",
+                          help="Off: causal, as in a decoder.")
 reach = st.slider("relative positions shown: from -reach to reach", 50, 1_000, 300, step=10, key="rb-reach")
 frame.chart(caching.cached(lesson.bucket_chart, num_buckets=num_buckets, max_distance=max_distance,
                            bidirectional=bidirectional, reach=reach), numbers=True)
@@ -40,7 +40,7 @@ frame.predict(LESSON, "far-keys")
 st.header("Past the maximum distance")
 saturated = caching.cached(lesson.saturation, num_buckets=num_buckets, max_distance=max_distance,
                            bidirectional=bidirectional, reach=1_000)
-first, shared = st.columns(2)
+first, shared = frame.row(2)
 direction = "bidirectional" if bidirectional else "causal"
 first.metric(f"first distance back in the last bucket ({direction})", f"{saturated.first_saturated:,}")
 shared.metric(f"distances 0..{saturated.reach:,} back sharing it", f"{saturated.distances_in_last_bucket:,}")

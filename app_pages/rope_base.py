@@ -31,7 +31,7 @@ context_len = length_column.select_slider("context length L", LENGTHS, value=8_1
 frame.chart(caching.cached(lesson.turns_chart, head_dim=head_dim, base=float(base), context_len=context_len),
             numbers=True)
 summary = caching.cached(lesson.turns_summary, head_dim=head_dim, base=float(base), context_len=context_len)
-turned, critical, slowest = st.columns(3)
+turned, critical, slowest = frame.row(3)
 turned.metric("pairs with a full turn within L", f"{summary.full_turn_pairs} of {summary.pairs}")
 critical.metric("critical dimension d_extra (features)", f"{summary.critical_dimension} of {head_dim}")
 slowest.metric("slowest wavelength (positions)", f"{summary.slowest_wavelength:,.0f}")
@@ -50,7 +50,7 @@ frame.predict(LESSON, "bound-monotone")
 st.header("Which bases pass: the bound and the stricter value")
 if context_len <= BOUND_UP_TO:
     bound = caching.cached(base_bound.base_bound, context_len=context_len, head_dim=head_dim)
-    first, every, failing = st.columns(3)
+    first, every, failing = frame.row(3)
     first.metric(f"first base that passes up to {length_label(context_len)} (Men et al.'s bound)",
                  f"{bound.first_crossing:,.0f}")
     every.metric("from here up, every base passes", f"{bound.every_base_above:,.0f}",

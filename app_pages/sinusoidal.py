@@ -21,7 +21,7 @@ knobs = dict(length=length, d_model=d_model, base=float(base))
 
 table = caching.cached(lesson.table_view, **knobs)
 frame.chart(table.chart, numbers=True)
-shortest, longest, naive = st.columns(3)
+shortest, longest, naive = frame.row(3)
 shortest.metric("shortest wavelength 2π (columns 0 and 1)", f"{table.shortest_wavelength:,.2f}")
 longest.metric("longest wavelength 2π·base^((d−2)/d) (last pair)", f"{table.longest_wavelength:,.0f}")
 naive.metric("2π·base, for comparison", f"{2 * math.pi * base:,.0f}")
@@ -43,12 +43,12 @@ frame.text(LESSON, "dot")
 st.header("Moving k positions is one rotation: PE[p+k] = M_k PE[p]")
 k = st.slider("offset k (positions)", 1, length // 2 - 1, min(5, length // 2 - 1), key="sin-k")
 shift = caching.cached(lesson.shift_view, k=k, **knobs)
-blocks, matrix = st.columns([3, 2])
+blocks, matrix = frame.chart_row(600, 410)
 blocks.dataframe(shift.blocks, hide_index=True)
 blocks.caption(f"Largest entry of M_{k} outside the 2x2 blocks: {shift.off_block_max:g}.")
 with matrix:
     frame.chart(shift.matrix_chart, numbers=True)
-error, plus, minus = st.columns(3)
+error, plus, minus = frame.row(3)
 error.metric("max |PE[p+k] − M_k PE[p]|", f"{shift.max_error:.1e}",
              help=f"over all {shift.positions_checked} positions p and all {d_model} columns")
 if frame.predict(LESSON, "sign-of-offset", reveal_after=True):  # the two dot products answer it

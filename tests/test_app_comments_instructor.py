@@ -2,9 +2,12 @@
 Instructor page's lock (no password, wrong password, right password, secret)."""
 
 import json
+from unittest import mock
 
 import pytest
 
+from app_pages.ui import sandbox_notice
+from grader.lms.grades import suite_maxima
 from poslab.store import Store, TestRow
 from tests.app_harness import button, go, open_app, sign_in, texts
 
@@ -85,7 +88,10 @@ def test_the_right_password_shows_the_class_table_and_pass_rates(app_env, monkey
     unlock(go(at, "app_pages/instructor.py"), PASSWORD)
     table = at.dataframe[0].value
     assert list(table["student"]) == ["Ann", "Bob"]
-    assert list(table["grade:rope"]) == pytest.approx([0.5, 1.0])
+    rope_points = suite_maxima()["rope"]  # grades in points, as in the gradebook: half of rope's, all of it
+    assert list(table["rope"]) == pytest.approx([rope_points / 2, rope_points])
+    assert list(table["total"]) == pytest.approx([rope_points / 2, rope_points])
+    assert set(table["max"]) == {sum(suite_maxima().values())}
     charts = [chart.proto.spec for chart in at.get("vega_lite_chart")]
     assert len(charts) == 2 and "trip students up" in charts[1]
     labels = [item.proto.label for item in at.get("download_button")]
@@ -111,3 +117,22 @@ def test_the_instructor_loads_a_gradebook_folder_and_a_wrong_folder_gets_a_sente
     assert book["percent"].iloc[0] == pytest.approx(25.0)
     charts = [chart.proto.spec for chart in at.get("vega_lite_chart")]
     assert sum("trip students up" in spec for spec in charts) == 1  # the store has none; the gradebook has one
+
+
+@pytest.mark.parametrize("isolation, shown", [
+    ("fallback", "WITHOUT bubblewrap on this machine (POSLAB_GRADER_ISOLATION is fallback)"),
+    ("bwrap", "graded in bubblewrap sandboxes on this machine"),
+])
+def test_the_instructor_page_says_which_sandbox_grades_and_the_log_says_it_once(app_env, monkeypatch, isolation,
+                                                                                 shown):
+    monkeypatch.setenv("POSLAB_GRADER_ISOLATION", isolation)
+    monkeypatch.setenv("POSLAB_INSTRUCTOR_PASSWORD", PASSWORD)
+    sandbox_notice.sandbox_report.clear()  # checked once per process: this test's settings
+    with mock.patch.object(sandbox_notice, "logger") as log:
+        at = unlock(go(open_app(), "app_pages/instructor.py"), PASSWORD)
+        at.run()
+        said = [box.value for box in (at.warning if isolation == "fallback" else at.caption)]
+        assert any(shown in text for text in said), said
+        logged = log.warning if isolation == "fallback" else log.info
+        assert logged.call_count == 1 and shown in logged.call_args.args[1]  # once, over several runs
+    sandbox_notice.sandbox_report.clear()

@@ -174,15 +174,34 @@ def test_the_editor_starts_with_the_stub_and_a_draft_comes_back_in_a_new_session
     assert editor_code(exercise_page(student="Bob")) == STUB  # drafts are per student
 
 
-def test_two_tabs_the_last_save_wins_and_the_older_view_says_so(app_env, service):
+def test_two_tabs_the_older_one_asks_before_replacing_the_newer_save(app_env, service):
     first, second = exercise_page(), exercise_page()
     type_into_editor(first, "x = 'first tab'\n")
-    type_into_editor(second, "x = 'second tab'\n")  # saved over the first tab's newer save
-    assert any("replaced a newer version" in box.value for box in second.info)
+    type_into_editor(second, "x = 'second tab'\n")  # typed on a view older than the first tab's save
+    assert Store(app_env).draft("Ann", "rope").code == "x = 'first tab'\n"  # nothing replaced yet
+    assert any("Which one do you keep?" in box.value for box in second.warning)
+    second.button(key="keep-mine-rope").click().run()
     assert Store(app_env).draft("Ann", "rope").code == "x = 'second tab'\n"
-    first.run()  # the first tab redraws (any click): its view is older than the store's
+    assert any("it replaced the one saved from another tab" in box.value for box in second.info)
+    assert not any("Which one do you keep?" in box.value for box in second.warning)
+    first.run()  # the first tab redraws (any click): nothing unsaved, so it shows the newer save
     assert editor_code(first) == "x = 'second tab'\n"
     assert any("saved from another tab" in box.value for box in first.info)
+
+
+def test_two_tabs_the_older_one_may_load_the_newer_save_instead(app_env, service):
+    first, second = exercise_page(), exercise_page()
+    type_into_editor(first, "x = 'first tab'\n")
+    type_into_editor(second, "x = 'second tab'\n")
+    labels = [item.proto.label for item in second.get("download_button")]
+    assert "Download mine first" in labels  # the student's own version is theirs to keep
+    second.button(key="load-other-rope").click().run()
+    assert editor_code(second) == "x = 'first tab'\n"
+    assert Store(app_env).draft("Ann", "rope").code == "x = 'first tab'\n"
+    assert any("yours was not saved" in box.value for box in second.info)
+    assert not any("Which one do you keep?" in box.value for box in second.warning)
+    type_into_editor(second, "x = 'second tab, on the first'\n")  # now on the newest: saved at once
+    assert Store(app_env).draft("Ann", "rope").code == "x = 'second tab, on the first'\n"
 
 
 def test_the_exercise_is_in_the_address_and_the_session_and_progress_links_open_it(app_env, service):
@@ -283,7 +302,7 @@ def test_typing_not_yet_saved_when_submit_is_clicked_is_saved_once_and_handed_in
     assert Store(app_env).draft("Ann", "rope").revision == revision + 1
 
 
-def test_a_reload_while_pending_finds_the_job_and_progress_shows_it_once_graded(app_env, service):
+def test_a_reload_finds_the_pending_job_and_once_graded_shows_its_result_here_and_on_progress(app_env, service):
     at = exercise_page()
     type_into_editor(at, "x = 1\n")
     click(at, "submit")
@@ -294,22 +313,37 @@ def test_a_reload_while_pending_finds_the_job_and_progress_shows_it_once_graded(
     service.finish(GRADED)
     progress.run()
     assert f"{EXERCISE.title}: 1 attempt · grade 5/12 · hints used: 0" in progress_texts(progress.main)
+    graded = exercise_page()  # a reload once graded: the last result is shown again, from the store
+    assert "Your last result" in graded.header.values
+    assert any(f"{EXERCISE.title}:** 5 / 12 points" in text.value for text in graded.markdown)
+    assert not any("before yours" in box.value for box in graded.info)
 
 
 def test_uploads_take_py_files_of_at_most_200_kb_and_the_folder_tab_is_for_local_courses(app_env, service,
                                                                                           monkeypatch):
     at = exercise_page()
     uploader = at.get("file_uploader")[0]
-    assert "at most 200 KB" in uploader.proto.label and list(uploader.proto.type) == [".py"]
+    assert "at most 200 KB" in uploader.proto.label
+    # Any file is taken, so that a wrong one gets a sentence (a type filter shows only a red "!"); the
+    # box's own limit is the smallest Streamlit has, 1 MB, and it is not drawn: only the 200 KB rule is.
+    assert list(uploader.proto.type) == [] and uploader.proto.max_upload_size_mb == 1
+    assert any("stFileUploaderDropzoneInstructions" in item.proto.body for item in at.get("html"))
     assert [tab.label for tab in at.tabs] == ["Upload a file"]  # POSLAB_LOCAL_WORKSPACE unset: not local
+    at.file_uploader(key="upload-rope").set_value(("notes.txt", b"x = 1\n", "text/plain")).run()
+    assert any("not a Python file" in box.value for box in at.error)  # said at once, before any click
+    assert at.button(key="grade-upload").disabled
     at.file_uploader(key="upload-rope").set_value(("rope.py", b"#" * (200 * 1024 + 1), "text/x-python")).run()
+    assert any("at most 200 KB" in box.value for box in at.error) and at.button(key="grade-upload").disabled
+    at.file_uploader(key="upload-rope").set_value(("rope.py", b"x = 1\n", "text/x-python")).run()
+    assert not at.error and not at.button(key="grade-upload").disabled
     click(at, "grade-upload")
-    assert any("at most 200 KB" in box.value for box in at.error) and service.submitted == []
+    assert service.submitted[0][1] == {"rope.py": "x = 1\n"}
     monkeypatch.setenv("POSLAB_LOCAL_WORKSPACE", "1")
     local = exercise_page()
     assert [tab.label for tab in local.tabs if "folder" in tab.label] == ["My exercises/ folder"]
+    service.store.finish_grading_job(service.store.pending_grading_job("Ann").id, GRADED.to_dict(), [])
     click(local, "grade-folder")
-    student, files, exercises, mode = service.submitted[0]
+    student, files, exercises, mode = service.submitted[-1]
     assert set(exercises) == {item.id for item in EXERCISES} and files["rope.py"] == STUB
 
 

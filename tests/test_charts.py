@@ -57,7 +57,7 @@ def test_a_converted_chart_is_the_element_st_altair_chart_draws():
     for name, expression in CHART_BUILDERS.items():
         direct_spec, direct_data, _ = drawn(expression, "altair")
         cached_spec, cached_data, at = drawn(expression, "frame")
-        assert cached_spec == direct_spec, name
+        assert cached_spec == charts.wrap_titles(direct_spec), name  # the same, long titles in lines
         assert cached_data == direct_data and cached_data, name
         assert at.get("vega_lite_chart")[0].proto.theme == "streamlit"
         assert len(at.dataframe) == 1, f"{name}: the numbers under the chart"
@@ -75,6 +75,19 @@ def test_the_same_chart_built_twice_has_one_fingerprint_and_other_knobs_another(
                                                  causal=False, pooled=False)
     built_twice = [permutation.comparison_charts(result), permutation.comparison_charts(result)]
     assert [charts.fingerprint(c) for c in built_twice[0]] == [charts.fingerprint(c) for c in built_twice[1]]
+
+
+def test_long_titles_are_drawn_in_lines_short_ones_and_axis_titles_as_they_are():
+    long_title = "RoFormer's relative upper bound on the score (D=64): not monotone, not an expected score"
+    spec = {"title": long_title, "layer": [{"title": {"text": long_title, "anchor": "start"}, "mark": "line",
+                                           "encoding": {"x": {"field": "d", "title": long_title}}}],
+            "spec": {"title": "short"}}
+    wrapped = charts.wrap_titles(spec)
+    assert all(len(line) <= charts.TITLE_LINE_CHARS for line in wrapped["title"]) and len(wrapped["title"]) == 2
+    assert " ".join(wrapped["title"]) == long_title
+    assert wrapped["layer"][0]["title"] == {"text": wrapped["title"], "anchor": "start"}
+    assert wrapped["layer"][0]["encoding"]["x"]["title"] == long_title and wrapped["spec"]["title"] == "short"
+    assert spec["title"] == long_title  # the cached spec it came from is not changed
 
 
 def test_numbers_of_a_heatmap_are_a_row_by_column_table():

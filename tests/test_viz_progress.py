@@ -1,5 +1,7 @@
 """poslab.viz.progress: progress rows, next steps and the progress charts (no Streamlit, no database)."""
 
+from zoneinfo import ZoneInfo
+
 import pandas as pd
 import pytest
 
@@ -116,8 +118,27 @@ def test_attempts_time_axis_reads_as_utc_date_and_minute():
     x = chart.to_dict()["layer"][1]["encoding"]["x"]
     # Without a label format, attempts seconds apart were labelled ".500" (milliseconds) in the browser.
     assert "utcFormat(" in x["axis"]["labelExpr"] and "%S" in x["axis"]["labelExpr"]
-    assert x["scale"]["type"] == "utc"
-    assert list(chart.data["submitted_utc"]) == ["2026-01-01 10:00:00", "2026-01-01 10:05:00", "2026-01-01 11:00:00"]
+    assert x["scale"]["type"] == "utc" and x["title"] == "submitted (UTC)"
+    assert list(chart.data["submitted"]) == ["2026-01-01 10:00:00 UTC", "2026-01-01 10:05:00 UTC",
+                                             "2026-01-01 11:00:00 UTC"]
+
+
+def test_attempts_are_shown_in_the_students_time_zone():
+    chart = attempts_chart(attempts_frame(), {}, zone=ZoneInfo("Asia/Kolkata"))  # UTC+05:30, no summer time
+    assert chart.to_dict()["layer"][1]["encoding"]["x"]["title"] == "submitted (Asia/Kolkata)"
+    assert list(chart.data["submitted"])[0] == "2026-01-01 15:30:00 IST"
+    assert list(chart.data["wall_clock"].dt.strftime("%H:%M")) == ["15:30", "15:35", "16:30"]
+
+
+def test_an_attempt_that_did_not_import_is_a_cross_at_0_off_the_score_line():
+    attempts = attempts_frame().assign(score=[1.0, 0.0, 2.0], fraction=[0.25, 0.0, 1.0], ran=[True, False, True])
+    chart = attempts_chart(attempts, {"ex-a": "Exercise A"})
+    assert list(chart.data["judged_by"]) == ["hidden suite", "did not import: no test ran", "public tests only"]
+    line, points = chart.to_dict()["layer"]
+    assert line["transform"] == [{"filter": "datum.ran"}]  # the line joins graded attempts only
+    assert "transform" not in points  # every attempt is a point
+    assert points["encoding"]["shape"]["scale"]["range"][2] == "cross"
+    assert "Exercise A: 2 attempts, best 25%, last graded 25%, 1 that did not import (no score)" in chart.description
 
 
 def test_score_distribution_bins_percentages_in_tens():

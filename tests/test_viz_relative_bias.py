@@ -19,9 +19,19 @@ def test_bucket_map_splits_by_sign_when_bidirectional_and_folds_when_causal():
 def test_bucket_ranges_by_hand():
     # Bidirectional (32, 128): 8 exact; bucket 8 holds 8..11 (8 + floor(ln(n/8)/ln 16 * 8) = 8 while n < 8 * 16^(1/8) = 11.31)
     ranges = lesson.bucket_ranges(32, 128, True, reach=500).set_index("bucket")
-    assert ranges.loc[7, "distances"] == 1 and ranges.loc[8, "first distance"] == 8
-    assert ranges.loc[8, "last distance"] == "11" and ranges.loc[15, "last distance"] == "500 and beyond"
-    assert ranges["distances"].sum() == 501
+    assert ranges.loc[7, "distances"] == "1" and ranges.loc[8, "first distance"] == 8
+    assert ranges.loc[8, "last distance"] == "11" and ranges.loc[8, "distances"] == "4"
+    # The last bucket holds 91, 92, ... with no end (see the next test): no last distance, no count.
+    assert ranges.loc[15, "first distance"] == 91
+    assert (ranges.loc[15, "last distance"], ranges.loc[15, "distances"]) == ("none: every distance beyond", "unbounded")
+    assert sum(int(count) for count in ranges["distances"][:-1]) == 91  # 0..90: the bounded buckets
+
+
+def test_a_bucket_cut_by_the_table_says_or_more():
+    # Causal (32, 128): bucket 30 runs to 112 (the last bucket starts at 113); a table up to 100 cuts it.
+    ranges = lesson.bucket_ranges(32, 128, False, reach=100).set_index("bucket")
+    last = ranges.index.max()
+    assert ranges.loc[last, "last distance"] == "100 or more" and ranges.loc[last, "distances"].endswith("or more")
 
 
 def test_last_bucket_starts_before_the_max_distance():

@@ -12,12 +12,17 @@ session asks first.
 The conversion is Streamlit's own (``_convert_altair_to_vega_lite_spec``, streamlit==1.67.0 is
 pinned): the element drawn is the one ``st.altair_chart`` draws (``tests/test_charts.py`` checks
 that). If a later Streamlit lacks it, or a chart does not pickle, charts are drawn as before.
+
+One change on the way (``wrap_titles``): Vega-Lite draws a chart title on one line and cuts it
+at the chart's width with an ellipsis, so at 800 px (a 500 px page beside the sidebar) a long
+title read "RoFormer's relative upper bound on the score (D=64): not m…". Long titles go in lines.
 """
 
 from __future__ import annotations
 
 import hashlib
 import pickle
+import textwrap
 
 import altair as alt
 import pandas as pd
@@ -31,6 +36,8 @@ except ImportError:  # not in this Streamlit: every chart through st.altair_char
 
 # Kept apart from the library results' cache; a large heatmap's spec is a few hundred KB.
 SPEC_CACHE = {"max_entries": 1024, "max_size": "128MB"}
+# A line of a bold chart title that fits a full-width chart on a 500 px page (measured in Chromium).
+TITLE_LINE_CHARS = 48
 
 
 def fingerprint(chart: alt.TopLevelMixin) -> str | None:
@@ -44,7 +51,24 @@ def fingerprint(chart: alt.TopLevelMixin) -> str | None:
 @st.cache_data(show_spinner=False, **SPEC_CACHE)
 def _spec(key: str, _chart: alt.TopLevelMixin) -> dict:
     """The Vega-Lite spec of the chart whose fingerprint is ``key`` (``_chart`` is not hashed)."""
-    return _to_vega_lite(_chart)
+    return wrap_titles(_to_vega_lite(_chart))
+
+
+def wrap_titles(spec: dict) -> dict:
+    """The spec with every chart title longer than ``TITLE_LINE_CHARS`` in lines (Vega-Lite's list of
+    lines), in the spec and in its layers, facets and concatenations; axis and legend titles as they are."""
+    spec = dict(spec)
+    title = spec.get("title")
+    text = title.get("text") if isinstance(title, dict) else title
+    if isinstance(text, str) and len(text) > TITLE_LINE_CHARS:
+        lines = textwrap.wrap(text, TITLE_LINE_CHARS)
+        spec["title"] = {**title, "text": lines} if isinstance(title, dict) else lines
+    for key in ("layer", "hconcat", "vconcat", "concat"):
+        if isinstance(spec.get(key), list):
+            spec[key] = [wrap_titles(child) if isinstance(child, dict) else child for child in spec[key]]
+    if isinstance(spec.get("spec"), dict):
+        spec["spec"] = wrap_titles(spec["spec"])
+    return spec
 
 
 @st.cache_data(show_spinner=False, **SPEC_CACHE)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app_pages.ui import clock
 from app_pages.ui.identity import current_student, prompt
 from app_pages.ui.lock import instructor_unlocked
 from app_pages.ui.store_calls import store_call
@@ -40,7 +41,7 @@ def _delete_comment(comment_id: int, author: str | None) -> None:
 
 
 def comment_byline(comment: Comment) -> str:
-    return f"{comment.student} · {comment.time:%Y-%m-%d %H:%M} UTC"
+    return f"{comment.student} · {clock.shown(comment.time, clock.DATE_TIME)}"
 
 
 def show_comment(comment: Comment, can_delete: bool, deleted_by: str | None = None) -> None:

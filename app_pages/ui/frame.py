@@ -40,6 +40,24 @@ def chart(altair_chart: alt.TopLevelMixin, numbers: bool = False) -> None:
             st.dataframe(charts.numbers(altair_chart, key))
 
 
+def row(count: int) -> list:
+    """``count`` boxes side by side, each as wide as what it holds, wrapping onto another line when the
+    page is narrower than they are together (for metrics and links).
+
+    ``st.columns`` gives each a fixed share of the width and stacks them only when the whole window
+    is narrow (at most 640 px), not when the sidebar leaves a narrow page beside it: at 800 px a
+    metric's label and value, or a link's title, ended in an ellipsis there."""
+    holder = st.container(horizontal=True, horizontal_alignment="distribute", gap="medium")
+    return [holder.container(width="content") for _ in range(count)]
+
+
+def chart_row(*widths: int) -> list:
+    """Boxes of these widths (px) for charts side by side, wrapping one under another when the page is
+    narrower than they are together (columns would shrink each chart to a sliver at 800 px)."""
+    holder = st.container(horizontal=True, gap="medium")
+    return [holder.container(width=width) for width in widths]
+
+
 def lesson_header(lesson_id: str) -> Lesson:
     lesson = get_lesson(lesson_id)
     st.title(lesson.title)
@@ -174,7 +192,7 @@ def mark_done(lesson_id: str) -> None:
 
 def prev_next(lesson_id: str) -> None:
     previous, following = neighbours(lesson_id)
-    left, right = st.columns(2)
+    left, right = row(2)
     if previous is not None:
         left.page_link(previous.page_path, label=f"Previous: {previous.title}", icon=":material/arrow_back:")
     if following is not None:

@@ -29,6 +29,7 @@ from typing import Mapping
 
 import streamlit as st
 
+from app_pages.ui import sandbox_notice
 from app_pages.ui.process import one_per_process
 from app_pages.ui.store_calls import open_store, store, store_call
 from grader import api
@@ -38,6 +39,7 @@ from poslab.exercises import Exercise
 from poslab.vocabulary import AttemptKind, GradingMode
 
 JOB_KEY = "grading_job"  # this session's submission: a Watch
+LOOKED_UP_KEY = "grading_job_looked_up"  # the student whose last submission this session looked up
 PRACTICE_KEY = "practice_runs"  # exercise id -> the Watch of this session's practice run
 LOCAL_WORKSPACE_ENV = "POSLAB_LOCAL_WORKSPACE"
 START_ENV = "POSLAB_GRADER_START"  # "startup" (default): with the server; "on_demand": at the first submission (tests)
@@ -91,6 +93,7 @@ def grading_service() -> GradingService | None:
 def start_with_the_server() -> GradingService | None:
     """The server's start-up (app.py's lifespan, before any page): start the judges in the background,
     unless ``POSLAB_GRADER_START=on_demand`` (then the first submission starts them)."""
+    sandbox_notice.sandbox_report()  # which sandbox will grade, said once in the log
     if os.environ.get(START_ENV, "startup").strip() == ON_DEMAND:
         return None
     return _service(Settings.from_env().db_url).start()
@@ -194,17 +197,20 @@ def watch_of(kind: AttemptKind, exercise_id: str) -> Watch | None:
 # -- submissions -------------------------------------------------------------------------------------
 
 def pending_job(student: str) -> Watch | None:
-    """This session's submission, else (after a reload or in another tab) the student's one still queued."""
+    """This session's submission; else (after a reload, or in another tab) the student's last one in the
+    store: still queued (the page waits for it) or with its result, which the page shows again."""
     watch = st.session_state.get(JOB_KEY)
     if watch is not None:
         return watch
-    service = grading_service()
-    if service is None:
+    if st.session_state.get(LOOKED_UP_KEY) == student:
+        return None  # asked once this session: none yet (a new one is this session's own)
+    found = store_call("look for your last submission", lambda opened: (opened.latest_grading_job(student),), None)
+    if found is None:
+        return None  # store_call has said why; the next run asks again
+    st.session_state[LOOKED_UP_KEY] = student
+    if found[0] is None:
         return None
-    job_id = store_call("look for your submission being graded", lambda _: service.pending_job_id(student), None)
-    if job_id is None:
-        return None
-    watch = Watch(job_id, AttemptKind.SUBMISSION, ())
+    watch = Watch(found[0].id, AttemptKind.SUBMISSION, ())
     st.session_state[JOB_KEY] = watch
     return watch
 

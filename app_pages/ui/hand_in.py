@@ -17,7 +17,7 @@ from datetime import datetime
 
 import streamlit as st
 
-from app_pages.ui import feedback, grading, history, store_calls, workspace
+from app_pages.ui import clock, feedback, grading, history, store_calls, workspace
 from grader.results import SubmissionResult
 from grader.submissions import MAX_FILE_BYTES, SubmissionRejected, source_from_upload
 from grader.vocabulary import ExerciseStatus, WatchState
@@ -32,17 +32,16 @@ def panel(student: str, exercise: Exercise) -> None:
     """The buttons and what they answer."""
     workspace.receive_editor_text(student, exercise)  # typing not saved yet is saved once, here
     draft = workspace.draft_text(student, exercise)
-    run_column, submit_column, reset_column, download_column = st.columns([1, 1, 1, 1])
-    if run_column.button("Run the public tests", key="run-public", icon=":material/science:", width="stretch"):
+    # Each button as wide as its label; on a narrow page the row wraps (columns would cut the labels).
+    buttons = st.container(horizontal=True, gap="small")
+    if buttons.button("Run the public tests", key="run-public", icon=":material/science:"):
         grading.start_practice(student, exercise, draft)
-    if submit_column.button("Submit for grading", key="submit", type="primary", icon=":material/send:",
-                            width="stretch"):
+    if buttons.button("Submit for grading", key="submit", type="primary", icon=":material/send:"):
         grading.submit(student, {exercise.filename: draft}, (exercise.id,))
-    with reset_column:
+    with buttons:
         reset_box(student, exercise)
-    download_column.download_button(f"Download {exercise.filename}", draft, exercise.filename,
-                                    mime="text/x-python", icon=":material/download:",
-                                    key=f"download-{exercise.id}", width="stretch")
+    buttons.download_button(f"Download {exercise.filename}", draft, exercise.filename, mime="text/x-python",
+                            icon=":material/download:", key=f"download-{exercise.id}")
     practice_panel(student, exercise)
     submission_panel(student)
     # Keyed, so that it stays open through the page's own run that follows a result drawn by a poll.
@@ -108,7 +107,7 @@ def submission_panel(student: str) -> None:
 def show_submission(watch: grading.Watch) -> None:
     result = watch.status.result
     st.header("Your last result")
-    st.caption(f"Handed in at {watch.handed_in:%H:%M:%S} UTC.")
+    st.caption(f"Handed in at {clock.shown(watch.handed_in)}.")
     graded = tuple(exercise for exercise in result.exercises
                    if result.exercise_status(exercise) != ExerciseStatus.NOT_GRADED)
     shown = watch.exercises or graded or tuple(TITLES)  # a job found after a reload: what it graded
@@ -131,7 +130,7 @@ def practice_panel(student: str, exercise: Exercise) -> None:
 def show_practice(result: SubmissionResult, handed_in: datetime, exercise_id: str) -> None:
     with st.container(border=True):
         st.markdown("**Public tests on your draft** (practice: not an attempt, not a grade)")
-        st.caption(f"Run at {handed_in:%H:%M:%S} UTC.")
+        st.caption(f"Run at {clock.shown(handed_in)}.")
         feedback.show_result(result, [exercise_id], TITLES)
 
 
@@ -160,16 +159,34 @@ def other_ways(student: str, exercise: Exercise) -> None:
             folder_form(student)
 
 
+# Streamlit's uploader takes whole megabytes only (at least 1) and writes that limit in its box: the
+# smallest one, so that it never refuses a file before the app can say why. The rule a solution file
+# meets is the grader's, 200 KB: the label states it, and the box's own "1MB per file", which would
+# contradict it, is not drawn (UPLOAD_BOX_CSS).
+UPLOAD_TRANSPORT_MB = 1
+UPLOAD_BOX_CSS = ("<style>.st-key-upload-box [data-testid='stFileUploaderDropzoneInstructions'] "
+                  "{display: none;}</style>")
+
+
 def upload_form(student: str, exercise: Exercise) -> None:
+    """Any file is taken (a type filter only shows a red "!"); the grader's own rule says in a sentence
+    what is wrong with one that is no solution file, as soon as it is chosen."""
     limit = f"{MAX_FILE_BYTES // 1024} KB"
-    upload = st.file_uploader(f"Your {exercise.filename} (a .py file, at most {limit})", type=["py"],
-                              key=f"upload-{exercise.id}", help=f"Files over {limit} are refused.")
-    if st.button("Submit the uploaded file for grading", key="grade-upload", disabled=upload is None):
+    st.html(UPLOAD_BOX_CSS)
+    with st.container(key="upload-box"):
+        upload = st.file_uploader(f"Your {exercise.filename} (a .py file of at most {limit})",
+                                  key=f"upload-{exercise.id}", max_upload_size=UPLOAD_TRANSPORT_MB,
+                                  help=f"The file you edited, e.g. {exercise.filename}: a Python file of at most "
+                                       f"{limit}.")
+    source, problem = None, None
+    if upload is not None:
         try:
             source = source_from_upload(upload.name, upload.getvalue())
         except SubmissionRejected as error:
-            st.error(str(error), icon=":material/block:")
-            return
+            problem = str(error)
+    if problem:
+        st.error(problem, icon=":material/block:")
+    if st.button("Submit the uploaded file for grading", key="grade-upload", disabled=source is None):
         if grading.submit(student, {exercise.filename: source}, (exercise.id,)):
             st.rerun()  # its answer is drawn above this form
 

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import difflib
 
+import pandas as pd
 import streamlit as st
 
-from app_pages.ui import feedback, workspace
+from app_pages.ui import clock, feedback, workspace
 from app_pages.ui.store_calls import store_call
 from grader.results import SubmissionResult
+from grader.vocabulary import ExerciseStatus
 from poslab.exercises import Exercise
 from poslab.store import Attempt
 
@@ -33,11 +35,32 @@ def attempt_result(attempt: Attempt) -> SubmissionResult | None:
         return None
 
 
+def attempt_ran(attempt: Attempt) -> bool:
+    """Whether any test of the attempt's exercise ran (not: its file did not import); kept details decide,
+    and an attempt without them counts as graded, as its score was."""
+    result = attempt_result(attempt)
+    return result is None or result.exercise_status(attempt.exercise) == ExerciseStatus.GRADED
+
+
+def attempts_table(student: str) -> pd.DataFrame | None:
+    """The student's attempts in time order for the Progress chart: the store's ``attempts`` columns and
+    ``ran`` (``attempt_ran``); None when the store could not be read (``store_call`` said why)."""
+    attempts = store_call("load your attempts", lambda opened: opened.attempt_details(student), None)
+    if attempts is None:
+        return None
+    table = pd.DataFrame([(item.id, item.student, item.exercise, item.time, item.score, item.max_score,
+                           item.score / item.max_score, item.public_tests_only, attempt_ran(item)) for item in attempts],
+                         columns=["id", "student", "exercise", "time", "score", "max_score", "fraction",
+                                  "public_tests_only", "ran"])
+    table["time"] = pd.to_datetime(table["time"], utc=True)
+    return table
+
+
 def attempt_label(number: int, attempt: Attempt, result: SubmissionResult | None, exercise_id: str) -> str:
     kind = "public tests" if attempt.public_tests_only else "graded"
     line = feedback.summary(result, exercise_id) if result is not None else "no details kept"
-    return (f"Attempt {number} · {attempt.time:%Y-%m-%d %H:%M} UTC · {attempt.score:g} / {attempt.max_score:g} "
-            f"({kind}) · {line}")
+    return (f"Attempt {number} · {clock.shown(attempt.time, clock.DATE_TIME)} · {attempt.score:g} / "
+            f"{attempt.max_score:g} ({kind}) · {line}")
 
 
 def _load(student: str, exercise: Exercise, code: str, number: int) -> None:

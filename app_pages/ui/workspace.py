@@ -1,7 +1,7 @@
 """The Exercises page's editor: the exercise's stub in a code editor, saved as a draft as the student types.
 
 The editor is ``streamlit-code-editor`` (Ace): monospace, line numbers, Python colours, as tall as
-the file (up to ``MAX_EDITOR_LINES``). It sends its text a second and a half after the student
+the file (up to ``editor_look.MAX_LINES``). It sends its text a second and a half after the student
 stops typing and when it loses focus; each new text is saved as the draft in the store, so it is
 back after a reload, in another tab or on another day. The editor sits in a fragment: a save
 reruns the editor only, not the page.
@@ -12,12 +12,13 @@ editor's own run). Reading the draft (``draft_text``) writes nothing.
 
 Keyboard (WCAG 2.1.2, no trap): Tab reaches the editor; Enter starts editing (Tab then indents);
 Esc stops editing, and Tab then moves on to the next control. Ace's ``enableKeyboardAccessibility``.
+How the editor looks (a theme that follows the app's, loading nothing from outside the machine)
+and the fixes it needs: ``app_pages.ui.editor_look``.
 
-Nothing is loaded from outside the machine: the component's own "streamlit" themes import a
-font from a web font host, so the editor uses Ace's built-in ``textmate`` theme instead.
-
-Two tabs on one draft: the last save wins. A tab that saves over a newer save from another tab
-says so; a tab whose view is older than the stored draft shows the stored one, and says so.
+Two tabs on one draft: a tab whose view is older than the stored draft, and that has nothing
+unsaved, shows the stored one and says so. A tab whose typing would replace a newer save from
+another tab saves nothing yet: it asks first (``conflict``), keep mine (replace the other) or load
+the other version (mine can be downloaded before), and does what the student chose.
 """
 
 from __future__ import annotations
@@ -28,26 +29,16 @@ from dataclasses import dataclass
 import streamlit as st
 from code_editor import code_editor
 
+from app_pages.ui import clock, editor_look
 from app_pages.ui.store_calls import store_call
 from grader.submissions import MAX_FILE_BYTES
 from poslab.config import PROJECT_ROOT
 from poslab.exercises import Exercise, spec
+from poslab.store import Draft
 
 SESSION_KEY = "workspace_session"  # this browser session's id, kept with each draft it saves
-MAX_EDITOR_LINES = 60
-SAVE_AFTER_MS = 1500  # a pause in typing this long sends the text (and on leaving the editor)
 KEYBOARD_HELP = ("Keyboard: Tab reaches the editor, Enter starts editing (Tab then indents), "
                  "Esc stops editing, then Tab moves on. Your code is saved as a draft as you type.")
-# Ace's own scrollbars (customScrollbar): the browser's native ones are scroll containers, which
-# Chromium makes Tab stops, so leaving the editor would take a Tab per scrollbar.
-EDITOR_OPTIONS = {"enableKeyboardAccessibility": True, "customScrollbar": True, "showLineNumbers": True,
-                  "wrap": False, "useSoftTabs": True, "tabSize": 4}
-EDITOR_PROPS = {"theme": "textmate", "debounceChangePeriod": SAVE_AFTER_MS, "fontSize": 14,
-                "enableLiveAutocompletion": False, "enableSnippets": False}
-# The component binds its own "exitSession" command (leave its snippet/keybinding side sessions)
-# to Esc after Ace's "blurTextInput"; Ace tries the last-bound command first and that one always
-# claims the key, so Esc never left the text. Unbound, Esc reaches "blurTextInput" again.
-EDITOR_KEYBINDINGS = {"commands": [{"name": "exitSession", "bindkey": ""}]}
 
 
 @dataclass
@@ -62,6 +53,7 @@ class EditorState:
     saved_at: str = ""
     notice: str | None = None  # said once, then cleared
     problem: str | None = None  # why the last text was not saved
+    conflict: Draft | None = None  # another tab's newer save that this tab's typing would replace: asked first
 
 
 def session_id() -> str:
@@ -98,17 +90,25 @@ def sync_with_store(student: str, exercise: Exercise) -> EditorState:
         text = draft.code if draft is not None else starter_code(exercise)
         state = EditorState(text, text, 0, draft.revision if draft is not None else 0)
         if draft is not None:
-            state.saved_at = f"{draft.saved_at:%Y-%m-%d %H:%M:%S} UTC"
-    elif (draft is not None and draft.revision > state.revision and draft.saved_by != session_id()
-          and not _unsaved_typing(state, exercise)):
-        state.text = state.loaded = draft.code
-        state.generation += 1
-        state.revision = draft.revision
-        state.saved_at = f"{draft.saved_at:%H:%M:%S} UTC"
-        state.notice = (f"Your draft was saved from another tab or window at {draft.saved_at:%H:%M:%S} UTC, "
-                        "after this page last loaded it. The last save wins: the editor now shows that version.")
+            state.saved_at = clock.shown(draft.saved_at, clock.DATE_TIME)
+    elif draft is not None and draft.revision > state.revision and draft.saved_by != session_id():
+        if state.conflict is not None:
+            state.conflict = draft  # the student is asked to choose against the newest version
+        elif not _unsaved_typing(state, exercise):  # (unsaved typing: its save asks first)
+            _show_newer(state, draft, "Your draft was saved from another tab or window at "
+                                      f"{clock.shown(draft.saved_at)}, after this page last loaded it: the editor "
+                                      "now shows that version.")
     st.session_state[key] = state
     return state
+
+
+def _show_newer(state: EditorState, draft: Draft, notice: str) -> None:
+    """Mount a fresh editor with another tab's newer draft."""
+    state.text = state.loaded = draft.code
+    state.generation += 1
+    state.revision, state.conflict = draft.revision, None
+    state.saved_at = clock.shown(draft.saved_at)
+    state.notice = notice
 
 
 def _editor_key(exercise: Exercise, state: EditorState) -> str:
@@ -116,27 +116,33 @@ def _editor_key(exercise: Exercise, state: EditorState) -> str:
 
 
 def _unsaved_typing(state: EditorState, exercise: Exercise) -> bool:
-    """The editor sent text this run has not saved yet: it is about to be the last save, so it wins."""
+    """The editor sent text this run has not saved yet: it is about to be saved (or to ask first)."""
     value = st.session_state.get(_editor_key(exercise, state))
     return isinstance(value, dict) and bool(value.get("id")) and value["id"] != state.last_event
 
 
-def _save(student: str, exercise: Exercise, state: EditorState, text: str) -> None:
+def _save(student: str, exercise: Exercise, state: EditorState, text: str, overwrite: bool = False) -> None:
+    """Save ``text`` as the draft; over another tab's newer save only with ``overwrite`` (else: ask)."""
     size = len(text.encode("utf-8"))
     if size > MAX_FILE_BYTES:
         state.problem = (f"Not saved: the code is {size / 1024:,.0f} KB, and a solution file may be at most "
                          f"{MAX_FILE_BYTES // 1024} KB.")
         return
     saved = store_call("save your draft", lambda opened: opened.save_draft(
-        student, exercise.id, text, saved_by=session_id(), base_revision=state.revision), None)
+        student, exercise.id, text, saved_by=session_id(), base_revision=state.revision, overwrite_newer=overwrite),
+        None)
     if saved is None:
         state.problem = "Not saved (see above): keep a copy of your code until this is fixed."
         return
-    state.revision, state.problem = saved.draft.revision, None
-    state.saved_at = f"{saved.draft.saved_at:%H:%M:%S} UTC"
+    state.problem = None
+    if saved.held_back:
+        state.conflict = saved.draft
+        return
+    state.revision, state.conflict = saved.draft.revision, None
+    state.saved_at = clock.shown(saved.draft.saved_at)
     if saved.replaced is not None:
-        state.notice = (f"This save replaced a newer version saved from another tab or window at "
-                        f"{saved.replaced.saved_at:%H:%M:%S} UTC: the last save wins.")
+        state.notice = (f"Your version is saved: it replaced the one saved from another tab or window at "
+                        f"{clock.shown(saved.replaced.saved_at)}.")
 
 
 def receive_editor_text(student: str, exercise: Exercise) -> None:
@@ -159,12 +165,40 @@ def draft_text(student: str, exercise: Exercise) -> str:
 
 
 def replace_text(student: str, exercise: Exercise, text: str, notice: str) -> None:
-    """Mount a fresh editor with ``text`` and save it as the draft (reset, load an attempt)."""
+    """Mount a fresh editor with ``text`` and save it as the draft (reset, load an attempt: the
+    student asked for this text, so it replaces any other tab's)."""
     state = _state(student, exercise)
     state.text = state.loaded = text
-    _save(student, exercise, state, text)
+    _save(student, exercise, state, text, overwrite=True)
     state.generation += 1
     state.notice = notice
+
+
+def _keep_mine(student: str, exercise: Exercise) -> None:
+    state = _state(student, exercise)
+    _save(student, exercise, state, state.text, overwrite=True)
+
+
+def _load_other(student: str, exercise: Exercise) -> None:
+    state = _state(student, exercise)
+    if state.conflict is not None:
+        _show_newer(state, state.conflict, f"The editor shows the version saved from another tab or window at "
+                                           f"{clock.shown(state.conflict.saved_at)}; yours was not saved.")
+
+
+def conflict_choice(student: str, exercise: Exercise, state: EditorState) -> None:
+    """Ask before this tab's typing replaces another tab's newer save: keep mine, or load the other."""
+    newer = state.conflict
+    st.warning(f"Not saved yet: this draft was saved from another tab or window at {clock.shown(newer.saved_at)}, "
+               "after this tab loaded it. Saving now would replace that version with the one in this editor. "
+               "Which one do you keep?", icon=":material/sync_problem:")
+    choices = st.container(horizontal=True, gap="small")
+    choices.button("Keep mine (replace the other version)", key=f"keep-mine-{exercise.id}", type="primary",
+                   on_click=_keep_mine, args=(student, exercise))
+    choices.button("Load the other version", key=f"load-other-{exercise.id}", on_click=_load_other,
+                   args=(student, exercise))
+    choices.download_button("Download mine first", state.text, exercise.filename, mime="text/x-python",
+                            icon=":material/download:", key=f"download-mine-{exercise.id}", on_click="ignore")
 
 
 @st.fragment
@@ -173,14 +207,17 @@ def editor(student: str, exercise: Exercise) -> None:
     state = _state(student, exercise)
     # The latest text, not the one mounted first: a page left and reopened mounts a new editor. A
     # mounted editor ignores a changed text (only a new generation, i.e. a new key, replaces it).
-    lines = state.text.count("\n") + 2
-    code_editor(state.text, lang="python", height=[min(max(lines, 12), MAX_EDITOR_LINES), MAX_EDITOR_LINES],
-                shortcuts="sublime", response_mode=["debounce", "blur"], options=EDITOR_OPTIONS, props=EDITOR_PROPS,
-                keybindings=EDITOR_KEYBINDINGS, key=editor_key(student, exercise))
+    # Every other argument stays the same from save to save: a changed one re-renders Ace.
+    code_editor(state.text, lang="python", height=[editor_look.MIN_LINES, editor_look.MAX_LINES],
+                shortcuts="sublime", response_mode=["debounce", "blur"], options=editor_look.EDITOR_OPTIONS,
+                props=editor_look.editor_props(editor_look.theme_type()), keybindings=editor_look.EDITOR_KEYBINDINGS,
+                component_props=editor_look.component_props(), key=editor_key(student, exercise))
     receive_editor_text(student, exercise)
     if state.notice:
         st.info(state.notice, icon=":material/sync:")
         state.notice = None
+    if state.conflict is not None:
+        conflict_choice(student, exercise, state)
     if state.problem:
         st.error(state.problem, icon=":material/save:")
     st.caption(f"{KEYBOARD_HELP} " + (f"Draft saved at {state.saved_at}." if state.saved_at

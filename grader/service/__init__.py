@@ -42,7 +42,8 @@ queued is refused with ``AlreadyPending``, whose message says so; it names the p
 **What the page asks.** ``status(job_id)`` is the one way to know where a job is
 (``JobStatus``, ``WatchState``): a submission's or a practice run's, before and after it finished
 (``status``). ``wait`` lets a page wait briefly for a result; ``pending_job_id`` finds a
-student's submission still being graded after a reload.
+student's submission still being graded after a reload. ``planned_isolation`` says how a judge on
+this machine will keep submissions apart (bubblewrap or the fallback, and why).
 
 Settings: one ``ServiceSettings`` (``settings``), its own and the graders' together.
 """
@@ -50,6 +51,7 @@ Settings: one ``ServiceSettings`` (``settings``), its own and the graders' toget
 from grader.service.dispatch import task_function
 from grader.service.intake import AlreadyPending, SubmissionRejected
 from grader.service.job import GradingJob, ServiceClosed, as_completed
+from grader.service.judge import planned_isolation
 from grader.service.outcomes import attempts_of, code_of
 from grader.service.service import GradingService
 from grader.service.settings import ServiceSettings
@@ -58,4 +60,4 @@ from grader.vocabulary import WatchState
 
 __all__ = ["AlreadyPending", "GradingJob", "GradingService", "JobStatus", "ServiceClosed", "ServiceSettings",
            "SubmissionRejected", "WatchState", "as_completed", "attempts_of", "code_of", "failure_sentence",
-           "stopped_grader_message", "task_function"]
+           "planned_isolation", "stopped_grader_message", "task_function"]

@@ -27,7 +27,7 @@ from typing import Any, Sequence
 
 from grader.api import Grader, Submission, grading_mode
 from grader.settings import GraderSettings
-from grader.vocabulary import Isolation
+from grader.vocabulary import Isolation, IsolationSetting
 from poslab.vocabulary import GradingMode
 
 logger = logging.getLogger("distributed.grader")  # under "distributed": the Dask worker's log shows it
@@ -110,6 +110,19 @@ def _isolation_problem(settings: GraderSettings) -> str | None:
     except ImportError:
         return None
     return bwrap_problem(settings)
+
+
+def planned_isolation(settings: GraderSettings) -> tuple[Isolation, str | None]:
+    """How a judge on this machine keeps a submission apart (``bwrap``, else the fallback, as the
+    settings and bubblewrap's check decide), and, when not with bubblewrap, why not."""
+    from grader.sandbox import choose_isolation
+
+    isolation = choose_isolation(settings)
+    if isolation == Isolation.BWRAP:
+        return isolation, None
+    if settings.isolation != IsolationSetting.AUTO:
+        return isolation, f"POSLAB_GRADER_ISOLATION is {settings.isolation}"
+    return isolation, _isolation_problem(settings) or "bubblewrap does not work here"
 
 
 def warm_modes() -> list[GradingMode]:

@@ -1,9 +1,11 @@
 """The student's workspace in the store: drafts and quick-check choices.
 
 A draft is what the editor on the Exercises page holds, one per student and exercise, saved as
-the student types. Saves are never refused: the last save wins. Each save counts a revision and
-names the browser session (tab) that made it, so a tab whose view is older than the stored draft
-can say so, and a save that replaced another tab's newer one is reported back (``DraftSaved``).
+the student types. Each save counts a revision and names the browser session (tab) that made it,
+so a tab whose view is older than the stored draft can say so. A save that started from an older
+revision than another tab's newer save is held back (``overwrite_newer=False``, what the page
+asks) so that the student chooses before anything is replaced, or goes through and reports what
+it replaced (``DraftSaved``).
 
 A check choice is the option a quick-check answer chose, so a reloaded lesson shows the answer
 and its feedback again. (A run of the public tests on a draft, a practice run, is an attempt of
@@ -40,8 +42,9 @@ class Draft:
 
 @dataclass(frozen=True)
 class DraftSaved:
-    draft: Draft
+    draft: Draft  # the stored draft after the call: this save's, or the newer one it was held back by
     replaced: Draft | None  # another session's save newer than the one this save started from
+    held_back: bool = False  # nothing written: another session saved since this one's base revision
 
 
 def _now() -> datetime:
@@ -72,11 +75,13 @@ class WorkspaceMixin:
         return None if row is None else _draft(row)
 
     def save_draft(self, student: str, exercise: str, code: str, *, saved_by: str,
-                   base_revision: int = 0) -> DraftSaved:
-        """Save the editor's text; the last save wins.
+                   base_revision: int = 0, overwrite_newer: bool = True) -> DraftSaved:
+        """Save the editor's text.
 
         ``base_revision``: the revision this session last loaded or saved (0: none). If another
-        session saved after it, that draft is returned as ``replaced`` (it is overwritten).
+        session saved after it, that draft is newer than what this session started from: with
+        ``overwrite_newer`` it is overwritten and returned as ``replaced``; without, nothing is
+        written and it is returned as ``draft``, with ``held_back`` set.
         """
         student, exercise = clean_student(student), self.catalogue.require_exercise(exercise)
         code = clean_code(code)
@@ -90,15 +95,17 @@ class WorkspaceMixin:
         def save(conn: Connection) -> DraftSaved:
             row = conn.execute(sa.select(table).where(mine)).first()
             before = None if row is None else _draft(row)
+            newer = before if before is not None and before.revision > base_revision \
+                and before.saved_by != saved_by else None
+            if newer is not None and not overwrite_newer:
+                return DraftSaved(newer, None, held_back=True)
             revision = 1 if before is None else before.revision + 1
             values = dict(code=code, revision=revision, saved_at=now, saved_by=saved_by)
             if before is None:
                 conn.execute(sa.insert(table).values(student=student, exercise=exercise, **values))
             else:
                 conn.execute(sa.update(table).where(mine).values(**values))
-            replaced = before if before is not None and before.revision > base_revision \
-                and before.saved_by != saved_by else None
-            return DraftSaved(Draft(student, exercise, code, revision, now, saved_by), replaced)
+            return DraftSaved(Draft(student, exercise, code, revision, now, saved_by), newer)
 
         try:
             return self._write(save)

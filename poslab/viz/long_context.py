@@ -184,7 +184,8 @@ def partial_rotary_chart(head_dim: int, rotary_dims: int, max_distance: int, see
     return alt.Chart(frame).mark_line().encode(
         x=alt.X("distance:Q", title=axis_title("key position - query position", "tokens")),
         y=alt.Y("score:Q", title=axis_title("score q . k", "unitless")),
-        color=alt.Color("part:N", title="part of the score"),
+        # Below the chart, labels whole: at the right, the legend's default limit cut "(content only)".
+        color=alt.Color("part:N", title="part of the score", legend=alt.Legend(orient="bottom", labelLimit=0)),
         tooltip=[alt.Tooltip("part:N"), alt.Tooltip("distance:Q"), alt.Tooltip("score:Q", format=".3f")],
     ).properties(
         title=f"Partial rotary: {rotary_dims} of {head_dim} features rotated",

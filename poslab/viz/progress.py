@@ -13,6 +13,7 @@ every function here is tested without Streamlit or a database.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, tzinfo
 from typing import Sequence
 
 import altair as alt
@@ -117,39 +118,65 @@ def next_steps(progress: StudentProgress, lessons: Sequence[Lesson], exercises: 
     return [step for step in candidates if step is not None][:limit]
 
 
-UTC_LABEL = "utcFormat(datum.value, '%b %d %H:%M:%S')"
+# Labels written by an expression: without it, attempts seconds apart were labelled ".500"
+# (milliseconds). The times are the student's wall-clock, drawn on a UTC scale so that the browser
+# adds no zone of its own.
+TIME_LABEL = "utcFormat(datum.value, '%b %d %H:%M:%S')"
+NOT_RUN = "did not import: no test ran"
+JUDGED_BY = {False: "hidden suite", True: "public tests only"}
 
 
-def attempts_chart(attempts: pd.DataFrame, titles: dict[str, str]) -> alt.Chart:
-    """Every attempt's score over time (store ``attempts`` columns), a line and points per exercise."""
+def attempts_chart(attempts: pd.DataFrame, titles: dict[str, str], zone: tzinfo = UTC) -> alt.LayerChart:
+    """Every attempt's score over time (store ``attempts`` columns), a line and points per exercise.
+
+    ``ran`` (a column, optional): False for an attempt none of whose tests ran (its file did not
+    import). Its 0 is no score: it is drawn as a cross at 0, off the score line, which joins the
+    attempts that were graded. Times are shown in ``zone`` (the student's), and the axis says which.
+    """
+    ran = attempts["ran"].astype(bool) if "ran" in attempts else pd.Series(True, index=attempts.index)
+    when = pd.to_datetime(attempts["time"], utc=True).dt.tz_convert(zone)
     frame = attempts.assign(
         percent=attempts["fraction"] * 100.0,
         exercise_title=attempts["exercise"].map(lambda exercise: titles.get(exercise, exercise)),
-        judged_by=attempts["public_tests_only"].map({True: "public tests only", False: "hidden suite"}),
-        submitted_utc=pd.to_datetime(attempts["time"], utc=True).dt.strftime("%Y-%m-%d %H:%M:%S"),
+        ran=ran,
+        judged_by=[JUDGED_BY[bool(public)] if did_run else NOT_RUN
+                   for public, did_run in zip(attempts["public_tests_only"], ran)],
+        wall_clock=when.dt.tz_localize(None),
+        submitted=when.dt.strftime("%Y-%m-%d %H:%M:%S %Z"),
     )
-    # Labels written in UTC by an expression: without it, attempts seconds apart were labelled
-    # ".500" (milliseconds), and the axis's formatType="utc" was ignored in the browser.
-    x = alt.X("time:T", title=axis_title("submitted", "UTC"), scale=alt.Scale(type="utc"),
-              axis=alt.Axis(labelExpr=UTC_LABEL, labelOverlap=True))
+    zone_label = getattr(zone, "key", None) or zone.tzname(None)
+    x = alt.X("wall_clock:T", title=axis_title("submitted", zone_label), scale=alt.Scale(type="utc"),
+              axis=alt.Axis(labelExpr=TIME_LABEL, labelOverlap=True))
     y = alt.Y("percent:Q", title=axis_title("score", "% of maximum"), scale=alt.Scale(domain=[0, 100]))
     tooltip = [
-        alt.Tooltip("exercise_title:N", title="exercise"), alt.Tooltip("submitted_utc:N", title="submitted (UTC)"),
-        alt.Tooltip("score:Q", title="score (points)", format="g"), alt.Tooltip("max_score:Q", title="maximum (points)", format="g"),
-        alt.Tooltip("judged_by:N", title="judged by"),
+        alt.Tooltip("exercise_title:N", title="exercise"), alt.Tooltip("submitted:N", title="submitted"),
+        alt.Tooltip("score:Q", title="score (points)", format="g"),
+        alt.Tooltip("max_score:Q", title="maximum (points)", format="g"), alt.Tooltip("judged_by:N", title="judged by"),
     ]
     color = alt.Color("exercise_title:N", title="exercise")
     base = alt.Chart(frame, title="Your attempts over time")
     # A dash per exercise as well as a colour; the points' shape says which suite judged them.
-    line = base.mark_line().encode(x=x, y=y, color=color, strokeDash=alt.StrokeDash("exercise_title:N", title="exercise"))
+    line = base.mark_line().encode(
+        x=x, y=y, color=color, strokeDash=alt.StrokeDash("exercise_title:N", title="exercise"),
+    ).transform_filter("datum.ran")
+    shapes = alt.Scale(domain=[*JUDGED_BY.values(), NOT_RUN], range=["circle", "square", "cross"])
     points = base.mark_point(filled=True, size=70).encode(
-        x=x, y=y, color=color, shape=alt.Shape("judged_by:N", title="judged by"), tooltip=tooltip)
-    best = frame.groupby("exercise_title", sort=False)["percent"].agg(["count", "max", "last"])
-    summary = "; ".join(f"{title}: {int(row['count'])} attempt{'s' if row['count'] != 1 else ''}, best "
-                        f"{row['max']:.0f}%, last {row['last']:.0f}%" for title, row in best.iterrows())
-    return alt.layer(line, points).properties(height=280, description=(
-        f"Line chart of the score (% of maximum) of each of your attempts against submission time, one line per "
-        f"exercise: {summary}."))
+        x=x, y=y, color=color, shape=alt.Shape("judged_by:N", title="judged by", scale=shapes), tooltip=tooltip)
+    return alt.layer(line, points).properties(height=280, description=_attempts_description(frame))
+
+
+def _attempts_description(frame: pd.DataFrame) -> str:
+    parts = []
+    for title, rows in frame.groupby("exercise_title", sort=False):
+        graded = rows[rows["ran"]]
+        part = f"{title}: {len(rows)} attempt{'s' if len(rows) != 1 else ''}"
+        if len(graded):
+            part += f", best {graded['percent'].max():.0f}%, last graded {graded['percent'].iloc[-1]:.0f}%"
+        if len(graded) < len(rows):
+            part += f", {len(rows) - len(graded)} that did not import (no score)"
+        parts.append(part)
+    return ("Line chart of the score (% of maximum) of each of your graded attempts against submission time, one "
+            f"line per exercise; an attempt that did not import is a cross at 0, off the line: {'; '.join(parts)}.")
 
 
 def score_distribution_chart(class_table: pd.DataFrame) -> alt.Chart:

@@ -46,16 +46,31 @@ def bucket_frame(num_buckets: int, max_distance: int, bidirectional: bool, reach
     return pd.DataFrame(rows)
 
 
+UNBOUNDED = 10**9  # a distance far past any max_distance: it lies in the bucket that never ends
+
+
 def bucket_ranges(num_buckets: int, max_distance: int, bidirectional: bool, reach: int = 4096) -> pd.DataFrame:
-    """``bucket, first distance, last distance, distances`` for earlier keys (r <= 0), up to ``reach``."""
+    """``bucket, first distance, last distance, distances`` for earlier keys (r <= 0), counted up to ``reach``.
+
+    The last bucket never ends (every distance from its first on shares it): it has no last distance
+    and no count. A bucket cut by ``reach`` before it ends says "or more"."""
     distance = torch.arange(reach + 1)
     buckets = t5_relative_bucket(-distance, bidirectional, num_buckets, max_distance).tolist()
+    endless = int(t5_relative_bucket(torch.tensor([-UNBOUNDED]), bidirectional, num_buckets, max_distance))
     rows: dict[int, list[int]] = {}
     for d, bucket in zip(distance.tolist(), buckets):
         rows.setdefault(bucket, []).append(d)
-    return pd.DataFrame([{"bucket": b, "first distance": ds[0],
-                          "last distance": f"{ds[-1]}" if ds[-1] < reach else f"{reach} and beyond",
-                          "distances": len(ds)} for b, ds in sorted(rows.items())])
+
+    def row(bucket: int, ds: list[int]) -> dict:
+        if bucket == endless:
+            last, count = "none: every distance beyond", "unbounded"
+        elif ds[-1] == reach:
+            last, count = f"{reach} or more", f"{len(ds)} or more"
+        else:
+            last, count = f"{ds[-1]}", f"{len(ds)}"
+        return {"bucket": bucket, "first distance": ds[0], "last distance": last, "distances": count}
+
+    return pd.DataFrame([row(bucket, ds) for bucket, ds in sorted(rows.items())])
 
 
 def bucket_chart(num_buckets: int, max_distance: int, bidirectional: bool, reach: int) -> alt.LayerChart:

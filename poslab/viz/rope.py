@@ -46,6 +46,12 @@ def clock_frame(head_dim: int, base: float, m: int, n: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+# A facet grid cannot stretch to its container (Vega-Lite sizes it from its cells), so it is drawn to
+# fit the narrowest page it meets: 500 px wide (an 800 px window with the sidebar open). Four clock
+# faces of 90 px a row, without axes (a unit circle needs none), the legend below, a two-line title.
+CLOCK_SIZE, CLOCK_SPACING = 90, 12
+
+
 def clock_chart(head_dim: int, base: float, m: int, n: int) -> alt.FacetChart:
     hands = clock_frame(head_dim, base, m, n).assign(kind="hand", order=0)
     turn = np.linspace(0, 2 * np.pi, 73)
@@ -55,25 +61,28 @@ def clock_chart(head_dim: int, base: float, m: int, n: int) -> alt.FacetChart:
     frame = pd.concat([hands, rings], ignore_index=True)
     scale = alt.Scale(domain=(-1.1, 1.1))
     x_title, y_title = axis_title("cos of angle", "unit circle"), axis_title("sin of angle", "unit circle")
-    x, y = alt.X("x:Q", title=x_title, scale=scale), alt.Y("y:Q", title=y_title, scale=scale)
-    base_chart = alt.Chart().properties(width=130, height=130)
+    x, y = alt.X("x:Q", title=x_title, scale=scale, axis=None), alt.Y("y:Q", title=y_title, scale=scale, axis=None)
+    base_chart = alt.Chart().properties(width=CLOCK_SIZE, height=CLOCK_SIZE)
     ring = base_chart.mark_line(color="lightgray").encode(x=x, y=y, order=alt.Order("order:Q")).transform_filter(
         "datum.kind == 'ring'")
+    hand_domain = ["query at m", "key at n"]
     drawn = base_chart.mark_rule(strokeWidth=3).encode(
-        x=alt.X("zero:Q", title=x_title, scale=scale), y=alt.Y("zero:Q", title=y_title, scale=scale),
+        x=alt.X("zero:Q", title=x_title, scale=scale, axis=None),
+        y=alt.Y("zero:Q", title=y_title, scale=scale, axis=None),
         x2=alt.X2("x:Q"), y2=alt.Y2("y:Q"),
-        color=alt.Color("hand:N", title="hand", scale=alt.Scale(domain=["query at m", "key at n"],
-                                                                range=["#c0392b", "#2c5d8f"])),
+        color=alt.Color("hand:N", title="hand", scale=alt.Scale(domain=hand_domain, range=["#c0392b", "#2c5d8f"]),
+                        legend=alt.Legend(orient="bottom")),
         # Solid query, dashed key: the two hands differ by more than their colour.
-        strokeDash=alt.StrokeDash("hand:N", title="hand", scale=alt.Scale(domain=["query at m", "key at n"],
-                                                                          range=[[1, 0], [4, 2]])),
+        strokeDash=alt.StrokeDash("hand:N", title="hand", scale=alt.Scale(domain=hand_domain, range=[[1, 0], [4, 2]]),
+                                  legend=alt.Legend(orient="bottom")),
         tooltip=[alt.Tooltip("pair:N"), alt.Tooltip("hand:N"), alt.Tooltip("position:Q"),
                  alt.Tooltip("angle:Q", title="angle (degrees)", format=".1f"),
                  alt.Tooltip("relative:Q", title="angle between hands (degrees)", format=".1f")],
     ).transform_filter("datum.kind == 'hand'").transform_calculate(zero="0")
     return alt.layer(ring, drawn, data=frame).facet(
         facet=alt.Facet("pair:N", title="pair i (fast to slow)", sort=list(hands["pair"].unique())),
-        columns=4, title=f"Each pair is a clock hand turned by position × θᵢ (m={m}, n={n})").properties(
+        columns=4, spacing=CLOCK_SPACING,
+        title=alt.Title(["Each pair is a clock hand", f"turned by position × θᵢ (m={m}, n={n})"])).properties(
         description=_clock_description(hands, m, n))
 
 

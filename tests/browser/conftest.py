@@ -122,9 +122,13 @@ class ConsoleLog:
         return url == "" or url.startswith(self.app_url)
 
 
-def watched_page(browser, app_url: str):
-    """A page in a fresh context whose ``console_log`` collects its console errors; returns both."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+def watched_page(browser, app_url: str, width: int = 1400, color_scheme: str = "light", timezone_id: str = "UTC"):
+    """A page in a fresh context whose ``console_log`` collects its console errors; returns both.
+
+    ``color_scheme`` is the browser's preference, which picks the app's light or dark theme;
+    ``timezone_id`` its time zone, the one the app shows times in (UTC unless a test says otherwise)."""
+    context = browser.new_context(viewport={"width": width, "height": 1000}, color_scheme=color_scheme,
+                                  timezone_id=timezone_id)
     page = context.new_page()
     console = ConsoleLog(app_url)
     page.on("console", console.on_console)

@@ -118,7 +118,7 @@ def test_name_quick_check_and_comment_with_the_keyboard_alone(page, app_url):
     page.locator('[data-testid="stMain"]').get_by_text("Typed without a mouse.").first.wait_for()
     assert post.count() == 1
 
-    # The exercise editor (in, and out by its documented way) and its submit button: helper H adds
-    # that part here, on the Exercises page, with the same tab_to and FocusCheck.
+    # The exercise editor's own path (one Tab in, Enter, Tab indents, Esc, Tab on to the buttons) is
+    # test_workspace.py's test_one_tab_reaches_the_code_and_the_keyboard_gets_out.
 
     assert not page.console_log.errors, page.console_log.errors

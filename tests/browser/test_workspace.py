@@ -4,13 +4,13 @@ a submission through the grading service, the keyboard's way out, and no request
 import json
 import re
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from urllib.parse import urlparse
 
 from grader.mutants import reference_source
 from poslab.exercises import get_exercise
 from tests.browser.app_driver import exception_boxes, full_page_screenshot, go_to, open_app, wait_for_run
-from tests.browser.conftest import ARTIFACTS
+from tests.browser.conftest import ARTIFACTS, watched_page
 from tests.browser.test_flows import sign_in
 
 EXERCISE = get_exercise("rope")
@@ -133,15 +133,50 @@ def test_type_reload_run_the_public_tests_and_submit(page, app_url):
     assert not exception_boxes(page) and not page.console_log.errors
 
 
-def test_the_editor_does_not_trap_the_keyboard(page, app_url):
-    open_rope(page, app_url)
+def test_one_tab_reaches_the_code_and_the_keyboard_gets_out(page, app_url):
+    """The keyboard path the page states: Tab reaches the editor (one Tab, from the control before it),
+    Enter starts editing, Tab indents, Esc stops editing, Tab moves on; Shift+Tab comes back in one."""
+    open_rope(page, app_url, student="Ada Keyboard Path")
     frame = next(f for f in page.frames if "code_editor" in f.url)
-    focus_in_frame = "() => (document.activeElement && document.activeElement.className) || ''"
-    editor_frame(page).locator(".ace_content").click()
+    in_frame = "() => (document.activeElement && document.activeElement.className) || ''"
+    top = "() => document.activeElement ? document.activeElement.tagName + ' ' + document.activeElement.innerText : ''"
+    text = "() => document.querySelector('.ace_editor').env.editor.getValue()"
+
+    page.get_by_role("button", name=re.compile(r"Show hint \d of \d")).focus()  # the control before the editor
+    page.keyboard.press("Tab")
+    assert page.evaluate(top).startswith("IFRAME") and "ace_scroller" in frame.evaluate(in_frame), (
+        f"one Tab from the hints reached {page.evaluate(top)!r} / {frame.evaluate(in_frame)!r}, not the code")
+    page.keyboard.press("Enter")  # starts editing
+    assert "ace_text-input" in frame.evaluate(in_frame), frame.evaluate(in_frame)
+    before = frame.evaluate(text)
     page.keyboard.press("Tab")  # while editing, Tab indents
-    assert "ace_text-input" in frame.evaluate(focus_in_frame)
-    page.keyboard.press("Escape")  # stops editing: the focus is on the editor's frame, not in the text
-    assert "ace_text-input" not in frame.evaluate(focus_in_frame), frame.evaluate(focus_in_frame)
+    after = frame.evaluate(text)
+    assert "ace_text-input" in frame.evaluate(in_frame) and len(after) == len(before) + 4, (len(before), len(after))
+    page.keyboard.press("Escape")  # stops editing: the focus is on the editor's content, not in the text
+    assert "ace_scroller" in frame.evaluate(in_frame), frame.evaluate(in_frame)
     page.keyboard.press("Tab")  # the documented way out is one Tab after Esc
-    outside = page.evaluate("() => document.activeElement && document.activeElement.tagName") != "IFRAME"
-    assert outside, f"Esc then Tab kept the focus in the editor ({frame.evaluate(focus_in_frame)})"
+    assert page.evaluate(top).endswith("Run the public tests"), f"Esc then Tab reached {page.evaluate(top)!r}"
+    page.keyboard.press("Shift+Tab")
+    assert page.evaluate(top).startswith("IFRAME") and "ace_scroller" in frame.evaluate(in_frame), (
+        f"Shift+Tab from the first button reached {frame.evaluate(in_frame)!r}, not the code")
+
+
+def test_times_are_shown_in_the_students_time_zone(playwright_browser, app_url):
+    """A browser in India (UTC+05:30 all year) sees its draft's save time in IST, not in UTC."""
+    context, page = watched_page(playwright_browser, app_url, timezone_id="Asia/Kolkata")
+    try:
+        open_rope(page, app_url, student="Ada Kolkata")
+        editor_frame(page).locator(".ace_content").click()
+        page.keyboard.press("Control+End")
+        page.keyboard.type("\n# saved in India\n")
+        started = datetime.now(UTC)
+        page.wait_for_timeout(2500)  # the editor sends its text after a pause in typing
+        wait_for_run(page)
+        saved = page.get_by_text(re.compile(r"Draft saved at \d\d:\d\d:\d\d IST")).first
+        saved.wait_for(timeout=30_000)
+        shown = datetime.strptime(re.search(r"\d\d:\d\d:\d\d", saved.inner_text()).group(), "%H:%M:%S")
+        india = (started + timedelta(hours=5, minutes=30)).replace(tzinfo=None)
+        gap = abs((shown - india.replace(year=1900, month=1, day=1)).total_seconds())
+        assert gap < 120 or gap > 86_400 - 120, f"shown {shown:%H:%M:%S}, India's clock {india:%H:%M:%S}"
+    finally:
+        context.close()
