@@ -127,7 +127,7 @@ def test_the_instructor_page_says_which_sandbox_grades_and_the_log_says_it_once(
                                                                                  shown):
     monkeypatch.setenv("POSLAB_GRADER_ISOLATION", isolation)
     monkeypatch.setenv("POSLAB_INSTRUCTOR_PASSWORD", PASSWORD)
-    sandbox_notice.sandbox_report.clear()  # checked once per process: this test's settings
+    sandbox_notice._report.clear()  # checked once per process: this test's settings
     with mock.patch.object(sandbox_notice, "logger") as log:
         at = unlock(go(open_app(), "app_pages/instructor.py"), PASSWORD)
         at.run()
@@ -135,4 +135,4 @@ def test_the_instructor_page_says_which_sandbox_grades_and_the_log_says_it_once(
         assert any(shown in text for text in said), said
         logged = log.warning if isolation == "fallback" else log.info
         assert logged.call_count == 1 and shown in logged.call_args.args[1]  # once, over several runs
-    sandbox_notice.sandbox_report.clear()
+    sandbox_notice._report.clear()

@@ -33,6 +33,11 @@ class OnePerProcess(Generic[K, V]):
                 self._made[key] = self._make(key)
             return self._made[key]
 
+    def clear(self) -> None:
+        """Forget every value made (a test that changes the settings a value was made from)."""
+        with self._lock:
+            self._made.clear()
+
     def made(self, key: K) -> V | None:
         """The value if it was made, without making it."""
         return self._made.get(key)
