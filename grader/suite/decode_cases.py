@@ -13,7 +13,7 @@ from functools import cache
 
 import torch
 
-from grader.student import NotATensor, Transposed
+from grader.student import NotATensor, transposed
 from grader.suite.domains_decode import PAIRINGS, DecodeCase
 from grader.suite.expect import Fail, as_tensor, expect_shape, within
 from grader.suite.inputs import generator, randn
@@ -83,7 +83,7 @@ def run(student, inputs: DecodeInputs, strict: bool = False, views: bool = False
     test; ``views``: q, k and v arrive as transposes of [B, T, H, D] tensors (not contiguous)."""
     tensors = (inputs.q, inputs.k, inputs.v)
     if views:
-        tensors = tuple(Transposed(tensor, 1, 2) for tensor in tensors)
+        tensors = tuple(transposed(tensor, 1, 2) for tensor in tensors)
     output = student.call("decode", *tensors, inputs.case.prompt_len, **(inputs.kwargs | changes)).output
     if isinstance(output, torch.Tensor) and not strict:
         output = (output, OUT_ALONE)  # the values tests judge it as out; the cache tests say what is missing

@@ -3,7 +3,7 @@
 For TRUSTED code only: the reference and the bundled mutants, to test the suite quickly. A real
 submission goes through ``grader.sandbox``, never here. The semantics follow ``grader.student``
 exactly: inputs are copied before the call (the caller's tensors are never touched),
-``Transposed`` arguments arrive as non-contiguous views, the ops run as in the child
+``Viewed`` arguments arrive as views in their layout, the ops run as in the child
 (``grader.sandboxed.exercise_calls``), meta calls answer with ``TensorInfo``, and errors become
 ``StudentError`` / ``NotImplementedBySubmission``.
 """
@@ -18,6 +18,7 @@ import torch
 
 from grader.sandboxed.exercise_calls import DESCRIBED_OPS, Finding, converted, run_op, type_name
 from grader.sandboxed.protocol import MAX_PARTS, NoteCode
+from grader.sandboxed.tensor_codec import apply_view
 from grader.student import (
     NAME_OF_OP,
     OPS,
@@ -29,7 +30,7 @@ from grader.student import (
     Student,
     StudentError,
     TensorInfo,
-    Transposed,
+    Viewed,
     converted_note,
     no_table_reason,
 )
@@ -44,9 +45,8 @@ def namespace_from_source(source: str, name: str = "submission") -> dict[str, An
 
 def _deliver(value: Any) -> Any:
     """What the submission receives for one argument: a private copy, non-contiguous if asked."""
-    if isinstance(value, Transposed):
-        source = value.tensor.transpose(value.dim0, value.dim1).contiguous()
-        return source.transpose(value.dim0, value.dim1)  # t's values, not contiguous
+    if isinstance(value, Viewed):  # t's values, in its layout: a view of a contiguous storage, as the child builds it
+        return apply_view(value.layout.storage(value.tensor), value.layout.wire(value.tensor.shape))
     if isinstance(value, torch.Tensor):
         return value.clone()
     if isinstance(value, (list, tuple)):

@@ -14,7 +14,7 @@ from functools import lru_cache
 
 import torch
 
-from grader.student import Transposed
+from grader.student import transposed
 from grader.suite import HIDDEN, VISIBLE, graded
 from grader.suite import tolerances as tol
 from grader.suite.domains import BiasKind, attention_cases, token_cases
@@ -271,7 +271,7 @@ def test_inputs_untouched_and_views_accepted(student):
     result = student.call("attention", q, k, v, bias=bias)
     expect_untouched(result.inputs_after, (q, k, v, bias), "attention")
     # k arrives as a transposed view: what (B, D, T) -> (B, T, D) layouts produce in real models.
-    out, _ = as_pair(student.call("attention", q, Transposed(k, -1, -2), v).output, "attention")
+    out, _ = as_pair(student.call("attention", q, transposed(k, -1, -2), v).output, "attention")
     expect_finite(as_tensor(out, "attention's out"), "out for a transposed k")
     out_tol = tol.attention_tolerances(q, k, v, None, oracle_attention(q, k, v)[1])[0]
     expect(within(out, _outputs(student, q, k, v)[0], 2 * out_tol),

@@ -11,7 +11,7 @@ import re
 
 import torch
 
-from grader.student import StudentError, Transposed
+from grader.student import StudentError, transposed
 from grader.suite import HIDDEN, VISIBLE, graded
 from grader.suite import tolerances as tol
 from grader.suite.domains_positions import embedding_cases
@@ -202,7 +202,7 @@ def test_input_untouched(student):
 def test_non_contiguous_input(student):
     """forward accepts a non-contiguous x (a transposed view)."""
     x, table = randn(3, 5, 4, seed=361), randn(8, 4, seed=362)
-    out = _forward(student, 8, 4, Transposed(x, 0, 1), table)
+    out = _forward(student, 8, 4, transposed(x, 0, 1), table)
     same = _forward(student, 8, 4, x, table)  # judged against the student's own result: values are not this test's
     expect(within(out, same, 2 * tol.sum_tolerance(x, table[:5], x.dtype)),
            "forward must accept a non-contiguous x (e.g. a transposed view) and give the same result as "

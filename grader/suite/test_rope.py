@@ -14,7 +14,7 @@ from functools import lru_cache
 
 import torch
 
-from grader.student import Transposed
+from grader.student import transposed
 from grader.suite import HIDDEN, VISIBLE, graded
 from grader.suite import tolerances as tol
 from grader.suite.domains_positions import rotary_cases
@@ -219,7 +219,7 @@ def test_inputs_untouched_and_views_accepted(student):
     result = student.call("apply_rope", x, positions=positions)
     expect_untouched(result.inputs_after, (x, positions), "apply_rope")
     heads_first = randn(2, 3, 5, 8, seed=472)  # (B, H, T, D), delivered as a view of (B, T, H, D)
-    from_view = as_tensor(student.call("apply_rope", Transposed(heads_first, 1, 2)).output, "apply_rope")
+    from_view = as_tensor(student.call("apply_rope", transposed(heads_first, 1, 2)).output, "apply_rope")
     expect(within(from_view, _rope(student, heads_first), _loosest(heads_first, torch.arange(5), 10000.0)),
            "apply_rope must accept a non-contiguous x, such as q.transpose(1, 2) from a [B, T, H, D] "
            "projection: use reshape, not view.")
