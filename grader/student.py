@@ -191,7 +191,7 @@ class Layout:
             tensor = larger
         if self.order:
             tensor = tensor.permute([self.order.index(axis) for axis in range(len(self.order))])
-        return tensor.contiguous()
+        return tensor.clone(memory_format=torch.contiguous_format)  # never the caller's memory
 
     def wire(self, shape) -> dict:
         """The view as the receiver applies it (``tensor_codec.apply_view``)."""

@@ -13,12 +13,12 @@ from functools import cache
 
 import torch
 
-from grader.student import NotATensor, transposed
+from grader.student import NotATensor
 from grader.suite.domains_decode import PAIRINGS, DecodeCase
 from grader.suite.expect import Fail, as_tensor, expect_shape, within
 from grader.suite.inputs import generator, randn
 from grader.suite.oracles import decode_visibility, oracle_decode, oracle_rope
-from grader.suite.tolerances import cached_key_tolerance, decode_tolerance, length_tolerance
+from grader.suite import tolerances
 
 SPEC = ("decode must give every token the full causal forward: the softmax, over the keys s it sees (s <= t, "
         "within the window, not padding), of <R(p_t) q_t, R(p_s) k_s> / sqrt(D), times v_s.")
@@ -76,15 +76,16 @@ def single_row(inputs: DecodeInputs, row: int) -> DecodeInputs:
                    positions=inputs.positions[row:row + 1, pads:])
 
 
-def run(student, inputs: DecodeInputs, strict: bool = False, views: bool = False,
-        **changes) -> tuple[torch.Tensor, object]:
-    """The student's (out, cached_keys). out is checked here (a tensor of q's shape); cached_keys only by the
-    tests that judge it (``cached``), so that a missing cache costs those tests alone. ``strict``: the type
-    test; ``views``: q, k and v arrive as transposes of [B, T, H, D] tensors (not contiguous)."""
-    tensors = (inputs.q, inputs.k, inputs.v)
-    if views:
-        tensors = tuple(transposed(tensor, 1, 2) for tensor in tensors)
-    output = student.call("decode", *tensors, inputs.case.prompt_len, **(inputs.kwargs | changes)).output
+def run(student, inputs: DecodeInputs, strict: bool = False, **changes) -> tuple[torch.Tensor, object]:
+    """The student's (out, cached_keys) for these inputs (``outputs_of``); ``changes`` replace keyword arguments."""
+    output = student.call("decode", inputs.q, inputs.k, inputs.v, inputs.case.prompt_len,
+                          **(inputs.kwargs | changes)).output
+    return outputs_of(output, inputs, strict)
+
+
+def outputs_of(output: object, inputs: DecodeInputs, strict: bool = False) -> tuple[torch.Tensor, object]:
+    """(out, cached_keys) of a call's output. out is checked here (a tensor of q's shape); cached_keys only by the
+    tests that judge it (``cached``), so that a missing cache costs those tests alone. ``strict``: the type test."""
     if isinstance(output, torch.Tensor) and not strict:
         output = (output, OUT_ALONE)  # the values tests judge it as out; the cache tests say what is missing
     if not (isinstance(output, tuple) and len(output) == 2):
@@ -121,7 +122,7 @@ def _case_tolerance(case: DecodeCase) -> torch.Tensor:
 
 
 def _tolerance(inputs: DecodeInputs) -> torch.Tensor:
-    return decode_tolerance(inputs.q, inputs.k, inputs.v, inputs.positions,
+    return tolerances.decode_tolerance(inputs.q, inputs.k, inputs.v, inputs.positions,
                             decode_visibility(inputs.real, inputs.case.window), inputs.base, inputs.case.pairing)
 
 
@@ -175,7 +176,7 @@ def expect_cached_slots(cached_keys: object, inputs: DecodeInputs) -> None:
     real, keys = inputs.real[:, kept], inputs.k[..., kept, :]
     lengths = cached_keys.double().norm(dim=-1, keepdim=True)
     if not within(real_only(lengths, real), real_only(keys.double().norm(dim=-1, keepdim=True), real),
-                  length_tolerance(keys)):
+                  tolerances.length_tolerance(keys)):
         raise Fail("cached_keys must hold the keys of the last " + ("W tokens" if case.window else "T tokens") +
                    ", oldest first, one slot per token (a rotation keeps each key's length; these lengths differ).")
 
@@ -206,7 +207,7 @@ def expect_cached_keys(cached_keys: object, inputs: DecodeInputs, cache: str, co
             return
         cached_keys = values
     real, positions = inputs.real[:, kept], inputs.positions[:, kept]
-    tolerance = cached_key_tolerance(inputs.k[..., kept, :], positions, inputs.base, case.pairing)
+    tolerance = tolerances.cached_key_tolerance(inputs.k[..., kept, :], positions, inputs.base, case.pairing)
     if count:
         def holds(expected):
             return within(real_only(cached_keys, real), real_only(expected, real), tolerance)

@@ -70,6 +70,18 @@ class DecodeCase:
     def gives_positions(self) -> bool:
         return self.position_ids or self.start != 0 or self.stride != 1 or self.spread
 
+    def tensor_specs(self) -> list[tuple[str, tuple[int, ...], tuple[int, ...]]]:
+        """(name, shape, axes a caller may broadcast) of each tensor argument (``layouts.laid_cases``): q, k
+        and v over the batch, k and v over the heads they serve (grouped-query attention), position ids over
+        the batch when every row has the same."""
+        shape = (self.batch, self.heads, self.length, self.dim)
+        specs = [("q", shape, (0,)), ("k", shape, (0, 1)), ("v", shape, (0, 1))]
+        if self.pads is not None:
+            specs.append(("attention_mask", (self.batch, self.prompt_len), ()))
+        if self.gives_positions:
+            specs.append(("position_ids", (self.batch, self.length), () if self.pads or self.spread else (0,)))
+        return specs
+
     def describe(self) -> str:
         text = (f"q, k, v {shape_text([self.batch, self.heads, self.length, self.dim])}, "
                 f"{str(self.dtype).removeprefix('torch.')}, prompt_len={self.prompt_len}, cache='{self.cache}', "

@@ -103,6 +103,7 @@ def answer(student, key: tuple, op: str, *args, **kwargs):
     """``student.call(op, ...)`` once per submission and exercise for a given ``key``: tests that
     check different properties of the same drawn case share the call (and its exception)."""
     memo = student.__dict__.setdefault("_drawn_answers", {})
+    key = (op, *key)  # keys are shared within an op only
     if key not in memo:
         try:
             memo[key] = (student.call(op, *args, **kwargs), None)

@@ -10,6 +10,7 @@ exactly: inputs are copied before the call (the caller's tensors are never touch
 
 from __future__ import annotations
 
+import sys
 import time
 import types
 from typing import Any, Mapping
@@ -39,7 +40,11 @@ from grader.student import (
 def namespace_from_source(source: str, name: str = "submission") -> dict[str, Any]:
     """Execute trusted ``source`` in a fresh module and return its namespace."""
     module = types.ModuleType(name)
-    exec(compile(source, f"<{name}>", "exec"), module.__dict__)  # noqa: S102 -- trusted code only
+    sys.modules[name] = module  # as an import does: dataclasses and typing look their module up there
+    try:
+        exec(compile(source, f"<{name}>", "exec"), module.__dict__)  # noqa: S102 -- trusted code only
+    finally:
+        del sys.modules[name]
     return module.__dict__
 
 

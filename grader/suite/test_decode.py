@@ -22,15 +22,18 @@ from grader.suite.decode_cases import (
     build,
     expect_cached_keys,
     expect_cached_slots,
+    expected_out,
     matches,
+    outputs_of,
     run,
     single_row,
     truth,
 )
 from grader.suite.decode_mistakes import diagnosis
 from grader.suite.domains_decode import PAIRINGS, DecodeCase, decode_domain
-from grader.suite.draw import for_each
-from grader.suite.expect import Fail, expect, expect_dtype, expect_shape, expect_untouched
+from grader.suite.draw import answer, for_each
+from grader.suite.expect import Fail, expect_dtype, expect_shape, expect_untouched
+from grader.suite.layouts import expect_layouts_accepted, laid_cases
 
 STEPS = ("Decoding one token at a time must give what one pass over the whole sequence gives: each new token's "
          "key and value join the cache, and its query, rotated by its own position, reads every key the cache holds.")
@@ -59,10 +62,9 @@ SMALL_WINDOW_CASE = C(batch=2, heads=2, length=8, dim=8, prompt_len=4, window=3,
 PADDED_PAIR_CASE = C(batch=2, heads=2, length=7, dim=8, prompt_len=4, pads=(0, 2), seed=5)
 UNTOUCHED_CASES = tuple(C(batch=2, heads=2, length=6, dim=8, prompt_len=3, cache=c, pads=(1, 0), position_ids=True,
                           pairing="interleaved", seed=6) for c in ("rotated", "raw"))
-VIEW_CASE = C(batch=2, heads=3, length=6, dim=8, prompt_len=2, seed=7)
 GIVEN_POSITIONS_CASE = C(batch=1, heads=2, length=6, dim=8, prompt_len=2, start=100, seed=8)
-VISIBLE_VALUE_CASES = (PREFILL_CASES + ONE_AT_A_TIME_CASES + MODE_CASES + (SMALL_WINDOW_CASE, PADDED_PAIR_CASE,
-                                                                        VIEW_CASE, GIVEN_POSITIONS_CASE))
+VISIBLE_VALUE_CASES = PREFILL_CASES + ONE_AT_A_TIME_CASES + MODE_CASES + (SMALL_WINDOW_CASE, PADDED_PAIR_CASE,
+                                                                        GIVEN_POSITIONS_CASE)
 
 
 def _expect_forward(student, case: DecodeCase, message: str = SPEC) -> torch.Tensor:
@@ -162,18 +164,39 @@ def test_a_left_padded_pair(student):
     _expect_rows_alone(student, PADDED_PAIR_CASE)
 
 
+VIEWS = ("decode must accept its tensors in every layout models pass them in (q, k and v as transposes of [B, T, H, D] "
+         "projections or slices of a fused qkv projection, k and v broadcast over the heads they serve, position ids "
+         "broadcast over the batch, a slice of a longer mask) and give the same result: use reshape, not view, and "
+         "index rather than assume a layout.")
+
+
 @graded(points=1, family="inputs", visibility=VISIBLE)
-def test_inputs_untouched_and_views_accepted(student):
-    """decode leaves its tensors unchanged and accepts non-contiguous (transposed) q, k and v."""
-    for case in UNTOUCHED_CASES:
+@for_each(laid_cases(decode_domain(), DecodeCase.tensor_specs, ("attention_mask", "position_ids")), count=4)
+def test_inputs_untouched_and_views_accepted(student, laid):
+    """decode leaves its tensors unchanged and accepts them in any layout: transposed, sliced, broadcast."""
+    for index, case in enumerate(UNTOUCHED_CASES):
         inputs = build(case)
-        result = student.call("decode", inputs.q, inputs.k, inputs.v, 3, **inputs.kwargs)
+        result = answer(student, ("untouched", index), "decode", inputs.q, inputs.k, inputs.v, 3, **inputs.kwargs)
         expect_untouched(result.inputs_after, (inputs.q, inputs.k, inputs.v, inputs.kwargs["attention_mask"],
                                                inputs.kwargs["position_ids"]), "decode")
-    inputs = build(VIEW_CASE)
-    expect(matches(run(student, inputs, views=True)[0], run(student, inputs)[0], inputs, scale=2.0),
-           "decode must accept non-contiguous q, k and v, such as the transposes of [B, T, H, D] projections: "
-           "use reshape, not view, and index rather than assume a layout.")
+    inputs = build(laid.case)
+    names = [name for name in ("attention_mask", "position_ids") if name in inputs.kwargs]
+
+    def call(sent):
+        return (*sent[:3], laid.case.prompt_len), inputs.kwargs | dict(zip(names, sent[3:]))
+
+    def laid_inputs(values):
+        return replace(inputs, q=values[0], k=values[1], v=values[2])
+
+    def judge(output, values):
+        out, _ = outputs_of(output, laid_inputs(values))
+        return matches(out, expected_out(laid_inputs(values)), laid_inputs(values))
+
+    def same(output, own, values):
+        return matches(outputs_of(output, inputs)[0], outputs_of(own, inputs)[0], laid_inputs(values), scale=2.0)
+
+    tensors = [inputs.q, inputs.k, inputs.v, *(inputs.kwargs[name] for name in names)]
+    expect_layouts_accepted(student, laid, "decode", tensors, call, judge, same, VIEWS)
 
 
 @graded(points=1, family="positions", visibility=VISIBLE)

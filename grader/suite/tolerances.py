@@ -60,10 +60,13 @@ def _f64(values) -> torch.Tensor:
 
 
 def frequency_relative_error(frequencies: torch.Tensor) -> torch.Tensor:
-    """Relative error of a float32 ``base^(-2i/d)``: exp(-(2i/d) ln base) rounds the exponent three
-    times (ln, the ratio, the product), and exp turns that absolute error into a relative one
-    (times |ln w|); exp, the cast and a division add a few roundings. pow and 1/b^(2i/d) do better."""
-    return (3 * frequencies.log().abs() + 3) * U32
+    """Relative error of each float32 w_i = base^(-2i/d), given in order of i: exp(-(2i/d) ln base) rounds
+    the exponent three times (ln, the ratio, the product), and exp turns that absolute error into a
+    relative one (times |ln w|); exp, the cast and a division add a few roundings (pow and 1/b^(2i/d)
+    do better). A running product r^i (llama.cpp's theta *= theta_scale) rounds i products and
+    multiplies the ratio's own error by i: 2i more."""
+    index = torch.arange(frequencies.shape[-1], dtype=torch.float64)
+    return (3 * frequencies.log().abs() + 3 + 2 * index) * U32
 
 
 def angle_error(positions, frequencies: torch.Tensor) -> torch.Tensor:
