@@ -14,7 +14,7 @@ from functools import cache
 import torch
 
 from grader.student import NotATensor
-from grader.suite.domains_decode import PAIRINGS, DecodeCase
+from grader.suite.domains_decode import DecodeCase
 from grader.suite.expect import Fail, as_tensor, expect_shape, within
 from grader.suite.inputs import generator, randn
 from grader.suite.oracles import decode_visibility, oracle_decode, oracle_rope

@@ -9,17 +9,17 @@ Tk and the size of the logits and of v. The hidden tests draw their inputs over 
 
 from __future__ import annotations
 
-import math
 from functools import lru_cache
 
 import torch
 
 from grader.suite import HIDDEN, VISIBLE, graded
 from grader.suite import tolerances as tol
+from grader.suite.attention_mistakes import scale_mistakes
 from grader.suite.domains import AttentionCase, BiasKind, attention_cases, token_cases
 from grader.suite.draw import answer, for_each
-from grader.suite.expect import (as_info, as_pair, as_tensor, diagnose, expect, expect_dtype, expect_finite,
-                                 expect_shape, expect_untouched, on_meta_device, within)
+from grader.suite.expect import (as_info, as_pair, as_tensor, diagnose, expect, expect_dtype, expect_shape,
+                                 expect_untouched, on_meta_device, within)
 from grader.suite.inputs import meta, permutation, randn
 from grader.suite.layouts import expect_layouts_accepted, laid_cases
 from grader.suite.oracles import MINUS_INF, oracle_attention
@@ -56,23 +56,6 @@ OVER_THE_KEYS = ("Each row of weights (one query) must sum to 1: the softmax run
                  "sums to 1 down each column: the softmax runs over the queries (dim=-2).")
 
 
-def _scale_mistakes(q, k, v, bias=None) -> dict:
-    """Known wrong formulas, as thunks: the oracle fed with a rescaled q, or softmax over queries."""
-    d, dv = q.shape[-1], v.shape[-1]
-
-    def over_queries():
-        logits = q.double() @ k.double().transpose(-2, -1) / math.sqrt(d)
-        return torch.softmax(logits if bias is None else logits + bias.double(), dim=-2) @ v.double()
-
-    return {
-        "the logits are not divided by sqrt(D)": lambda: oracle_attention(q.double() * math.sqrt(d), k, v, bias)[0],
-        "the logits are divided by D instead of sqrt(D)": lambda: oracle_attention(q.double() / math.sqrt(d), k, v, bias)[0],
-        "the logits are divided by the square root of v's feature size, not of q's":
-            lambda: oracle_attention(q.double() * math.sqrt(d / dv), k, v, bias)[0],
-        "the softmax runs over the queries (dim=-2) instead of the keys (dim=-1)": over_queries,
-    }
-
-
 def _expected(q, k, v, bias=None) -> tuple[torch.Tensor, ...]:
     """(out, weights, out tolerance, weights tolerance) of the oracle."""
     expected_out, expected_weights = oracle_attention(q, k, v, bias)
@@ -92,7 +75,7 @@ def _expect_matches_formula(student, q, k, v, bias=None, key: tuple | None = Non
     expect_shape(out, expected_out.shape, "out")
     expect_shape(weights, expected_weights.shape, "weights")
     if not (within(out, expected_out, out_tol) and within(weights, expected_weights, weights_tol)):
-        raise AssertionError(SPEC + diagnose(out, _scale_mistakes(q, k, v, bias), out_tol))
+        raise AssertionError(SPEC + diagnose(out, scale_mistakes(q, k, v, bias), out_tol))
 
 
 @graded(points=2, family="shape", visibility=VISIBLE)
@@ -175,11 +158,24 @@ def _moved_and_reference(student, case) -> tuple[torch.Tensor, torch.Tensor, tor
 @graded(points=2, family="equivariance", visibility=HIDDEN)
 @for_each(token_cases(), count=5, key="attention.tokens")
 def test_permutation_equivariance_batched(student, case):
-    """attn(PX) = P attn(X) for any leading axes, each leading row with its own permutation."""
+    """attn(PX) = P attn(X) and weights(PX) = P weights(X) P^T for any leading axes, each leading row with its own P."""
     moved, expected, moved_tol, _ = _moved_and_reference(student, case)
     expect(within(moved, expected, 2 * moved_tol),
            "With a batch (and heads), shuffling each sequence's tokens must shuffle its outputs the "
            "same way. Check that the batch and head axes stay separate (matmul over the last two axes).")
+    x, index, _ = _tokens(case)
+    moved_weights = _outputs(student, *(x.gather(-2, index),) * 3, key=("tokens", case, "moved"))[1]
+    weights = _outputs(student, x, x, x, key=("tokens", case, "x"))[1]
+    order = index[..., 0]  # [..., T]: the token each position of PX holds
+
+    def both_axes(w: torch.Tensor) -> torch.Tensor:  # P w P^T
+        rows = w.gather(-2, order[..., :, None].expand_as(w))
+        return rows.gather(-1, order[..., None, :].expand_as(w))
+
+    allowed = both_axes(tol.attention_tolerances(x, x, x, None, weights)[1])  # around the submission's own weights
+    expect(within(moved_weights, both_axes(weights.double()), 2 * allowed),
+           "Shuffling the tokens must move the weights on both axes, weights(PX) = P weights(X) P^T: each query's "
+           "row moves with it, and within the row each key's weight moves with that key.")
 
 
 @graded(points=1, family="equivariance", visibility=HIDDEN)
