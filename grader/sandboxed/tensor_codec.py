@@ -106,7 +106,7 @@ def check_tensor_info(info: Any) -> tuple[torch.dtype, tuple[int, ...], str, boo
 
 
 def element_size(dtype: torch.dtype) -> int:
-    return torch.empty((), dtype=dtype).element_size()
+    return dtype.itemsize
 
 
 def build_tensor(dtype: torch.dtype, shape: tuple[int, ...], data: memoryview | bytes) -> torch.Tensor:

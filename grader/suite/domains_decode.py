@@ -1,6 +1,6 @@
 """The input domain of decode (see ``domains``): one ``DecodeCase`` is one point of the spec's domain.
 
-Sizes (batch and heads 1 to 3, D even from 2 to 32), prompts of 1 to 160 tokens and up to 12
+Sizes (batch and heads 1 to 3, D even from 2 to 32), prompts of 1 to 160 tokens and up to 8
 decoded after them, no window or any window from 1 to beyond T, both cache modes and pairings, no
 attention mask or a left-padded one (1/0 of either integer dtype, or True/False), positions counted
 or given (from 0 to 30,000 on, with gaps, or in any order; int64 or int32), any base > 1, float32 and
@@ -24,7 +24,7 @@ MASK_DTYPES = ("int64", "int32", "bool")
 POSITION_KINDS = ("counted", "given", "far")
 FAR_STARTS = (0, 1, 100, 700, 2048, 30000)
 MAX_ENTRIES = 1 << 12  # of q, k or v in one case
-LONGEST_PROMPT, MOST_STEPS = 160, 12
+LONGEST_PROMPT, MOST_STEPS = 160, 8
 
 
 @dataclass(frozen=True)

@@ -251,7 +251,7 @@ def _same(output, own, values) -> bool:
 
 @graded(points=1, family="inputs", visibility=VISIBLE)
 @for_each(st.one_of(laid_cases(bucket_cases(), BucketCase.tensor_specs, ("relative_position",)),
-                    laid_cases(relative_bias_cases(), RelativeBiasCase.tensor_specs, ("table",))), count=4)
+                    laid_cases(relative_bias_cases(), RelativeBiasCase.tensor_specs, ("table",))), count=3)
 def test_inputs_untouched(student, laid):
     """t5_relative_bucket and t5_relative_bias leave their tensors unchanged and accept them in any layout."""
     relative = torch.arange(-300, 300).reshape(4, 150)
