@@ -132,10 +132,12 @@ def real_only(tensor: torch.Tensor, real: torch.Tensor) -> torch.Tensor:
 
 
 def matches(actual: torch.Tensor, expected: torch.Tensor, inputs: DecodeInputs, scale: float = 1.0,
-            first_token: int = 0) -> bool:
-    """Within tolerance on the real tokens from ``first_token`` on (the decoded ones: the prompt_len)."""
+            first_token: int = 0, allowed: torch.Tensor | None = None) -> bool:
+    """Within tolerance (``allowed``, else ``tolerance(inputs)``) on the real tokens from ``first_token`` on
+    (the decoded ones: the prompt_len)."""
     judged = inputs.real & (torch.arange(inputs.case.length) >= first_token)
-    return within(real_only(actual, judged), real_only(expected, judged), scale * tolerance(inputs))
+    allowed = tolerance(inputs) if allowed is None else allowed
+    return within(real_only(actual, judged), real_only(expected, judged), scale * allowed)
 
 
 @cache

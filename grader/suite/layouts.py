@@ -122,14 +122,24 @@ def laid_cases(draw, cases: st.SearchStrategy, tensors_of: Callable, free_featur
     return LaidCase(case, tuple(name for name, *_ in tensors), tuple(shape for _, shape, _ in tensors), chosen)
 
 
-def expect_layouts_accepted(student, laid: LaidCase, op: str, tensors: Sequence[torch.Tensor],
+_arguments: dict[LaidCase, tuple[tuple, tuple]] = {}  # per process: the same for every submission
+
+
+def laid_arguments(laid: LaidCase, tensors: Callable[[], Sequence[torch.Tensor]]) -> tuple[tuple, tuple]:
+    """(the values the student's views hold, what the call sends) for the case's ``tensors()``, built once."""
+    if laid not in _arguments:
+        _arguments[laid] = tuple(zip(*(laid_tensor(tensor, layout) for tensor, layout in zip(tensors(), laid.layouts))))
+    return _arguments[laid]
+
+
+def expect_layouts_accepted(student, laid: LaidCase, op: str, tensors: Callable[[], Sequence[torch.Tensor]],
                             call: Callable[[Sequence], tuple[tuple, dict]], judge: Callable[[Any, Sequence], bool],
                             same: Callable[[Any, Any, Sequence], bool], message: str, untouched: bool = True) -> None:
-    """``op`` called with ``tensors`` in the case's layouts (``call(tensors)`` gives its arguments, the tensors
-    in order) leaves them untouched (if ``untouched``) and answers what the spec asks (``judge(output, values)``, against the
-    oracle), or, when not, what it answers for the same values contiguous (``same(output, own, values)``): the values are the value
-    tests' business, the layout this test's."""
-    values, sent = zip(*(laid_tensor(tensor, layout) for tensor, layout in zip(tensors, laid.layouts)))
+    """``op`` called with ``tensors()`` in the case's layouts (``call(tensors)`` gives its arguments, the tensors
+    in order) leaves them untouched (if ``untouched``) and answers what the spec asks (``judge(output, values)``,
+    against the oracle), or, when not, what it answers for the same values contiguous (``same(output, own,
+    values)``): the values are the value tests' business, the layout this test's."""
+    values, sent = laid_arguments(laid, tensors)
     args, kwargs = call(sent)
 
     def contiguous():

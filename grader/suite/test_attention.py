@@ -2,9 +2,8 @@
 
 Values are compared with a float64 oracle of softmax(q k^T / sqrt(D) + bias) v; the properties
 (permutation equivariance, -inf masking, broadcasting) are checked on the student's own outputs.
-Every tolerance comes from the error model (``tolerances.attention_tolerances``): it grows with D,
-Tk and the size of the logits and of v. The hidden tests draw their inputs over the whole domain
-(``domains.attention_cases``, ``domains.token_cases``).
+Every tolerance comes from the error model (``tolerances.attention_tolerances``): it grows with D, Tk and the
+size of the logits and of v. The hidden tests draw their inputs over the whole domain (``domains``), layouts too.
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ from grader.suite.draw import answer, for_each
 from grader.suite.expect import (as_info, as_pair, as_tensor, diagnose, expect, expect_dtype, expect_shape,
                                  expect_untouched, on_meta_device, within)
 from grader.suite.inputs import meta, permutation, randn
-from grader.suite.layouts import expect_layouts_accepted, laid_cases
+from grader.suite.layouts import expect_layouts_accepted, laid_arguments, laid_cases
 from grader.suite.oracles import MINUS_INF, oracle_attention
 
 SPEC = "attention(q, k, v, bias) must equal softmax(q k^T / sqrt(D) + bias) v, with D the size of q's last axis."
@@ -274,19 +273,27 @@ def test_inputs_untouched_and_views_accepted(student, laid):
     bias[:, -1] = MINUS_INF
     expect_untouched(answer(student, ("untouched",), "attention", q, k, v, bias=bias).inputs_after, (q, k, v, bias),
                      "attention")
-    tensors = [tensor for tensor in laid.case.tensors() if tensor is not None]
 
     def call(given):
         return tuple(given[:3]), {"bias": given[3] if len(given) > 3 else None}
 
     def judge(output, values):
-        out, weights = _pair(output)
-        expected_out, expected_weights, out_tol, weights_tol = _expected(*values, *([None] * (4 - len(values))))
+        (out, weights), (expected_out, expected_weights, out_tol, weights_tol) = _pair(output), _laid_expected(laid)
         return within(out, expected_out, out_tol) and within(weights, expected_weights, weights_tol)
 
-    def same(output, own, values):  # the error model around the submission's own weights: its values are not judged here
+    def same(output, own, values):  # the model around the submission's own weights: its values are not judged here
         (out, weights), (own_out, own_weights) = _pair(output), _pair(own)
         out_tol, weights_tol = tol.attention_tolerances(*values, *([None] * (4 - len(values))), own_weights)
         return within(out, own_out, 2 * out_tol) and within(weights, own_weights, 2 * weights_tol)
 
-    expect_layouts_accepted(student, laid, "attention", tensors, call, judge, same, VIEWS)
+    expect_layouts_accepted(student, laid, "attention", lambda: _laid_tensors(laid), call, judge, same, VIEWS)
+
+
+def _laid_tensors(laid) -> list[torch.Tensor]:
+    return [tensor for tensor in laid.case.tensors() if tensor is not None]
+
+
+@lru_cache(maxsize=16)
+def _laid_expected(laid) -> tuple[torch.Tensor, ...]:  # the oracle and tolerances for a laid case, once per process
+    values = laid_arguments(laid, lambda: _laid_tensors(laid))[0]
+    return _expected(*values, *([None] * (4 - len(values))))

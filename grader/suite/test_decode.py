@@ -13,6 +13,7 @@ the hidden tests draw theirs over the whole domain with Hypothesis (``domains_de
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import lru_cache
 
 import torch
 
@@ -27,13 +28,14 @@ from grader.suite.decode_cases import (
     outputs_of,
     run,
     single_row,
+    tolerance,
     truth,
 )
 from grader.suite.decode_mistakes import diagnosis
 from grader.suite.domains_decode import PAIRINGS, DecodeCase, decode_domain
 from grader.suite.draw import answer, for_each
 from grader.suite.expect import Fail, expect_dtype, expect_shape, expect_untouched
-from grader.suite.layouts import expect_layouts_accepted, laid_cases
+from grader.suite.layouts import expect_layouts_accepted, laid_arguments, laid_cases
 
 STEPS = ("Decoding one token at a time must give what one pass over the whole sequence gives: each new token's "
          "key and value join the cache, and its query, rotated by its own position, reads every key the cache holds.")
@@ -185,18 +187,29 @@ def test_inputs_untouched_and_views_accepted(student, laid):
     def call(sent):
         return (*sent[:3], laid.case.prompt_len), inputs.kwargs | dict(zip(names, sent[3:]))
 
-    def laid_inputs(values):
-        return replace(inputs, q=values[0], k=values[1], v=values[2])
-
     def judge(output, values):
-        out, _ = outputs_of(output, laid_inputs(values))
-        return matches(out, expected_out(laid_inputs(values)), laid_inputs(values))
+        laid_inputs, expected, allowed = _laid_truth(laid)
+        return matches(outputs_of(output, laid_inputs)[0], expected, laid_inputs, allowed=allowed)
 
     def same(output, own, values):
-        return matches(outputs_of(output, inputs)[0], outputs_of(own, inputs)[0], laid_inputs(values), scale=2.0)
+        laid_inputs, _, allowed = _laid_truth(laid)
+        return matches(outputs_of(output, inputs)[0], outputs_of(own, inputs)[0], laid_inputs, 2.0, allowed=allowed)
 
-    tensors = [inputs.q, inputs.k, inputs.v, *(inputs.kwargs[name] for name in names)]
-    expect_layouts_accepted(student, laid, "decode", tensors, call, judge, same, VIEWS)
+    expect_layouts_accepted(student, laid, "decode", lambda: _laid_tensors(laid), call, judge, same, VIEWS)
+
+
+def _laid_tensors(laid) -> list[torch.Tensor]:
+    inputs = build(laid.case)
+    return [inputs.q, inputs.k, inputs.v, *(inputs.kwargs[name] for name in ("attention_mask", "position_ids")
+                                            if name in inputs.kwargs)]
+
+
+@lru_cache(maxsize=8)
+def _laid_truth(laid):
+    """(the inputs with the values the student's views hold, the oracle's out for them, its tolerance), once."""
+    values = laid_arguments(laid, lambda: _laid_tensors(laid))[0]
+    laid_inputs = replace(build(laid.case), q=values[0], k=values[1], v=values[2])
+    return laid_inputs, expected_out(laid_inputs), tolerance(laid_inputs)
 
 
 @graded(points=1, family="positions", visibility=VISIBLE)
