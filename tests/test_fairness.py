@@ -143,3 +143,16 @@ def test_the_meta_device_judges_devices_only_where_code_can_run_without_values(g
     assert set(failed(on_the_cpu)) == {"rope: meta device"}
     source = apply_patches(reference_source(), VALUE_READING, "value-reading checks")
     assert failed(grade(grading, {"solution.py": source}, ["attention", "learned"])) == {}
+
+
+def test_code_that_raises_everywhere_earns_nothing(grading):
+    """A test that cannot judge a case (code that reads values on the meta device, a call that raises in every
+    layout) gives no point for it: a submission whose every function raises scores 0 in every exercise."""
+    from poslab.exercises import EXERCISES
+
+    names = sorted({name for exercise in EXERCISES for name in exercise.names})
+    source = "".join(f"\n\ndef {name}(*args, **kwargs):\n    raise RuntimeError('nothing here')\n" for name in names)
+    source = source.replace("def LearnedPositionalEmbedding(*args, **kwargs):", "class LearnedPositionalEmbedding:\n"
+                            "    def __init__(self, *args, **kwargs):")
+    result = grade(grading, {"solution.py": source}, [exercise.id for exercise in EXERCISES])
+    assert result.score == 0, {test.name: test.output for test in result.tests if test.status == "passed"}

@@ -134,12 +134,14 @@ def mixes_devices(error: StudentError) -> bool:
     return any(phrase in error.message for phrase in DEVICE_MISMATCH)
 
 
-def on_meta_device(call: Callable[[], T]) -> T | None:
+def on_meta_device(call: Callable[[], T], on_cpu: Callable[[], object]) -> T | None:
     """``call()``, a call with meta inputs; None when the submission's code could not run on the meta device
-    for a reason other than mixing devices (it then cannot be judged there)."""
+    for a reason other than mixing devices, and ``on_cpu()``, the same call with values, works (it then cannot
+    be judged there). Code that raises with values too is judged by that error: it earns nothing here."""
     try:
         return call()
     except StudentError as error:
         if mixes_devices(error):
             raise
+        on_cpu()
         return None

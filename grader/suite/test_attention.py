@@ -248,7 +248,8 @@ def test_dtype_and_device_kept(student):
         out, weights = _outputs(student, q, k, v)
         expect_dtype(out, dtype, f"out for {str(dtype).removeprefix('torch.')} inputs")
         expect_dtype(weights, dtype, f"weights for {str(dtype).removeprefix('torch.')} inputs")
-    outputs = on_meta_device(lambda: student.attention(meta(2, 3, 4, 8), meta(2, 3, 6, 8), meta(2, 3, 6, 5)))
+    outputs = on_meta_device(lambda: student.attention(meta(2, 3, 4, 8), meta(2, 3, 6, 8), meta(2, 3, 6, 5)),
+                             lambda: student.attention(*(randn(2, 3, t, d, seed=85) for t, d in ((4, 8), (6, 8), (6, 5)))))
     if outputs is None:
         return  # the code reads values: the meta device cannot tell its devices (expect.on_meta_device)
     expect(isinstance(outputs, tuple) and len(outputs) == 2, "attention must return a pair (out, weights).")

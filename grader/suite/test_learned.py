@@ -188,7 +188,8 @@ def test_follows_to_float64(student):
 @graded(points=1, family="dtype_device", visibility=HIDDEN)
 def test_meta_device(student):
     """After module.to(device) the forward runs on that device."""
-    output = on_meta_device(lambda: student.learned_forward(6, 4, meta(2, 5, 4), device="meta"))
+    output = on_meta_device(lambda: student.learned_forward(6, 4, meta(2, 5, 4), device="meta"),
+                            lambda: student.learned_forward(6, 4, randn(2, 5, 4, seed=371)))
     if output is None:
         return  # the code reads values: the meta device cannot tell its devices (expect.on_meta_device)
     out = as_info(output, "forward(x) on another device")
