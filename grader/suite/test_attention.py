@@ -14,7 +14,7 @@ import torch
 
 from grader.suite import HIDDEN, VISIBLE, graded
 from grader.suite import tolerances as tol
-from grader.suite.attention_mistakes import scale_mistakes
+from grader.suite.attention_mistakes import OVER_THE_KEYS, rows_sum_over_queries, rows_sum_to_one, scale_mistakes
 from grader.suite.domains import AttentionCase, BiasKind, attention_cases, token_cases
 from grader.suite.draw import answer, for_each
 from grader.suite.expect import (as_info, as_pair, as_tensor, diagnose, expect, expect_dtype, expect_shape,
@@ -35,24 +35,6 @@ def _outputs(student, q, k, v, bias=None, strict: bool = False, key: tuple | Non
     if key is None:
         return _pair(student.attention(q, k, v, bias=bias), strict)
     return _pair(answer(student, key, "attention", q, k, v, bias=bias).output, strict)
-
-
-def _rows_sum_to_one(weights: torch.Tensor, q, k, bias=None) -> bool:
-    sums = weights.double().sum(-1)
-    return within(sums, torch.ones_like(sums), tol.row_sum_tolerance(q, k, bias).expand(sums.shape))
-
-
-def _rows_sum_over_queries(weights: torch.Tensor, q, k, bias=None) -> bool:
-    """The columns sum to 1 and the rows do not: a softmax over the queries (dim=-2)."""
-    if weights.shape[-2] < 2:
-        return False
-    columns = weights.double().sum(-2)
-    margin = float(tol.row_sum_tolerance(q, k, bias).max()) * 2  # the same roundings, over Tq terms
-    return within(columns, torch.ones_like(columns), margin) and not _rows_sum_to_one(weights, q, k, bias)
-
-
-OVER_THE_KEYS = ("Each row of weights (one query) must sum to 1: the softmax runs over the keys, dim=-1. Yours "
-                 "sums to 1 down each column: the softmax runs over the queries (dim=-2).")
 
 
 def _expected(q, k, v, bias=None) -> tuple[torch.Tensor, ...]:
@@ -95,7 +77,7 @@ def test_values_match_the_formula(student):
     q, k, v = randn(2, 3, 4, 8, seed=11), randn(2, 3, 6, 8, seed=12), randn(2, 3, 6, 5, seed=13)
     _expect_matches_formula(student, q, k, v)
     _, weights = _outputs(student, q, k, v)
-    expect(_rows_sum_to_one(weights, q, k), OVER_THE_KEYS if _rows_sum_over_queries(weights, q, k) else
+    expect(rows_sum_to_one(weights, q, k), OVER_THE_KEYS if rows_sum_over_queries(weights, q, k) else
            "Each row of weights (one query) must sum to 1: the softmax runs over the keys, dim=-1.")
 
 
@@ -115,8 +97,8 @@ def test_large_logits_stay_finite(student):
     expect(bool(torch.isfinite(out).all() and torch.isfinite(weights).all()),
            "With large scores (|q.k| / sqrt(D) in the hundreds) your attention returns NaN or inf: "
            "exp overflows. Use torch.softmax, or subtract each row's maximum before exp.")
-    expect(not _rows_sum_over_queries(weights, q, k), OVER_THE_KEYS)
-    expect(_rows_sum_to_one(weights, q, k),
+    expect(not rows_sum_over_queries(weights, q, k), OVER_THE_KEYS)
+    expect(rows_sum_to_one(weights, q, k),
            "With large scores the rows of weights no longer sum to 1: is the softmax clamped or approximated?")
 
 
@@ -203,12 +185,12 @@ def _expect_bias_reweights(student, q, k, v, bias, key: tuple) -> None:
     out, weights = _outputs(student, q, k, v, bias, key=(*key, "bias"))
     expect_shape(out, (*q.shape[:-1], v.shape[-1]), "out (with a bias that broadcasts)")
     expect_shape(weights, (*q.shape[:-1], k.shape[-2]), "weights (with a bias that broadcasts)")
-    expect(not _rows_sum_over_queries(plain, q, k), OVER_THE_KEYS)
+    expect(not rows_sum_over_queries(plain, q, k), OVER_THE_KEYS)
     masked = (bias == MINUS_INF).expand(weights.shape)
     expect(bool((weights[masked] == 0).all()),
            "Where the bias is -inf the weight must be exactly 0: add the bias to the scaled logits "
            "before the softmax (a 0 or a large finite number does not mask).")
-    expect(_rows_sum_to_one(weights, q, k, bias),
+    expect(rows_sum_to_one(weights, q, k, bias),
            "With a mask, each row of weights must still sum to 1: mask before the softmax, not after.")
     # Where every key the bias leaves visible had an underflowed weight without it (large logits,
     # the largest ones masked), exp(b) times 0 tells nothing: those rows are judged as they are.
@@ -248,10 +230,11 @@ def test_dtype_and_device_kept(student):
         out, weights = _outputs(student, q, k, v)
         expect_dtype(out, dtype, f"out for {str(dtype).removeprefix('torch.')} inputs")
         expect_dtype(weights, dtype, f"weights for {str(dtype).removeprefix('torch.')} inputs")
-    outputs = on_meta_device(lambda: student.attention(meta(2, 3, 4, 8), meta(2, 3, 6, 8), meta(2, 3, 6, 5)),
-                             lambda: student.attention(*(randn(2, 3, t, d, seed=85) for t, d in ((4, 8), (6, 8), (6, 5)))))
+    shapes = ((2, 3, 4, 8), (2, 3, 6, 8), (2, 3, 6, 5))  # None below: the code reads values (expect.on_meta_device)
+    outputs = on_meta_device(lambda: student.attention(*(meta(*shape) for shape in shapes)),
+                             lambda: student.attention(*(randn(*shape, seed=85) for shape in shapes)))
     if outputs is None:
-        return  # the code reads values: the meta device cannot tell its devices (expect.on_meta_device)
+        return
     expect(isinstance(outputs, tuple) and len(outputs) == 2, "attention must return a pair (out, weights).")
     out, weights = (as_info(o, "attention on another device") for o in outputs)
     expect(out.device == "meta" and weights.device == "meta",
