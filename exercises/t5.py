@@ -23,7 +23,8 @@ Rules:
 - The bucket never decreases as a key moves further from the query in the same direction.
 - Where the logarithm lands exactly on a bucket edge, float32 (as Mesh TensorFlow computes it) or
   float64 are both accepted.
-- Vectorised: no Python loop over positions. Do not modify the inputs.
+- Vectorised: no Python loop over positions. Do not modify the inputs; non-contiguous inputs (e.g. a
+  transposed table) work.
 """
 
 from __future__ import annotations

@@ -1,8 +1,10 @@
 """The grader on code written the way other people write it (tests/corpus, issue 11), and on the mutants.
 
-* every ``correct/c*.py`` gets full marks on every exercise it implements;
+* every ``correct/c*.py`` and ``batch3/correct/b3c*.py`` gets full marks on every exercise it implements;
 * every bug of ``corpus/bugs.py`` (one realistic mistake each, written as edits to a correct file)
-  loses points in its own exercise and nowhere else;
+  and of ``batch3/bugs/`` (written independently, from the stubs and the public tests only, each one
+  changed line of a batch-3 correct file; its first line names its exercise) loses points in its own
+  exercise and nowhere else;
 * every mutant of the catalogue loses points in its own exercise.
 
 For the buggy files and the mutants, the tests each one fails are printed (``pytest -s``): read that
@@ -13,6 +15,7 @@ sandboxed ``Grader`` (one warm worker, shared: ``warm_grader``), so the file tak
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -25,6 +28,8 @@ from tests.corpus.bugs import BUGS, Bug
 
 CORPUS = Path(__file__).parent / "corpus"
 CORRECT = sorted((CORPUS / "correct").glob("c*.py"))
+BATCH3_CORRECT = sorted((CORPUS / "batch3" / "correct").glob("b3c*.py"))
+BATCH3_BUGS = sorted((CORPUS / "batch3" / "bugs").glob("b3b*.py"))
 # The slow mutants take seconds per call by design (a Python loop); `python -m grader validate` grades them.
 MUTANTS = [mutant for mutant in list_mutants() if not mutant.slow]
 
@@ -65,7 +70,7 @@ def test_the_corpus_is_large_enough_and_covers_every_exercise():
     assert all(len(implemented(path.read_text(encoding="utf-8"))) >= 5 for path in CORRECT)
 
 
-@pytest.mark.parametrize("path", CORRECT, ids=lambda path: path.stem)
+@pytest.mark.parametrize("path", CORRECT + BATCH3_CORRECT, ids=lambda path: path.stem)
 def test_every_correct_style_gets_full_marks(grading, path):
     result = grade(grading, path.stem, path.read_text(encoding="utf-8"))
     assert result.status == "graded"
@@ -80,6 +85,25 @@ def test_every_buggy_file_loses_points_in_its_own_exercise_only(grading, bug: Bu
     print("\n".join(failures(result)))
     assert result.status == "graded"
     assert set(lost_by_exercise(result)) == {bug.exercise}, "\n".join(failures(result))
+
+
+def batch3_exercise(path: Path) -> str:
+    """The exercise a batch-3 bug is in, as its first line names it: '# Bug (rope): ...'."""
+    return re.match(r"# Bug \((\w+)\)", path.read_text(encoding="utf-8")).group(1)
+
+
+def test_the_third_batch_is_whole():
+    assert len(BATCH3_CORRECT) == 10 and len(BATCH3_BUGS) == 10
+    assert all(batch3_exercise(path) in EXERCISE_IDS for path in BATCH3_BUGS)
+
+
+@pytest.mark.parametrize("path", BATCH3_BUGS, ids=lambda path: path.stem)
+def test_every_third_batch_bug_loses_points_in_its_own_exercise_only(grading, path):
+    result = grade(grading, path.stem, path.read_text(encoding="utf-8"))
+    print(f"\n{path.stem}")
+    print("\n".join(failures(result)))
+    assert result.status == "graded"
+    assert set(lost_by_exercise(result)) == {batch3_exercise(path)}, "\n".join(failures(result))
 
 
 @pytest.mark.parametrize("mutant", MUTANTS, ids=lambda mutant: mutant.name)

@@ -114,3 +114,45 @@ def test_every_point_a_flipped_rope_sign_loses_is_accounted_for(grading):
     # Never a hidden test's name, input or message in what the student is shown about it.
     hidden_names = [test.name for test in result.tests if test.visibility == "hidden"]
     assert not any(name in feedback.hidden_summary() for name in hidden_names)
+
+
+VALUE_READING = (
+    # learned: an explicit check that reads the positions' values and raises IndexError
+    ("        require(seq_len <= self.max_len,",
+     "        if int(torch.arange(seq_len, device=x.device).max()) >= self.max_len:\n"
+     "            raise IndexError(f\"sequence length {seq_len} is past the table (max_len {self.max_len})\")\n"
+     "        require(seq_len <= self.max_len,"),
+    # attention: a branch on the bias's values (a fully masked row), as tiled kernels take
+    ("    require(q.dim() >= 2 and k.dim() >= 2 and v.dim() >= 2,",
+     "    if bias is not None and bool(torch.isinf(bias).all()):\n        raise ValueError(\"every key is masked\")\n"
+     "    require(q.dim() >= 2 and k.dim() >= 2 and v.dim() >= 2,"),
+)
+
+
+def test_the_meta_device_judges_devices_only_where_code_can_run_without_values(grading):
+    """Issue 23, batch 3: a test that judged "keeps x's device" on the meta device failed correct code that reads
+    values (b3c05 sizes its cos/sin cache from positions.max()); it still catches a tensor built on the CPU (b3b06)."""
+    from grader.mutants import apply_patches, reference_source
+
+    batch3 = CORPUS / "batch3"
+    reads_values = grade(grading, {"solution.py": (batch3 / "correct" / "b3c05_vllm_cos_sin_cache.py").read_text()},
+                         ["rope"])
+    assert failed(reads_values) == {}
+    on_the_cpu = grade(grading, {"solution.py": (batch3 / "bugs" / "b3b06_rope_default_positions_on_cpu.py")
+                                 .read_text()}, ["rope"])
+    assert set(failed(on_the_cpu)) == {"rope: meta device"}
+    source = apply_patches(reference_source(), VALUE_READING, "value-reading checks")
+    assert failed(grade(grading, {"solution.py": source}, ["attention", "learned"])) == {}
+
+
+def test_code_that_raises_everywhere_earns_nothing(grading):
+    """A test that cannot judge a case (code that reads values on the meta device, a call that raises in every
+    layout) gives no point for it: a submission whose every function raises scores 0 in every exercise."""
+    from poslab.exercises import EXERCISES
+
+    names = sorted({name for exercise in EXERCISES for name in exercise.names})
+    source = "".join(f"\n\ndef {name}(*args, **kwargs):\n    raise RuntimeError('nothing here')\n" for name in names)
+    source = source.replace("def LearnedPositionalEmbedding(*args, **kwargs):", "class LearnedPositionalEmbedding:\n"
+                            "    def __init__(self, *args, **kwargs):")
+    result = grade(grading, {"solution.py": source}, [exercise.id for exercise in EXERCISES])
+    assert result.score == 0, {test.name: test.output for test in result.tests if test.status == "passed"}

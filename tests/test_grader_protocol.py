@@ -21,7 +21,8 @@ from grader.sandbox import JudgeEncoder, decode_reply
 from grader.sandbox.worker_process import BOOTSTRAP
 from grader.sandboxed import protocol, tensor_codec
 from grader.sandboxed.exercise_calls import Decoder
-from grader.student import TABLE_IN_BUFFER, CannotCheck, NotATensor, StudentError, TensorInfo, Transposed
+from grader.student import (TABLE_IN_BUFFER, CannotCheck, Layout, NotATensor, StudentError, TensorInfo, Viewed,
+                            transposed)
 
 GRADER_DIR = Path(__file__).resolve().parent.parent / "grader"
 
@@ -106,7 +107,7 @@ def test_arguments_survive_the_trip_to_the_child():
     encoder = JudgeEncoder()
     t = torch.arange(6.0).reshape(2, 3)
     values = [None, True, 3, 2.5, float("inf"), float("nan"), "half", (1, 2), [3], torch.float64,
-              Transposed(t, 0, 1), torch.empty(2, 3, device="meta")]
+              transposed(t, 0, 1), torch.empty(2, 3, device="meta")]
     header = json.loads(json.dumps([encoder.value(v) for v in values], allow_nan=False))
     decoder = Decoder(encoder.tensors, bytearray(encoder.blob()))
     decoded = [decoder.value(item) for item in header]
@@ -115,6 +116,23 @@ def test_arguments_survive_the_trip_to_the_child():
     assert decoded[6:10] == ["half", (1, 2), [3], torch.float64]
     assert torch.equal(decoded[10], t) and not decoded[10].is_contiguous()
     assert decoded[11].device.type == "meta" and decoder.has_meta
+
+
+def test_every_layout_arrives_with_its_values_and_strides():
+    t = torch.arange(2 * 3 * 4 * 5, dtype=torch.float64).reshape(2, 3, 4, 5)
+    layouts = {"heads transposed": Layout(order=(0, 2, 1, 3)), "channels last": Layout(order=(0, 2, 3, 1)),
+               "a slice of a fused projection": Layout(window=(3, 5, 1, 15)),
+               "every other token": Layout(order=(1, 0, 2, 3), window=(2, 1, 2, 9)),
+               "shared by the heads": Layout(broadcast=(1,)), "all at once": Layout((3, 2, 1, 0), (0, 0, 3, 4), (2,))}
+    for name, layout in layouts.items():
+        values = layout.values(t)
+        encoder = JudgeEncoder()
+        header = json.loads(json.dumps(encoder.value(Viewed(values, layout))))
+        arrived = Decoder(encoder.tensors, bytearray(encoder.blob())).value(header)
+        assert torch.equal(arrived, values) and not arrived.is_contiguous(), name
+    assert Layout(broadcast=(1,)).values(t)[:, 2].equal(t[:, 0])
+    with pytest.raises(ValueError, match="broadcast"):
+        Layout(broadcast=(1,)).storage(t)  # values that differ along the axis cannot be broadcast
 
 
 def result_reply(output, tensors, inputs_after=()):

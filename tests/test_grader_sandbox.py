@@ -25,7 +25,7 @@ from grader.student import (
     StudentError,
     SubmissionCrashed,
     TensorInfo,
-    Transposed,
+    transposed,
 )
 from tests.hostile._support import PROBE_MAX, ProbeSuite, reference_submission, require_bwrap
 
@@ -97,7 +97,7 @@ def test_values_come_back_as_tensors_and_the_callers_inputs_are_untouched(toy):
 
 def test_transposed_arguments_arrive_as_non_contiguous_views_with_the_same_values(toy):
     t = torch.arange(12, dtype=torch.float32).reshape(3, 4)
-    seen, contiguous = toy.apply_rope(Transposed(t, 0, 1))
+    seen, contiguous = toy.apply_rope(transposed(t, 0, 1))
     assert torch.equal(seen, t.reshape(-1))
     assert torch.all(contiguous == 0)
     seen, contiguous = toy.apply_rope(t)

@@ -8,7 +8,7 @@ import torch
 from grader.mutants import reference_source
 from grader.suite.local import LocalStudent
 from grader.student import (TABLE_IN_BUFFER, CannotCheck, NotATensor, NotImplementedBySubmission, StudentError,
-                            TensorInfo, Transposed)
+                            TensorInfo, transposed)
 
 SUBMISSION = '''
 import torch
@@ -64,10 +64,10 @@ def test_transposed_arguments_arrive_as_non_contiguous_views_with_the_same_value
     student = LocalStudent({"attention": lambda q, k, v, bias=None: (q.is_contiguous() * torch.ones(1),
                                                                        k.clone())})
     k = torch.arange(6.0).view(2, 3)
-    contiguous, seen = student.attention(torch.zeros(2, 2), Transposed(k, 0, 1), torch.zeros(2, 2))
+    contiguous, seen = student.attention(torch.zeros(2, 2), transposed(k, 0, 1), torch.zeros(2, 2))
     assert contiguous.item() == 1.0 and torch.equal(seen, k)
     flags = LocalStudent({"attention": lambda q, k, v, bias=None: torch.tensor([float(k.is_contiguous())])})
-    assert flags.attention(torch.zeros(2, 2), Transposed(k, 0, 1), torch.zeros(2, 2)).item() == 0.0
+    assert flags.attention(torch.zeros(2, 2), transposed(k, 0, 1), torch.zeros(2, 2)).item() == 0.0
 
 
 def test_non_tensor_results_come_back_as_not_a_tensor_with_their_values(student):

@@ -17,14 +17,14 @@ from typing import Any
 import torch
 
 from grader.student import (CallResult, CannotCheck, NotATensor, NotImplementedBySubmission, Student, StudentError,
-                            SubmissionCrashed, Transposed)
+                            SubmissionCrashed, Viewed)
 
 Log = dict[tuple[str, str, str], str]  # (test name, op, digest of the arguments) -> digest of the answer
 
 
 def _update(digest, value: Any) -> None:
-    if isinstance(value, Transposed):
-        digest.update(f"T{value.dim0},{value.dim1}".encode())
+    if isinstance(value, Viewed):
+        digest.update(f"L{value.layout}".encode())
         value = value.tensor
     if isinstance(value, torch.Tensor):
         digest.update(f"t{value.dtype}{tuple(value.shape)}{value.device.type}".encode())

@@ -16,7 +16,7 @@ import torch
 from grader.sandboxed import protocol, tensor_codec
 from grader.sandboxed.protocol import FindingCode, MessageKind, NoteCode
 from grader.student import (TABLE_IN_BUFFER, CallResult, CannotCheck, NotATensor, NotImplementedBySubmission,
-                            StudentError, TensorInfo, Transposed, converted_note, no_table_reason)
+                            StudentError, TensorInfo, Viewed, converted_note, no_table_reason)
 
 # The judge's words for the child's note codes, one for each (a test checks that none is missing).
 NOTE_SENTENCES = {NoteCode.TABLE_IN_BUFFER: TABLE_IN_BUFFER}
@@ -68,9 +68,9 @@ class JudgeEncoder(tensor_codec.Encoder):
     """``tensor_codec.Encoder`` plus the judge-only wrappers from ``grader.student``."""
 
     def value(self, value: Any) -> Any:
-        if isinstance(value, Transposed):
-            contiguous = value.tensor.transpose(value.dim0, value.dim1).contiguous()
-            return self.tensor(contiguous, transpose=(value.dim0, value.dim1))
+        if isinstance(value, Viewed):
+            layout = value.layout
+            return self.tensor(layout.storage(value.tensor), view=layout.wire(value.tensor.shape))
         if isinstance(value, tuple):
             return {"$tuple": [self.value(item) for item in value]}
         if isinstance(value, list):

@@ -21,7 +21,7 @@ from grader.sandbox.worker_process import GraderFault, WorkerProcess
 from grader.sandboxed import protocol
 from grader.sandboxed.protocol import MessageKind
 from grader.student import (NAME_OF_OP, OPS, CallResult, NotImplementedBySubmission, Student, SubmissionCrashed,
-                            Transposed)
+                            Viewed)
 
 
 class ChildSession:
@@ -185,7 +185,7 @@ class SandboxStudent(Student):
                   "kwargs": {key: encoder.value(item) for key, item in kwargs.items()}}
         header["tensors"] = encoder.tensors
         # The child reports the top-level tensor arguments after the call, as LocalStudent does.
-        n_inputs = sum(isinstance(value, (torch.Tensor, Transposed)) for value in (*args, *kwargs.values()))
+        n_inputs = sum(isinstance(value, (torch.Tensor, Viewed)) for value in (*args, *kwargs.values()))
         started = time.monotonic()
         self.session.send(header, encoder.blob(), f"a call to {name}")
         reply, blob = self.session.receive(f"a call to {name}")

@@ -161,8 +161,8 @@ class Decoder:
             tensor = torch.empty(shape, dtype=dtype, device="meta")
         else:
             tensor = tensor_codec.build_tensor(dtype, shape, self.pieces[index])
-        if "transpose" in info:
-            tensor = tensor.transpose(*info["transpose"])
+        if "view" in info:
+            tensor = tensor_codec.apply_view(tensor, info["view"])
         if requires_grad:
             tensor.requires_grad_(True)
         return tensor

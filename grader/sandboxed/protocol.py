@@ -149,10 +149,16 @@ def dtype_name(dtype: torch.dtype) -> str:
 
 
 def send_frame(sock: socket.socket, header: dict, blob: bytes | bytearray | memoryview = b"") -> None:
+    """One frame in one system call when the socket takes it all (a call is a round trip: every extra
+    write wakes the peer once more), the rest of a large blob after it."""
     data = json.dumps(header, separators=(",", ":"), allow_nan=False).encode()
-    sock.sendall(FRAME_PREFIX.pack(len(data), len(blob)) + data)
-    if blob:
-        sock.sendall(blob)
+    head = FRAME_PREFIX.pack(len(data), len(blob)) + data
+    sent = sock.sendmsg([head, blob] if blob else [head])
+    if sent < len(head):
+        sock.sendall(memoryview(head)[sent:])
+        sent = len(head)
+    if sent - len(head) < len(blob):
+        sock.sendall(memoryview(blob)[sent - len(head):])
 
 
 def _recv_exactly(sock: socket.socket, size: int, deadline: float | None) -> bytearray:

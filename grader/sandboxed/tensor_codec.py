@@ -25,20 +25,20 @@ from .protocol import DTYPES, MAX_DIMS, ProtocolError, dtype_name
 class Encoder:
     """Turns a tree of plain values and tensors into JSON plus one blob of tensor bytes.
 
-    ``meta`` tensors travel as descriptions only. A ``transpose`` pair on a tensor tells the
-    receiver to build the contiguous tensor it was given and hand on ``.transpose(d0, d1)`` of it.
+    ``meta`` tensors travel as descriptions only. A ``view`` on a tensor tells the receiver to build
+    the contiguous storage it was given and hand on a view of it (``apply_view``).
     """
 
     def __init__(self) -> None:
         self.tensors: list[dict] = []
         self.chunks: list[bytes] = []
 
-    def tensor(self, tensor: torch.Tensor, transpose: tuple[int, int] | None = None) -> dict:
+    def tensor(self, tensor: torch.Tensor, view: dict | None = None) -> dict:
         info = {"dtype": dtype_name(tensor.dtype), "shape": list(tensor.shape),
                 "device": tensor.device.type, "requires_grad": bool(tensor.requires_grad),
                 "nbytes": 0}
-        if transpose is not None:
-            info["transpose"] = [int(transpose[0]), int(transpose[1])]
+        if view is not None:
+            info["view"] = view
         if tensor.device.type != "meta":
             data = tensor_bytes(tensor)
             info["nbytes"] = len(data)
@@ -106,7 +106,7 @@ def check_tensor_info(info: Any) -> tuple[torch.dtype, tuple[int, ...], str, boo
 
 
 def element_size(dtype: torch.dtype) -> int:
-    return torch.empty((), dtype=dtype).element_size()
+    return dtype.itemsize
 
 
 def build_tensor(dtype: torch.dtype, shape: tuple[int, ...], data: memoryview | bytes) -> torch.Tensor:
@@ -121,6 +121,22 @@ def build_tensor(dtype: torch.dtype, shape: tuple[int, ...], data: memoryview | 
         pairs = torch.frombuffer(bytearray(data), dtype=real).reshape(*shape, 2)
         return torch.view_as_complex(pairs)
     return torch.frombuffer(bytearray(data), dtype=dtype).reshape(shape)
+
+
+def apply_view(storage: torch.Tensor, view: Any) -> torch.Tensor:
+    """The view of a contiguous storage that a ``view`` describes: permute its axes (``order``), take
+    every step-th entry along one axis (``window``: axis, start, step, size), expand to ``shape``."""
+    try:
+        order, window, shape = view["order"], view["window"], view["shape"]
+        tensor = storage.permute(order) if order else storage
+        if window is not None:
+            axis, start, step, size = window
+            index = [slice(None)] * tensor.dim()
+            index[axis] = slice(start, start + step * (size - 1) + 1, step)
+            tensor = tensor[tuple(index)]
+        return tensor.expand(shape)
+    except (KeyError, TypeError, ValueError, IndexError, RuntimeError) as error:
+        raise ProtocolError(f"a tensor view is malformed ({type(error).__name__})") from None
 
 
 def split_blob(infos: list, blob: bytearray) -> list[memoryview]:

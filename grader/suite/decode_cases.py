@@ -13,50 +13,15 @@ from functools import cache
 
 import torch
 
-from grader.student import NotATensor, Transposed
+from grader.student import NotATensor
+from grader.suite.domains_decode import DecodeCase
 from grader.suite.expect import Fail, as_tensor, expect_shape, within
-from grader.suite.inputs import randn
+from grader.suite.inputs import generator, randn
 from grader.suite.oracles import decode_visibility, oracle_decode, oracle_rope
-from grader.suite.tolerances import cached_key_tolerance, decode_tolerance
+from grader.suite import tolerances
 
 SPEC = ("decode must give every token the full causal forward: the softmax, over the keys s it sees (s <= t, "
         "within the window, not padding), of <R(p_t) q_t, R(p_s) k_s> / sqrt(D), times v_s.")
-PAIRINGS = ("interleaved", "half")
-
-
-@dataclass(frozen=True)
-class DecodeCase:
-    batch: int = 2
-    heads: int = 2
-    length: int = 8  # T
-    dim: int = 8  # D, even
-    prompt_len: int = 3  # P, 1 <= P <= T
-    cache: str = "rotated"
-    window: int | None = None
-    pads: tuple[int, ...] | None = None  # left padding of each row's prompt; None: no attention_mask
-    bool_mask: bool = False  # the attention_mask as True/False instead of 1/0
-    position_ids: bool = False  # give position_ids (padding at 1, as Hugging Face's generate does)
-    start: int = 0  # the position of each row's first real token (given through position_ids)
-    stride: int = 1  # positions start, start + stride, ... (given through position_ids when not 1)
-    pairing: str = "half"
-    base: float | None = None  # None: leave the default
-    dtype: torch.dtype = torch.float32
-    scale: float = 1.0
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        """The spec's domain: a point outside it is a mistake of the suite, said at once."""
-        pads = self.pads or (0,) * self.batch
-        if not (self.batch >= 1 and self.heads >= 1 and self.dim >= 2 and self.dim % 2 == 0
-                and 1 <= self.prompt_len <= self.length and (self.window is None or self.window >= 1)
-                and len(pads) == self.batch and all(0 <= pad < self.prompt_len for pad in pads)
-                and self.cache in ("rotated", "raw") and self.pairing in PAIRINGS and self.stride >= 1
-                and self.start >= 0 and self.dtype in (torch.float32, torch.float64)):
-            raise ValueError(f"{self} is outside decode's spec")
-
-    @property
-    def cached_slots(self) -> int:
-        return self.length if self.window is None else min(self.window, self.length)
 
 
 @dataclass(frozen=True)
@@ -77,19 +42,23 @@ class DecodeInputs:
 @cache  # the same case gives the same tensors in every grading; the tests never modify them
 def build(case: DecodeCase) -> DecodeInputs:
     shape = (case.batch, case.heads, case.length, case.dim)
-    q, k, v = (randn(*shape, seed=case.seed * 10 + j, dtype=case.dtype, scale=case.scale) for j in range(3))
+    q, k = (randn(*shape, seed=case.seed * 10 + j, dtype=case.dtype, scale=case.scale) for j in range(2))
+    v = randn(*shape, seed=case.seed * 10 + 2, dtype=case.dtype, scale=case.value_scale)
     pads = torch.tensor(case.pads if case.pads is not None else (0,) * case.batch)
     slots = torch.arange(case.length)[None, :]
     real = slots >= pads[:, None]
-    positions = torch.where(real, case.stride * (slots - pads[:, None]) + case.start, torch.zeros_like(slots))
+    counted = case.stride * (slots - pads[:, None]) + case.start
+    if case.spread:
+        counted = torch.randint(case.start, case.start + 4 * case.length + 1, real.shape, generator=generator(case.seed))
+    positions = torch.where(real, counted, torch.zeros_like(slots))
     kwargs = {"cache": case.cache, "window": case.window, "pairing": case.pairing}
     if case.base is not None:
         kwargs["base"] = case.base
     if case.pads is not None:
-        mask = real[:, : case.prompt_len]
-        kwargs["attention_mask"] = mask if case.bool_mask else mask.long()
-    if case.position_ids or case.start or case.stride != 1:
-        kwargs["position_ids"] = torch.where(real, positions, torch.ones_like(positions))
+        kwargs["attention_mask"] = real[:, : case.prompt_len].to(getattr(torch, case.mask_dtype))
+    if case.gives_positions:
+        ids = torch.where(real, positions, torch.full_like(positions, case.pad_id))
+        kwargs["position_ids"] = ids.to(getattr(torch, case.ids_dtype))
     return DecodeInputs(case, q, k, v, kwargs, real, positions)
 
 
@@ -107,15 +76,16 @@ def single_row(inputs: DecodeInputs, row: int) -> DecodeInputs:
                    positions=inputs.positions[row:row + 1, pads:])
 
 
-def run(student, inputs: DecodeInputs, strict: bool = False, views: bool = False,
-        **changes) -> tuple[torch.Tensor, object]:
-    """The student's (out, cached_keys). out is checked here (a tensor of q's shape); cached_keys only by the
-    tests that judge it (``cached``), so that a missing cache costs those tests alone. ``strict``: the type
-    test; ``views``: q, k and v arrive as transposes of [B, T, H, D] tensors (not contiguous)."""
-    tensors = (inputs.q, inputs.k, inputs.v)
-    if views:
-        tensors = tuple(Transposed(tensor, 1, 2) for tensor in tensors)
-    output = student.call("decode", *tensors, inputs.case.prompt_len, **(inputs.kwargs | changes)).output
+def run(student, inputs: DecodeInputs, strict: bool = False, **changes) -> tuple[torch.Tensor, object]:
+    """The student's (out, cached_keys) for these inputs (``outputs_of``); ``changes`` replace keyword arguments."""
+    output = student.call("decode", inputs.q, inputs.k, inputs.v, inputs.case.prompt_len,
+                          **(inputs.kwargs | changes)).output
+    return outputs_of(output, inputs, strict)
+
+
+def outputs_of(output: object, inputs: DecodeInputs, strict: bool = False) -> tuple[torch.Tensor, object]:
+    """(out, cached_keys) of a call's output. out is checked here (a tensor of q's shape); cached_keys only by the
+    tests that judge it (``cached``), so that a missing cache costs those tests alone. ``strict``: the type test."""
     if isinstance(output, torch.Tensor) and not strict:
         output = (output, OUT_ALONE)  # the values tests judge it as out; the cache tests say what is missing
     if not (isinstance(output, tuple) and len(output) == 2):
@@ -142,7 +112,18 @@ def cached(value: object) -> torch.Tensor:
 
 
 def tolerance(inputs: DecodeInputs) -> torch.Tensor:
-    return decode_tolerance(inputs.q, inputs.k, inputs.v, inputs.positions, inputs.base)
+    """[B, H, T, D]: the error model's allowance for out (``tolerances.decode_tolerance``)."""
+    return _case_tolerance(inputs.case) if inputs is build(inputs.case) else _tolerance(inputs)
+
+
+@cache
+def _case_tolerance(case: DecodeCase) -> torch.Tensor:
+    return _tolerance(build(case))
+
+
+def _tolerance(inputs: DecodeInputs) -> torch.Tensor:
+    return tolerances.decode_tolerance(inputs.q, inputs.k, inputs.v, inputs.positions,
+                            decode_visibility(inputs.real, inputs.case.window), inputs.base, inputs.case.pairing)
 
 
 def real_only(tensor: torch.Tensor, real: torch.Tensor) -> torch.Tensor:
@@ -151,10 +132,12 @@ def real_only(tensor: torch.Tensor, real: torch.Tensor) -> torch.Tensor:
 
 
 def matches(actual: torch.Tensor, expected: torch.Tensor, inputs: DecodeInputs, scale: float = 1.0,
-            first_token: int = 0) -> bool:
-    """Within tolerance on the real tokens from ``first_token`` on (the decoded ones: the prompt_len)."""
+            first_token: int = 0, allowed: torch.Tensor | None = None) -> bool:
+    """Within tolerance (``allowed``, else ``tolerance(inputs)``) on the real tokens from ``first_token`` on
+    (the decoded ones: the prompt_len)."""
     judged = inputs.real & (torch.arange(inputs.case.length) >= first_token)
-    return within(real_only(actual, judged), real_only(expected, judged), scale * tolerance(inputs))
+    allowed = tolerance(inputs) if allowed is None else allowed
+    return within(real_only(actual, judged), real_only(expected, judged), scale * allowed)
 
 
 @cache
@@ -194,17 +177,18 @@ def expect_cached_slots(cached_keys: object, inputs: DecodeInputs) -> None:
                  "cached_keys (S = T without a window, min(W, T) with one)")
     real, keys = inputs.real[:, kept], inputs.k[..., kept, :]
     lengths = cached_keys.double().norm(dim=-1, keepdim=True)
-    tolerance = cached_key_tolerance(keys, inputs.positions[:, kept], inputs.base)
-    if not within(real_only(lengths, real), real_only(keys.double().norm(dim=-1, keepdim=True), real), tolerance):
+    if not within(real_only(lengths, real), real_only(keys.double().norm(dim=-1, keepdim=True), real),
+                  tolerances.length_tolerance(keys)):
         raise Fail("cached_keys must hold the keys of the last " + ("W tokens" if case.window else "T tokens") +
                    ", oldest first, one slot per token (a rotation keeps each key's length; these lengths differ).")
 
 
 def _held_somewhere(cached_keys: torch.Tensor, expected: torch.Tensor, tolerance: torch.Tensor,
                     real: torch.Tensor) -> bool:
-    """Every real expected slot [B, H, S, D] is one of the submission's slots [B, H, S', D], in any order."""
-    gaps = (expected.double()[..., :, None, :] - cached_keys.double()[..., None, :, :]).abs().amax(-1)  # [B, H, S, S']
-    found = (gaps <= tolerance).any(-1)  # tolerance [B, H, S, 1]
+    """Every real expected slot [B, H, S, D] is one of the submission's slots [B, H, S', D], in any order
+    (within the tolerance [B, H, S, D] of the expected slot)."""
+    gaps = (expected.double()[..., :, None, :] - cached_keys.double()[..., None, :, :]).abs()  # [B, H, S, S', D]
+    found = (gaps <= tolerance[..., :, None, :]).all(-1).any(-1)  # tolerance [B, H, S, D]
     return bool((found | ~real[:, None, :]).all())
 
 
@@ -225,7 +209,7 @@ def expect_cached_keys(cached_keys: object, inputs: DecodeInputs, cache: str, co
             return
         cached_keys = values
     real, positions = inputs.real[:, kept], inputs.positions[:, kept]
-    tolerance = cached_key_tolerance(inputs.k[..., kept, :], positions, inputs.base)
+    tolerance = tolerances.cached_key_tolerance(inputs.k[..., kept, :], positions, inputs.base, case.pairing)
     if count:
         def holds(expected):
             return within(real_only(cached_keys, real), real_only(expected, real), tolerance)

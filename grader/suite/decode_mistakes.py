@@ -57,7 +57,7 @@ def mistakes(inputs: DecodeInputs) -> dict[str, Callable[[], torch.Tensor]]:
             inputs, visible=decode_visibility(torch.ones_like(real), window))
         # Positions that count the padding shift a whole row alike: out cannot show it, the rotated keys do.
     if "position_ids" in inputs.kwargs:
-        counted = (positions - case.start) // case.stride
+        counted = (real.long().cumsum(-1) - 1).clamp(min=0)  # what the mask (or 0, 1, ...) gives without them
         variants["the position_ids argument is ignored"] = lambda: expected_out(
             inputs, query_positions=counted, key_positions=counted)
     if window:

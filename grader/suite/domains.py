@@ -91,6 +91,18 @@ class AttentionCase:
             bias = bias.masked_fill(mask, float("-inf"))
         return q, k, v, bias
 
+    def tensor_specs(self) -> list[tuple[str, tuple[int, ...], tuple[int, ...]]]:
+        """(name, shape, axes a caller may broadcast) of each tensor argument (``layouts.laid_cases``): k and
+        v shared by the heads they serve (multi-query attention), q or a bias over the batch; never the query
+        and key axes of a bias (copying one row's -inf could mask whole rows)."""
+        leading = tuple(range(len(self.lead)))
+        specs = [("q", (*self.lead, self.queries, self.dim), leading), ("k", (*self.lead, self.keys, self.dim), leading),
+                 ("v", (*self.lead, self.keys, self.value_dim), leading)]
+        if self.bias != BiasKind.NONE:
+            shape = self.bias_shape()
+            specs.append(("bias", shape, tuple(range(len(shape) - 2))))
+        return specs
+
     def describe(self) -> str:
         lead = list(self.lead)
         text = (f"q {shape_text(lead + [self.queries, self.dim])}, k {shape_text(lead + [self.keys, self.dim])}, "
@@ -108,9 +120,12 @@ def attention_cases(draw, bias: tuple[BiasKind, ...] = (BiasKind.NONE,)) -> Atte
     bias_kind = draw(st.sampled_from(bias))
     drop = draw(st.integers(0, len(lead)))
     ones = tuple(draw(st.lists(st.booleans(), min_size=len(lead) - drop + 2, max_size=len(lead) - drop + 2)))
-    queries, keys = draw(sizes(1, 40)), draw(sizes(1, 40))
+    # A bias shows what it does only where it varies over two keys or more: its key axis is never broadcast.
+    biased = bias_kind != BiasKind.NONE
+    ones = ones[:-1] + (False,) if biased else ones
+    queries, keys = draw(sizes(1, 40)), draw(sizes(2 if biased else 1, 40))
     widest = max(1, min(64, MAX_ENTRIES // (torch.Size(lead).numel() * max(queries, keys))))
-    return AttentionCase(lead, queries, keys, draw(sizes(1, widest)),
+    return AttentionCase(lead, queries, keys, draw(sizes(2 if biased else 1, max(2, widest))),
                          draw(sizes(1, min(16, widest))), draw(st.sampled_from(["float32", "float64"])),
                          draw(st.sampled_from([1.0, 1e-3, 0.1, 10.0, 30.0])), draw(MAGNITUDES), bias_kind, drop,
                          ones, draw(SEEDS))

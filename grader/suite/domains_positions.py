@@ -61,6 +61,11 @@ class EmbeddingCase:
     def table(self) -> torch.Tensor:
         return seeded((self.max_len, self.d_model), self.seed + 1, scale=self.table_scale)
 
+    def tensor_specs(self) -> list[tuple[str, tuple[int, ...], tuple[int, ...]]]:
+        """(name, shape, axes a caller may broadcast) of x (``layouts.laid_cases``). None is broadcast: an
+        addition in place (a mistake the visible test "input untouched" is about) cannot write to a broadcast x."""
+        return [("x", (self.batch, self.seq_len, self.d_model), ())]
+
     def describe(self) -> str:
         x = shape_text([self.batch, self.seq_len, self.d_model])
         return f"max_len={self.max_len}, d_model={self.d_model}, x {x} with entries about {self.scale:g}"
@@ -110,6 +115,11 @@ class RotaryCase:
     def used_positions(self) -> torch.Tensor:
         positions = self.position_tensor()
         return torch.arange(self.tokens) if positions is None else positions.long()
+
+    def tensor_specs(self) -> list[tuple[str, tuple[int, ...], tuple[int, ...]]]:
+        """(name, shape, axes a caller may broadcast) of each tensor argument (``layouts.laid_cases``)."""
+        specs = [("x", (*self.lead, self.tokens, self.head_dim), tuple(range(len(self.lead))))]
+        return specs + ([] if self.positions == "default" else [("positions", (self.tokens,), ())])
 
     def kwargs(self) -> dict:
         kwargs = {} if self.positions == "default" else {"positions": self.position_tensor()}

@@ -75,6 +75,10 @@ class BucketCase:
         spread[: len(values)] = values
         return spread[torch.randperm(len(spread), generator=generator(self.seed + 1))[:size]].reshape(self.shape)
 
+    def tensor_specs(self) -> list[tuple[str, tuple[int, ...], tuple[int, ...]]]:
+        """(name, shape, axes a caller may broadcast) of relative_position (``layouts.laid_cases``)."""
+        return [("relative_position", self.shape, tuple(range(len(self.shape))))]
+
     def kwargs(self) -> dict:
         if self.defaults:
             return {}
@@ -132,6 +136,10 @@ class RelativeBiasCase:
 
     def table(self) -> torch.Tensor:
         return seeded((self.num_buckets, self.n_heads), self.seed, DTYPES[self.dtype])
+
+    def tensor_specs(self) -> list[tuple[str, tuple[int, ...], tuple[int, ...]]]:
+        """(name, shape, axes a caller may broadcast) of the table (``layouts.laid_cases``)."""
+        return [("table", (self.num_buckets, self.n_heads), (0, 1))]
 
     def kwargs(self) -> dict:
         return {} if self.bidirectional is None else {"bidirectional": self.bidirectional,

@@ -82,15 +82,21 @@ def for_each(strategy: st.SearchStrategy, count: int, key: str | None = None) ->
 
         @functools.wraps(body)
         def test(student) -> None:
-            for case in drawn(name, strategy, count):
+            unjudged: list[Unjudged] = []
+            cases = drawn(name, strategy, count)
+            for case in cases:
                 try:
                     body(student, case)
+                except Unjudged as skipped:
+                    unjudged.append(skipped)
                 except AssertionError as failure:
                     grading = getattr(test, "grading", None)
                     if grading is None or grading.visibility != Visibility.VISIBLE:
                         raise
                     shown = case.describe() if hasattr(case, "describe") else repr(case)
                     raise Fail(f"{failure} (Failing input: {shown}.)") from None
+            if unjudged and len(unjudged) == len(cases):
+                raise unjudged[0].error  # no case could judge the property: the submission earns nothing here
 
         del test.__wrapped__  # the suite calls test(student); inspect must not see body's signature
         test.prepare = lambda: drawn(name, strategy, count)  # grader.suite.prepare() draws ahead of grading
@@ -99,10 +105,21 @@ def for_each(strategy: st.SearchStrategy, count: int, key: str | None = None) ->
     return decorate
 
 
+class Unjudged(Exception):
+    """A drawn case that cannot judge its test's property for this submission (its code raised ``error`` for
+    those values whatever the property): the case is skipped, and a test none of whose cases judged anything
+    fails with the first one's error."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
 def answer(student, key: tuple, op: str, *args, **kwargs):
     """``student.call(op, ...)`` once per submission and exercise for a given ``key``: tests that
     check different properties of the same drawn case share the call (and its exception)."""
     memo = student.__dict__.setdefault("_drawn_answers", {})
+    key = (op, *key)  # keys are shared within an op only
     if key not in memo:
         try:
             memo[key] = (student.call(op, *args, **kwargs), None)

@@ -6,11 +6,13 @@ output reproduces, and inputs left untouched. Messages never name the hidden siz
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from typing import Callable, Iterable, TypeVar
 
 import torch
 
-from grader.student import NotATensor, TensorInfo
+from grader.student import NotATensor, StudentError, TensorInfo
+
+T = TypeVar("T")
 
 
 class Fail(AssertionError):
@@ -117,3 +119,29 @@ def expect_untouched(after: tuple, before: Iterable[torch.Tensor], what: str) ->
         expect(tuple(seen.shape) == tuple(original.shape) and bool(torch.equal(seen, original)),
                f"{what} modified its input in place (e.g. +=, /=, masked_fill_, copy_). "
                "Callers keep using their tensors: compute a new one instead.")
+
+
+# The meta device has shapes and no values: called with meta inputs, code that builds a tensor on the CPU
+# meets them and torch says the two are on different devices, as on a GPU. Code that reads values
+# (.item(), int(t), .tolist(), a boolean mask) or uses an op with no meta kernel cannot run there at all,
+# which says nothing about devices; a CPU-only machine has no other device to try, so such code is not
+# judged there (grader/README.md, fairness policy).
+DEVICE_MISMATCH = ("expected device", "same device", "two devices")
+
+
+def mixes_devices(error: StudentError) -> bool:
+    """The submission's error says that tensors on two devices met."""
+    return any(phrase in error.message for phrase in DEVICE_MISMATCH)
+
+
+def on_meta_device(call: Callable[[], T], on_cpu: Callable[[], object]) -> T | None:
+    """``call()``, a call with meta inputs; None when the submission's code could not run on the meta device
+    for a reason other than mixing devices, and ``on_cpu()``, the same call with values, works (it then cannot
+    be judged there). Code that raises with values too is judged by that error: it earns nothing here."""
+    try:
+        return call()
+    except StudentError as error:
+        if mixes_devices(error):
+            raise
+        on_cpu()
+        return None

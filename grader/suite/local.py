@@ -3,13 +3,14 @@
 For TRUSTED code only: the reference and the bundled mutants, to test the suite quickly. A real
 submission goes through ``grader.sandbox``, never here. The semantics follow ``grader.student``
 exactly: inputs are copied before the call (the caller's tensors are never touched),
-``Transposed`` arguments arrive as non-contiguous views, the ops run as in the child
+``Viewed`` arguments arrive as views in their layout, the ops run as in the child
 (``grader.sandboxed.exercise_calls``), meta calls answer with ``TensorInfo``, and errors become
 ``StudentError`` / ``NotImplementedBySubmission``.
 """
 
 from __future__ import annotations
 
+import sys
 import time
 import types
 from typing import Any, Mapping
@@ -18,6 +19,7 @@ import torch
 
 from grader.sandboxed.exercise_calls import DESCRIBED_OPS, Finding, converted, run_op, type_name
 from grader.sandboxed.protocol import MAX_PARTS, NoteCode
+from grader.sandboxed.tensor_codec import apply_view
 from grader.student import (
     NAME_OF_OP,
     OPS,
@@ -29,7 +31,7 @@ from grader.student import (
     Student,
     StudentError,
     TensorInfo,
-    Transposed,
+    Viewed,
     converted_note,
     no_table_reason,
 )
@@ -38,15 +40,18 @@ from grader.student import (
 def namespace_from_source(source: str, name: str = "submission") -> dict[str, Any]:
     """Execute trusted ``source`` in a fresh module and return its namespace."""
     module = types.ModuleType(name)
-    exec(compile(source, f"<{name}>", "exec"), module.__dict__)  # noqa: S102 -- trusted code only
+    sys.modules[name] = module  # as an import does: dataclasses and typing look their module up there
+    try:
+        exec(compile(source, f"<{name}>", "exec"), module.__dict__)  # noqa: S102 -- trusted code only
+    finally:
+        del sys.modules[name]
     return module.__dict__
 
 
 def _deliver(value: Any) -> Any:
     """What the submission receives for one argument: a private copy, non-contiguous if asked."""
-    if isinstance(value, Transposed):
-        source = value.tensor.transpose(value.dim0, value.dim1).contiguous()
-        return source.transpose(value.dim0, value.dim1)  # t's values, not contiguous
+    if isinstance(value, Viewed):  # t's values, in its layout: a view of a contiguous storage, as the child builds it
+        return apply_view(value.layout.storage(value.tensor), value.layout.wire(value.tensor.shape))
     if isinstance(value, torch.Tensor):
         return value.clone()
     if isinstance(value, (list, tuple)):

@@ -2,26 +2,25 @@
 
 Values are compared with a float64 oracle of softmax(q k^T / sqrt(D) + bias) v; the properties
 (permutation equivariance, -inf masking, broadcasting) are checked on the student's own outputs.
-Every tolerance comes from the error model (``tolerances.attention_tolerances``): it grows with D,
-Tk and the size of the logits and of v. The hidden tests draw their inputs over the whole domain
-(``domains.attention_cases``, ``domains.token_cases``).
+Every tolerance comes from the error model (``tolerances.attention_tolerances``): it grows with D, Tk and the
+size of the logits and of v. The hidden tests draw their inputs over the whole domain (``domains``), layouts too.
 """
 
 from __future__ import annotations
 
-import math
 from functools import lru_cache
 
 import torch
 
-from grader.student import Transposed
 from grader.suite import HIDDEN, VISIBLE, graded
 from grader.suite import tolerances as tol
-from grader.suite.domains import BiasKind, attention_cases, token_cases
+from grader.suite.attention_mistakes import OVER_THE_KEYS, rows_sum_over_queries, rows_sum_to_one, scale_mistakes
+from grader.suite.domains import AttentionCase, BiasKind, attention_cases, token_cases
 from grader.suite.draw import answer, for_each
-from grader.suite.expect import (as_info, as_pair, as_tensor, diagnose, expect, expect_dtype, expect_finite,
-                                 expect_shape, expect_untouched, within)
+from grader.suite.expect import (as_info, as_pair, as_tensor, diagnose, expect, expect_dtype, expect_shape,
+                                 expect_untouched, on_meta_device, within)
 from grader.suite.inputs import meta, permutation, randn
+from grader.suite.layouts import expect_layouts_accepted, laid_arguments, laid_cases
 from grader.suite.oracles import MINUS_INF, oracle_attention
 
 SPEC = "attention(q, k, v, bias) must equal softmax(q k^T / sqrt(D) + bias) v, with D the size of q's last axis."
@@ -36,41 +35,6 @@ def _outputs(student, q, k, v, bias=None, strict: bool = False, key: tuple | Non
     if key is None:
         return _pair(student.attention(q, k, v, bias=bias), strict)
     return _pair(answer(student, key, "attention", q, k, v, bias=bias).output, strict)
-
-
-def _rows_sum_to_one(weights: torch.Tensor, q, k, bias=None) -> bool:
-    sums = weights.double().sum(-1)
-    return within(sums, torch.ones_like(sums), tol.row_sum_tolerance(q, k, bias).expand(sums.shape))
-
-
-def _rows_sum_over_queries(weights: torch.Tensor, q, k, bias=None) -> bool:
-    """The columns sum to 1 and the rows do not: a softmax over the queries (dim=-2)."""
-    if weights.shape[-2] < 2:
-        return False
-    columns = weights.double().sum(-2)
-    margin = float(tol.row_sum_tolerance(q, k, bias).max()) * 2  # the same roundings, over Tq terms
-    return within(columns, torch.ones_like(columns), margin) and not _rows_sum_to_one(weights, q, k, bias)
-
-
-OVER_THE_KEYS = ("Each row of weights (one query) must sum to 1: the softmax runs over the keys, dim=-1. Yours "
-                 "sums to 1 down each column: the softmax runs over the queries (dim=-2).")
-
-
-def _scale_mistakes(q, k, v, bias=None) -> dict:
-    """Known wrong formulas, as thunks: the oracle fed with a rescaled q, or softmax over queries."""
-    d, dv = q.shape[-1], v.shape[-1]
-
-    def over_queries():
-        logits = q.double() @ k.double().transpose(-2, -1) / math.sqrt(d)
-        return torch.softmax(logits if bias is None else logits + bias.double(), dim=-2) @ v.double()
-
-    return {
-        "the logits are not divided by sqrt(D)": lambda: oracle_attention(q.double() * math.sqrt(d), k, v, bias)[0],
-        "the logits are divided by D instead of sqrt(D)": lambda: oracle_attention(q.double() / math.sqrt(d), k, v, bias)[0],
-        "the logits are divided by the square root of v's feature size, not of q's":
-            lambda: oracle_attention(q.double() * math.sqrt(d / dv), k, v, bias)[0],
-        "the softmax runs over the queries (dim=-2) instead of the keys (dim=-1)": over_queries,
-    }
 
 
 def _expected(q, k, v, bias=None) -> tuple[torch.Tensor, ...]:
@@ -92,7 +56,7 @@ def _expect_matches_formula(student, q, k, v, bias=None, key: tuple | None = Non
     expect_shape(out, expected_out.shape, "out")
     expect_shape(weights, expected_weights.shape, "weights")
     if not (within(out, expected_out, out_tol) and within(weights, expected_weights, weights_tol)):
-        raise AssertionError(SPEC + diagnose(out, _scale_mistakes(q, k, v, bias), out_tol))
+        raise AssertionError(SPEC + diagnose(out, scale_mistakes(q, k, v, bias), out_tol))
 
 
 @graded(points=2, family="shape", visibility=VISIBLE)
@@ -113,7 +77,7 @@ def test_values_match_the_formula(student):
     q, k, v = randn(2, 3, 4, 8, seed=11), randn(2, 3, 6, 8, seed=12), randn(2, 3, 6, 5, seed=13)
     _expect_matches_formula(student, q, k, v)
     _, weights = _outputs(student, q, k, v)
-    expect(_rows_sum_to_one(weights, q, k), OVER_THE_KEYS if _rows_sum_over_queries(weights, q, k) else
+    expect(rows_sum_to_one(weights, q, k), OVER_THE_KEYS if rows_sum_over_queries(weights, q, k) else
            "Each row of weights (one query) must sum to 1: the softmax runs over the keys, dim=-1.")
 
 
@@ -133,8 +97,8 @@ def test_large_logits_stay_finite(student):
     expect(bool(torch.isfinite(out).all() and torch.isfinite(weights).all()),
            "With large scores (|q.k| / sqrt(D) in the hundreds) your attention returns NaN or inf: "
            "exp overflows. Use torch.softmax, or subtract each row's maximum before exp.")
-    expect(not _rows_sum_over_queries(weights, q, k), OVER_THE_KEYS)
-    expect(_rows_sum_to_one(weights, q, k),
+    expect(not rows_sum_over_queries(weights, q, k), OVER_THE_KEYS)
+    expect(rows_sum_to_one(weights, q, k),
            "With large scores the rows of weights no longer sum to 1: is the softmax clamped or approximated?")
 
 
@@ -175,11 +139,24 @@ def _moved_and_reference(student, case) -> tuple[torch.Tensor, torch.Tensor, tor
 @graded(points=2, family="equivariance", visibility=HIDDEN)
 @for_each(token_cases(), count=5, key="attention.tokens")
 def test_permutation_equivariance_batched(student, case):
-    """attn(PX) = P attn(X) for any leading axes, each leading row with its own permutation."""
+    """attn(PX) = P attn(X) and weights(PX) = P weights(X) P^T for any leading axes, each leading row with its own P."""
     moved, expected, moved_tol, _ = _moved_and_reference(student, case)
     expect(within(moved, expected, 2 * moved_tol),
            "With a batch (and heads), shuffling each sequence's tokens must shuffle its outputs the "
            "same way. Check that the batch and head axes stay separate (matmul over the last two axes).")
+    x, index, _ = _tokens(case)
+    moved_weights = _outputs(student, *(x.gather(-2, index),) * 3, key=("tokens", case, "moved"))[1]
+    weights = _outputs(student, x, x, x, key=("tokens", case, "x"))[1]
+    order = index[..., 0]  # [..., T]: the token each position of PX holds
+
+    def both_axes(w: torch.Tensor) -> torch.Tensor:  # P w P^T
+        rows = w.gather(-2, order[..., :, None].expand_as(w))
+        return rows.gather(-1, order[..., None, :].expand_as(w))
+
+    allowed = both_axes(tol.attention_tolerances(x, x, x, None, weights)[1])  # around the submission's own weights
+    expect(within(moved_weights, both_axes(weights.double()), 2 * allowed),
+           "Shuffling the tokens must move the weights on both axes, weights(PX) = P weights(X) P^T: each query's "
+           "row moves with it, and within the row each key's weight moves with that key.")
 
 
 @graded(points=1, family="equivariance", visibility=HIDDEN)
@@ -208,12 +185,12 @@ def _expect_bias_reweights(student, q, k, v, bias, key: tuple) -> None:
     out, weights = _outputs(student, q, k, v, bias, key=(*key, "bias"))
     expect_shape(out, (*q.shape[:-1], v.shape[-1]), "out (with a bias that broadcasts)")
     expect_shape(weights, (*q.shape[:-1], k.shape[-2]), "weights (with a bias that broadcasts)")
-    expect(not _rows_sum_over_queries(plain, q, k), OVER_THE_KEYS)
+    expect(not rows_sum_over_queries(plain, q, k), OVER_THE_KEYS)
     masked = (bias == MINUS_INF).expand(weights.shape)
     expect(bool((weights[masked] == 0).all()),
            "Where the bias is -inf the weight must be exactly 0: add the bias to the scaled logits "
            "before the softmax (a 0 or a large finite number does not mask).")
-    expect(_rows_sum_to_one(weights, q, k, bias),
+    expect(rows_sum_to_one(weights, q, k, bias),
            "With a mask, each row of weights must still sum to 1: mask before the softmax, not after.")
     # Where every key the bias leaves visible had an underflowed weight without it (large logits,
     # the largest ones masked), exp(b) times 0 tells nothing: those rows are judged as they are.
@@ -253,7 +230,11 @@ def test_dtype_and_device_kept(student):
         out, weights = _outputs(student, q, k, v)
         expect_dtype(out, dtype, f"out for {str(dtype).removeprefix('torch.')} inputs")
         expect_dtype(weights, dtype, f"weights for {str(dtype).removeprefix('torch.')} inputs")
-    outputs = student.attention(meta(2, 3, 4, 8), meta(2, 3, 6, 8), meta(2, 3, 6, 5))
+    shapes = ((2, 3, 4, 8), (2, 3, 6, 8), (2, 3, 6, 5))  # None below: the code reads values (expect.on_meta_device)
+    outputs = on_meta_device(lambda: student.attention(*(meta(*shape) for shape in shapes)),
+                             lambda: student.attention(*(randn(*shape, seed=85) for shape in shapes)))
+    if outputs is None:
+        return
     expect(isinstance(outputs, tuple) and len(outputs) == 2, "attention must return a pair (out, weights).")
     out, weights = (as_info(o, "attention on another device") for o in outputs)
     expect(out.device == "meta" and weights.device == "meta",
@@ -262,18 +243,41 @@ def test_dtype_and_device_kept(student):
     expect_shape(out, (2, 3, 4, 5), "out on another device")
 
 
+VIEWS = ("attention must accept its inputs in every layout models pass them in (q.transpose(1, 2) of a [B, T, H, D] "
+         "projection, a slice of a fused qkv projection, k broadcast over the heads, a permuted tensor) and give "
+         "the same result: use matmul or reshape, not view, and index rather than assume a layout.")
+
+
 @graded(points=1, family="inputs", visibility=VISIBLE)
-def test_inputs_untouched_and_views_accepted(student):
-    """attention leaves q, k, v and bias unchanged and accepts non-contiguous (transposed) inputs."""
+@for_each(laid_cases(attention_cases(bias=tuple(BiasKind)), AttentionCase.tensor_specs, ("k",)), count=3)
+def test_inputs_untouched_and_views_accepted(student, laid):
+    """attention leaves q, k, v and bias unchanged and accepts them in any layout: transposed, sliced, broadcast."""
     q, k, v = randn(1, 2, 5, 8, seed=91), randn(1, 2, 6, 8, seed=92), randn(1, 2, 6, 3, seed=93)
     bias = torch.zeros(5, 6)
     bias[:, -1] = MINUS_INF
-    result = student.call("attention", q, k, v, bias=bias)
-    expect_untouched(result.inputs_after, (q, k, v, bias), "attention")
-    # k arrives as a transposed view: what (B, D, T) -> (B, T, D) layouts produce in real models.
-    out, _ = as_pair(student.call("attention", q, Transposed(k, -1, -2), v).output, "attention")
-    expect_finite(as_tensor(out, "attention's out"), "out for a transposed k")
-    out_tol = tol.attention_tolerances(q, k, v, None, oracle_attention(q, k, v)[1])[0]
-    expect(within(out, _outputs(student, q, k, v)[0], 2 * out_tol),
-           "attention must accept non-contiguous inputs (e.g. a transposed view); use matmul or "
-           "reshape, not view, on them.")
+    expect_untouched(answer(student, ("untouched",), "attention", q, k, v, bias=bias).inputs_after, (q, k, v, bias),
+                     "attention")
+
+    def call(given):
+        return tuple(given[:3]), {"bias": given[3] if len(given) > 3 else None}
+
+    def judge(output, values):
+        (out, weights), (expected_out, expected_weights, out_tol, weights_tol) = _pair(output), _laid_expected(laid)
+        return within(out, expected_out, out_tol) and within(weights, expected_weights, weights_tol)
+
+    def same(output, own, values):  # the model around the submission's own weights: its values are not judged here
+        (out, weights), (own_out, own_weights) = _pair(output), _pair(own)
+        out_tol, weights_tol = tol.attention_tolerances(*values, *([None] * (4 - len(values))), own_weights)
+        return within(out, own_out, 2 * out_tol) and within(weights, own_weights, 2 * weights_tol)
+
+    expect_layouts_accepted(student, laid, "attention", lambda: _laid_tensors(laid), call, judge, same, VIEWS)
+
+
+def _laid_tensors(laid) -> list[torch.Tensor]:
+    return [tensor for tensor in laid.case.tensors() if tensor is not None]
+
+
+@lru_cache(maxsize=16)
+def _laid_expected(laid) -> tuple[torch.Tensor, ...]:  # the oracle and tolerances for a laid case, once per process
+    values = laid_arguments(laid, lambda: _laid_tensors(laid))[0]
+    return _expected(*values, *([None] * (4 - len(values))))

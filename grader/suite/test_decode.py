@@ -6,30 +6,36 @@ masked to the window and to the real tokens, within ``tolerances.decode_toleranc
 tests compare a submission with itself (step by step against one pass, the raw cache against the
 rotated one, a padded batch against each row alone) and accept the oracle too, so that each judges
 its own property: a mistake both sides share costs the value tests, not these. Every input is a
-``decode_cases.DecodeCase``, one point of the spec's domain.
+``domains_decode.DecodeCase``, one point of the spec's domain: the visible tests use small fixed ones,
+the hidden tests draw theirs over the whole domain with Hypothesis (``domains_decode.decode_domain``).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import lru_cache
 
 import torch
 
 from grader.suite import HIDDEN, VISIBLE, graded
 from grader.suite.decode_cases import (
-    PAIRINGS,
     SPEC,
-    DecodeCase,
     build,
     expect_cached_keys,
     expect_cached_slots,
+    expected_out,
     matches,
+    outputs_of,
     run,
     single_row,
+    tolerance,
     truth,
 )
 from grader.suite.decode_mistakes import diagnosis
-from grader.suite.expect import Fail, expect, expect_dtype, expect_shape, expect_untouched
+from grader.suite.domains_decode import PAIRINGS, DecodeCase, decode_domain
+from grader.suite.draw import answer, for_each
+from grader.suite.expect import Fail, expect_dtype, expect_shape, expect_untouched
+from grader.suite.layouts import expect_layouts_accepted, laid_arguments, laid_cases
 
 STEPS = ("Decoding one token at a time must give what one pass over the whole sequence gives: each new token's "
          "key and value join the cache, and its query, rotated by its own position, reads every key the cache holds.")
@@ -43,7 +49,8 @@ PADDING = ("A left-padded batch must give every row what its unpadded sequence g
 POSITIONS = ("Each token must be rotated by its own position: position_ids[b, t] when given, not a count of its own "
              "(positions are tracked apart from the cache).")
 
-# The inputs, one table per test: each a DecodeCase, one point of the spec's domain.
+# The visible tests' inputs, one table per test (each a DecodeCase, one point of the spec's domain); the
+# hidden tests draw theirs over the whole domain (``domains_decode.decode_domain``).
 C = DecodeCase
 SHAPE_CASES = (C(batch=2, heads=3, length=6, dim=8, prompt_len=2),
                C(batch=1, heads=2, length=7, dim=4, prompt_len=3, window=4, cache="raw"),
@@ -57,32 +64,9 @@ SMALL_WINDOW_CASE = C(batch=2, heads=2, length=8, dim=8, prompt_len=4, window=3,
 PADDED_PAIR_CASE = C(batch=2, heads=2, length=7, dim=8, prompt_len=4, pads=(0, 2), seed=5)
 UNTOUCHED_CASES = tuple(C(batch=2, heads=2, length=6, dim=8, prompt_len=3, cache=c, pads=(1, 0), position_ids=True,
                           pairing="interleaved", seed=6) for c in ("rotated", "raw"))
-VIEW_CASE = C(batch=2, heads=3, length=6, dim=8, prompt_len=2, seed=7)
 GIVEN_POSITIONS_CASE = C(batch=1, heads=2, length=6, dim=8, prompt_len=2, start=100, seed=8)
-STEP_CASES = (C(batch=1, heads=1, length=9, dim=4, prompt_len=1, seed=11),
-              C(batch=3, heads=1, length=10, dim=16, prompt_len=9, pairing="interleaved", seed=12),
-              C(batch=2, heads=3, length=12, dim=6, prompt_len=4, cache="raw", base=500.0, seed=13),
-              C(batch=1, heads=2, length=8, dim=8, prompt_len=3, scale=4.0, seed=14),
-              C(batch=2, heads=2, length=7, dim=8, prompt_len=2, dtype=torch.float64, seed=15))
-RAW_CASES = (C(batch=2, heads=2, length=9, dim=8, prompt_len=3, cache="raw", seed=21),
-             C(batch=2, heads=2, length=11, dim=8, prompt_len=4, window=3, cache="raw", pairing="interleaved", seed=22),
-             C(batch=3, heads=1, length=9, dim=8, prompt_len=5, pads=(0, 2, 4), cache="raw", seed=23),
-             C(batch=2, heads=2, length=12, dim=4, prompt_len=2, window=4, pads=(1, 0), start=30, cache="raw", seed=24))
-WINDOW_CASES = tuple(C(batch=2, heads=2, length=9, dim=8, prompt_len=prompt_len, window=window, cache=cache,
-                       pairing=PAIRINGS[window % 2], seed=30 + window)
-                     for window, prompt_len, cache in ((1, 3, "rotated"), (2, 5, "raw"), (4, 5, "rotated"),
-                                                       (5, 5, "raw"), (6, 5, "rotated"), (12, 4, "raw")))
-PADDING_CASES = (C(batch=3, heads=2, length=9, dim=8, prompt_len=5, pads=(0, 1, 3), seed=41),
-                 C(batch=3, heads=1, length=10, dim=8, prompt_len=4, pads=(3, 0, 2), bool_mask=True, cache="raw",
-                   pairing="interleaved", seed=42),
-                 C(batch=2, heads=2, length=11, dim=8, prompt_len=6, pads=(4, 1), window=3, seed=43),
-                 C(batch=2, heads=2, length=8, dim=8, prompt_len=4, pads=(2, 0), position_ids=True, cache="raw",
-                   window=5, seed=44))
-POSITION_CASES = (C(batch=2, heads=2, length=8, dim=8, prompt_len=3, start=700, seed=51),
-                  C(batch=1, heads=2, length=10, dim=8, prompt_len=2, cache="raw", start=1500, seed=52),
-                  C(batch=2, heads=2, length=9, dim=8, prompt_len=3, stride=3, pairing="interleaved", seed=53))
-VALUE_CASES = (PREFILL_CASES + ONE_AT_A_TIME_CASES + MODE_CASES + (SMALL_WINDOW_CASE, PADDED_PAIR_CASE, VIEW_CASE,
-               GIVEN_POSITIONS_CASE) + STEP_CASES + RAW_CASES + WINDOW_CASES + PADDING_CASES + POSITION_CASES)
+VISIBLE_VALUE_CASES = PREFILL_CASES + ONE_AT_A_TIME_CASES + MODE_CASES + (SMALL_WINDOW_CASE, PADDED_PAIR_CASE,
+                                                                        GIVEN_POSITIONS_CASE)
 
 
 def _expect_forward(student, case: DecodeCase, message: str = SPEC) -> torch.Tensor:
@@ -182,18 +166,50 @@ def test_a_left_padded_pair(student):
     _expect_rows_alone(student, PADDED_PAIR_CASE)
 
 
+VIEWS = ("decode must accept its tensors in every layout models pass them in (q, k and v as transposes of [B, T, H, D] "
+         "projections or slices of a fused qkv projection, k and v broadcast over the heads they serve, position ids "
+         "broadcast over the batch, a slice of a longer mask) and give the same result: use reshape, not view, and "
+         "index rather than assume a layout.")
+
+
 @graded(points=1, family="inputs", visibility=VISIBLE)
-def test_inputs_untouched_and_views_accepted(student):
-    """decode leaves its tensors unchanged and accepts non-contiguous (transposed) q, k and v."""
-    for case in UNTOUCHED_CASES:
+@for_each(laid_cases(decode_domain(), DecodeCase.tensor_specs, ("attention_mask", "position_ids")), count=3)
+def test_inputs_untouched_and_views_accepted(student, laid):
+    """decode leaves its tensors unchanged and accepts them in any layout: transposed, sliced, broadcast."""
+    for index, case in enumerate(UNTOUCHED_CASES):
         inputs = build(case)
-        result = student.call("decode", inputs.q, inputs.k, inputs.v, 3, **inputs.kwargs)
+        result = answer(student, ("untouched", index), "decode", inputs.q, inputs.k, inputs.v, 3, **inputs.kwargs)
         expect_untouched(result.inputs_after, (inputs.q, inputs.k, inputs.v, inputs.kwargs["attention_mask"],
                                                inputs.kwargs["position_ids"]), "decode")
-    inputs = build(VIEW_CASE)
-    expect(matches(run(student, inputs, views=True)[0], run(student, inputs)[0], inputs, scale=2.0),
-           "decode must accept non-contiguous q, k and v, such as the transposes of [B, T, H, D] projections: "
-           "use reshape, not view, and index rather than assume a layout.")
+    inputs = build(laid.case)
+    names = [name for name in ("attention_mask", "position_ids") if name in inputs.kwargs]
+
+    def call(sent):
+        return (*sent[:3], laid.case.prompt_len), inputs.kwargs | dict(zip(names, sent[3:]))
+
+    def judge(output, values):
+        laid_inputs, expected, allowed = _laid_truth(laid)
+        return matches(outputs_of(output, laid_inputs)[0], expected, laid_inputs, allowed=allowed)
+
+    def same(output, own, values):
+        laid_inputs, _, allowed = _laid_truth(laid)
+        return matches(outputs_of(output, inputs)[0], outputs_of(own, inputs)[0], laid_inputs, 2.0, allowed=allowed)
+
+    expect_layouts_accepted(student, laid, "decode", lambda: _laid_tensors(laid), call, judge, same, VIEWS)
+
+
+def _laid_tensors(laid) -> list[torch.Tensor]:
+    inputs = build(laid.case)
+    return [inputs.q, inputs.k, inputs.v, *(inputs.kwargs[name] for name in ("attention_mask", "position_ids")
+                                            if name in inputs.kwargs)]
+
+
+@lru_cache(maxsize=8)
+def _laid_truth(laid):
+    """(the inputs with the values the student's views hold, the oracle's out for them, its tolerance), once."""
+    values = laid_arguments(laid, lambda: _laid_tensors(laid))[0]
+    laid_inputs = replace(build(laid.case), q=values[0], k=values[1], v=values[2])
+    return laid_inputs, expected_out(laid_inputs), tolerance(laid_inputs)
 
 
 @graded(points=1, family="positions", visibility=VISIBLE)
@@ -203,41 +219,47 @@ def test_given_positions(student):
     expect_cached_keys(_expect_forward(student, case, POSITIONS), build(case), "rotated", count=False)
 
 
-# ---- hidden
+# ---- hidden: drawn over the spec's whole domain
 
 
 @graded(points=2, family="step_by_step", visibility=HIDDEN)
-def test_steps_match_the_full_forward(student):
+@for_each(decode_domain(min_steps=1), count=4)
+def test_steps_match_the_full_forward(student, case):
     """Step by step gives the full forward for any prompt length, sizes, pairing, base, cache mode and dtype."""
-    for case in STEP_CASES:
-        _expect_steps(student, case)
+    _expect_steps(student, case)
 
 
 @graded(points=2, family="cache_modes", visibility=HIDDEN)
-def test_raw_cache_gives_the_rotated_cache_output(student):
+@for_each(decode_domain(cache="raw"), count=3)
+def test_raw_cache_gives_the_rotated_cache_output(student, case):
     """Caching raw keys and rotating them when read gives what caching rotated keys gives, with windows and padding."""
-    for case in RAW_CASES:
-        _expect_raw_as_rotated(student, case)
+    _expect_raw_as_rotated(student, case)
 
 
 @graded(points=2, family="sliding_window", visibility=HIDDEN)
-def test_window_masks_the_full_forward(student):
+@for_each(decode_domain(cache="rotated", windowed=True, padded=False, positions=("counted",)), count=4)
+def test_window_masks_the_full_forward(student, case):
     """A rolling window of W gives the full forward masked to the last W tokens, and caches the last W keys."""
-    for case in WINDOW_CASES:
-        expect_cached_slots(_expect_forward(student, case, WINDOW), build(case))
+    expect_cached_slots(_expect_forward(student, case, WINDOW), build(case))
 
 
 @graded(points=2, family="left_padding", visibility=HIDDEN)
-def test_left_padded_batch_gives_each_row_alone(student):
+@for_each(decode_domain(padded=True, positions=("counted", "given")), count=3)
+def test_left_padded_batch_gives_each_row_alone(student, case):
     """A left-padded batch gives each row its unpadded result (1/0 or True/False masks, both caches, windows, ids)."""
-    for case in PADDING_CASES:
-        _expect_rows_alone(student, case)
+    _expect_rows_alone(student, case)
 
 
 @graded(points=1, family="positions", visibility=HIDDEN)
-def test_positions_are_tracked_apart_from_the_cache(student):
-    """Tokens are rotated by the given position_ids (from 700 or 1,500 on, or with gaps), and so are the cached keys."""
-    for case in POSITION_CASES:
-        cached_keys = _expect_forward(student, case, POSITIONS)
-        if case.cache == "rotated":
-            expect_cached_keys(cached_keys, build(case), "rotated", count=False)
+@for_each(decode_domain(cache="rotated", windowed=False, padded=False, positions=("far",)), count=3)
+def test_positions_are_tracked_apart_from_the_cache(student, case):
+    """Tokens are rotated by the given position_ids (far out, with gaps or in any order), and so are the cached keys."""
+    expect_cached_keys(_expect_forward(student, case, POSITIONS), build(case), "rotated", count=False)
+
+
+def value_cases() -> tuple[DecodeCase, ...]:
+    """Every case a value is judged on: the visible tables and the hidden tests' drawn cases."""
+    drawn = [case for test in (test_steps_match_the_full_forward, test_raw_cache_gives_the_rotated_cache_output,
+                               test_window_masks_the_full_forward, test_left_padded_batch_gives_each_row_alone,
+                               test_positions_are_tracked_apart_from_the_cache) for case in test.prepare()]
+    return VISIBLE_VALUE_CASES + tuple(drawn)

@@ -11,10 +11,10 @@ import re
 
 import torch
 
-from grader.student import StudentError, Transposed
+from grader.student import StudentError
 from grader.suite import HIDDEN, VISIBLE, graded
 from grader.suite import tolerances as tol
-from grader.suite.domains_positions import embedding_cases
+from grader.suite.domains_positions import EmbeddingCase, embedding_cases
 from grader.suite.draw import answer, for_each
 from grader.suite.expect import (
     as_info,
@@ -24,9 +24,12 @@ from grader.suite.expect import (
     expect_shape,
     expect_finite,
     expect_untouched,
+    mixes_devices,
+    on_meta_device,
     within,
 )
 from grader.suite.inputs import meta, permutation, randn
+from grader.suite.layouts import expect_layouts_accepted, laid_cases
 from grader.suite.oracles import oracle_attention
 
 ADD_FIRST_ROWS = "forward(x) must return x + table[:T], where T = x.shape[1] (row t of the table for position t)."
@@ -83,7 +86,7 @@ def test_one_trainable_table(student):
 def test_initial_table_is_finite(student):
     """The table starts with finite values (whatever they are): a NaN or inf table cannot train."""
     x = torch.zeros(2, 7, 5)
-    out = _forward(student, 7, 5, x)
+    out = _forward(student, 8, 5, x)  # T < max_len: reading row max_len - 1 is the full-length test's property
     expect_finite(out, "forward(x) with the module's initial table (zeros, small random values or "
                        "nn.Embedding's N(0, 1) are all fine)")
 
@@ -122,6 +125,8 @@ def _explicit_check(student, max_len: int, seq_len: int) -> bool:
     explicit check. (An IndexError of F.embedding / nn.Embedding on the CPU only happens inside the
     lookup; on a GPU that lookup is a device-side assert that stops the whole program.)"""
     error = _too_long_error(student, max_len, seq_len, device="meta")
+    if error is not None and error.kind not in LENGTH_ERRORS and not mixes_devices(error):
+        return True  # the code reads values before it raises: the meta device cannot tell (expect.on_meta_device)
     return error is not None and error.kind in LENGTH_ERRORS
 
 
@@ -183,7 +188,11 @@ def test_follows_to_float64(student):
 @graded(points=1, family="dtype_device", visibility=HIDDEN)
 def test_meta_device(student):
     """After module.to(device) the forward runs on that device."""
-    out = as_info(student.learned_forward(6, 4, meta(2, 5, 4), device="meta"), "forward(x) on another device")
+    output = on_meta_device(lambda: student.learned_forward(6, 4, meta(2, 5, 4), device="meta"),
+                            lambda: student.learned_forward(6, 4, randn(2, 5, 4, seed=371)))
+    if output is None:
+        return  # the code reads values: the meta device cannot tell its devices (expect.on_meta_device)
+    out = as_info(output, "forward(x) on another device")
     expect(out.device == "meta",
            "After module.to(device), forward must return a tensor on that device (a GPU, say): register "
            "the table as a parameter and create helper tensors with device=x.device.")
@@ -198,12 +207,27 @@ def test_input_untouched(student):
     expect_untouched(result.inputs_after[:1], (x,), "forward")
 
 
+VIEWS = ("forward must accept x in every layout models pass it in (a transpose of a sequence-first [T, B, D] "
+         "tensor, every other token, a slice of a wider tensor, one sequence broadcast over the batch) and give the "
+         "same result as for a contiguous x: use reshape, not view, and index rather than assume a layout.")
+
+
 @graded(points=1, family="inputs", visibility=HIDDEN)
-def test_non_contiguous_input(student):
-    """forward accepts a non-contiguous x (a transposed view)."""
-    x, table = randn(3, 5, 4, seed=361), randn(8, 4, seed=362)
-    out = _forward(student, 8, 4, Transposed(x, 0, 1), table)
-    same = _forward(student, 8, 4, x, table)  # judged against the student's own result: values are not this test's
-    expect(within(out, same, 2 * tol.sum_tolerance(x, table[:5], x.dtype)),
-           "forward must accept a non-contiguous x (e.g. a transposed view) and give the same result as "
-           "for a contiguous one: use reshape, not view.")
+@for_each(laid_cases(embedding_cases(), EmbeddingCase.tensor_specs), count=3)
+def test_non_contiguous_input(student, laid):
+    """forward accepts x in any layout (transposed from sequence first, strided, sliced, broadcast over the batch)."""
+    case = laid.case
+    table = case.table()
+
+    def call(sent):
+        return (), {"max_len": case.max_len, "d_model": case.d_model, "x": sent[0], "table": table}
+
+    def judge(output, values):
+        return _adds(as_tensor(output, "LearnedPositionalEmbedding.forward"), values[0], table[:case.seq_len])
+
+    def same(output, own, values):
+        return within(as_tensor(output, "forward(x)"), as_tensor(own, "forward(x)"),
+                      2 * tol.sum_tolerance(values[0], table[:case.seq_len], values[0].dtype))
+
+    expect_layouts_accepted(student, laid, "learned.forward", lambda: [case.x()], call, judge, same, VIEWS,
+                            untouched=False)

@@ -14,10 +14,9 @@ from functools import lru_cache
 
 import torch
 
-from grader.student import Transposed
 from grader.suite import HIDDEN, VISIBLE, graded
 from grader.suite import tolerances as tol
-from grader.suite.domains_positions import rotary_cases
+from grader.suite.domains_positions import RotaryCase, rotary_cases
 from grader.suite.draw import answer, for_each
 from grader.suite.expect import (
     as_info,
@@ -27,9 +26,11 @@ from grader.suite.expect import (
     expect_dtype,
     expect_shape,
     expect_untouched,
+    on_meta_device,
     within,
 )
 from grader.suite.inputs import meta, randn
+from grader.suite.layouts import expect_layouts_accepted, laid_arguments, laid_cases
 from grader.suite.oracles import ROPE_PAIRINGS, oracle_rope
 from grader.suite.timing import expect_fast
 from poslab.encodings import apply_rope as reference_apply_rope
@@ -122,7 +123,11 @@ def test_shape_and_dtype_kept(student):
 @graded(points=1, family="dtype_device", visibility=HIDDEN)
 def test_meta_device(student):
     """apply_rope keeps x's device."""
-    out = as_info(student.apply_rope(meta(2, 4, 6, 8)), "apply_rope on another device")
+    output = on_meta_device(lambda: student.apply_rope(meta(2, 4, 6, 8)),
+                            lambda: student.apply_rope(randn(2, 4, 6, 8, seed=403)))
+    if output is None:
+        return  # the code reads values: the meta device cannot tell its devices (expect.on_meta_device)
+    out = as_info(output, "apply_rope on another device")
     expect(out.device == "meta",
            "apply_rope must return a tensor on x's device (a GPU, say): build positions and "
            "frequencies with device=x.device.")
@@ -212,17 +217,45 @@ def test_half_precision_thousands(student):
            "(or float64) and cast the result back to x's dtype.")
 
 
+VIEWS = ("apply_rope must accept x and positions in every layout models pass them in (q.transpose(1, 2) of a "
+         "[B, T, H, D] projection, a slice of a fused qkv projection, every other token, a permuted tensor) and give "
+         "the same result: use reshape, not view, and index rather than assume a layout.")
+
+
 @graded(points=2, family="inputs", visibility=VISIBLE)
-def test_inputs_untouched_and_views_accepted(student):
-    """apply_rope leaves x and positions unchanged and accepts a non-contiguous (transposed) x."""
+@for_each(laid_cases(rotary_cases(), RotaryCase.tensor_specs), count=3)
+def test_inputs_untouched_and_views_accepted(student, laid):
+    """apply_rope leaves x and positions unchanged and accepts them in any layout: transposed, sliced, broadcast."""
     x, positions = randn(1, 2, 5, 8, seed=471), torch.tensor([3, 1, 4, 1, 5])
-    result = student.call("apply_rope", x, positions=positions)
+    result = answer(student, ("untouched",), "apply_rope", x, positions=positions)
     expect_untouched(result.inputs_after, (x, positions), "apply_rope")
-    heads_first = randn(2, 3, 5, 8, seed=472)  # (B, H, T, D), delivered as a view of (B, T, H, D)
-    from_view = as_tensor(student.call("apply_rope", Transposed(heads_first, 1, 2)).output, "apply_rope")
-    expect(within(from_view, _rope(student, heads_first), _loosest(heads_first, torch.arange(5), 10000.0)),
-           "apply_rope must accept a non-contiguous x, such as q.transpose(1, 2) from a [B, T, H, D] "
-           "projection: use reshape, not view.")
+    case = laid.case
+
+    def call(sent):
+        return (sent[0],), case.kwargs() | ({"positions": sent[1]} if len(sent) > 1 else {})
+
+    def judge(output, values):
+        out = as_tensor(output, "apply_rope")
+        return out.shape == values[0].shape and _matching_pairing(out, values[0], case.used_positions(), case.used_base,
+                                                                  _laid_expectations(laid)) is not None
+
+    def same(output, own, values):
+        loosest = _loosest(values[0], case.used_positions(), case.used_base)
+        return within(as_tensor(output, "apply_rope"), as_tensor(own, "apply_rope"), 2 * loosest)
+
+    expect_layouts_accepted(student, laid, "apply_rope", lambda: _laid_tensors(laid), call, judge, same, VIEWS)
+
+
+def _laid_tensors(laid) -> list[torch.Tensor]:
+    given = laid.case.position_tensor()
+    return [laid.case.x()] + ([] if given is None else [given])
+
+
+@lru_cache(maxsize=8)
+def _laid_expectations(laid) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
+    """The oracle and tolerance per pairing for a laid case's values, once per process."""
+    x = laid_arguments(laid, lambda: _laid_tensors(laid))[0][0]
+    return _expectations(x, laid.case.used_positions(), laid.case.used_base)
 
 
 @graded(points=1, family="speed", visibility=VISIBLE)

@@ -16,13 +16,17 @@ from __future__ import annotations
 from functools import lru_cache
 
 import torch
+from hypothesis import strategies as st
 
 from grader.suite import HIDDEN, VISIBLE, graded
-from grader.suite.domains_relative import bucket_cases, bucket_configs, relative_bias_cases
+from grader.suite.domains_relative import (BucketCase, RelativeBiasCase, bucket_cases, bucket_configs,
+                                          relative_bias_cases)
 from grader.suite.draw import answer, for_each
 from grader.suite.expect import as_tensor, dtype_name, expect, expect_dtype, expect_shape, expect_untouched
 from grader.suite.inputs import randn
+from grader.suite.layouts import expect_layouts_accepted, laid_arguments, laid_cases
 from grader.suite.oracles import oracle_t5_bucket_bounds
+from grader.suite.t5_mistakes import bucket_mistakes, diagnose_buckets, in_bounds
 from grader.suite.timing import expect_fast
 from poslab.encodings import t5_relative_bias as reference_t5_relative_bias
 from poslab.encodings import t5_relative_bucket as reference_t5_relative_bucket
@@ -50,59 +54,12 @@ def _bias(student, table: torch.Tensor, query_len: int, key_len: int, strict: bo
     return bias
 
 
-def _in_bounds(actual: torch.Tensor, bounds: tuple[torch.Tensor, torch.Tensor]) -> bool:
-    low, high = bounds
-    if tuple(actual.shape) != tuple(low.shape) or actual.is_complex():
-        return False
-    values = actual.double()
-    return bool(((values >= low) & (values <= high)).all())
-
-
-def _mistakes(relative: torch.Tensor, bidirectional: bool, num_buckets: int, max_distance: int) -> dict:
-    """Known wrong bucketings, as the oracle's bounds, built only if needed."""
-    per_direction = num_buckets // 2 if bidirectional else num_buckets
-    exact = per_direction // 2
-
-    def bounds(r=relative, direction=bidirectional, **changes):
-        return lambda: oracle_t5_bucket_bounds(r, direction, num_buckets, max_distance, **changes)
-
-    def defined(exact_buckets: int, direction: bool = bidirectional) -> bool:
-        return 1 <= exact_buckets < max_distance and (num_buckets // 2 if direction else num_buckets) >= 2
-
-    mistakes = {
-        "relative_position is read as query - key; the spec (like Mesh TensorFlow and Hugging Face) uses "
-        "key - query, negative for keys before the query": bounds(r=-relative),
-        "the log-spaced bucket is not clamped, so distances past max_distance get buckets beyond the "
-        "last one of their direction": bounds(clamp=False),
-    }
-    if defined(((num_buckets // 2) if not bidirectional else num_buckets) // 2, not bidirectional):
-        mistakes[f"the bidirectional flag is ignored: bidirectional={bidirectional} gives the buckets of "
-                 f"bidirectional={not bidirectional}"] = bounds(direction=not bidirectional)
-    if defined(exact + 1):
-        mistakes["one exact bucket too many (N // 2 + 1): the log-spaced range starts one bucket late"] = bounds(
-            exact=exact + 1)
-    if exact > 1:
-        mistakes["one exact bucket too few (N // 2 - 1): distance N // 2 - 1 already shares a log-spaced "
-                 "bucket"] = bounds(exact=exact - 1)
-    if bidirectional and defined(num_buckets // 2):
-        mistakes["the exact half is taken of num_buckets, before the sign split halves it"] = bounds(
-            exact=num_buckets // 2)
-    return mistakes
-
-
-def _diagnose(actual: torch.Tensor, mistakes: dict) -> str:
-    for misconception, build in mistakes.items():
-        if _in_bounds(actual, build()):
-            return f" Your buckets match a known mistake: {misconception}."
-    return ""
-
-
 def _expect_probes(student, probes: dict[int, int], what: str, **kwargs) -> None:
     """Values worked out by hand from the formula: {relative position: bucket}."""
     relative = torch.tensor(list(probes))
     buckets = _buckets(student, relative, **kwargs)
     expect(buckets.double().tolist() == [float(b) for b in probes.values()], lambda: f"{what} {BUCKET_RULE}"
-           + _diagnose(buckets, _mistakes(relative, kwargs.get("bidirectional", True),
+           + diagnose_buckets(buckets, bucket_mistakes(relative, kwargs.get("bidirectional", True),
                                           kwargs.get("num_buckets", 32), kwargs.get("max_distance", 128))))
 
 
@@ -146,9 +103,9 @@ def test_log_spaced_buckets_beyond_the_exact_half(student, case):
     """Every bucket is right for any sizes the formula defines, both directions, positions of any shape."""
     relative, bounds = _drawn_bounds(case)
     buckets = _buckets(student, relative, key=("buckets", case), **case.kwargs())
-    expect(_in_bounds(buckets, bounds), lambda: "Some buckets are wrong for other numbers of buckets, maximum distances, "
+    expect(in_bounds(buckets, bounds), lambda: "Some buckets are wrong for other numbers of buckets, maximum distances, "
            f"shapes or the default arguments. {BUCKET_RULE}"
-           + _diagnose(buckets, _mistakes(relative, case.bidirectional, case.num_buckets, case.max_distance)))
+           + diagnose_buckets(buckets, bucket_mistakes(relative, case.bidirectional, case.num_buckets, case.max_distance)))
 
 
 @graded(points=2, family="range", visibility=VISIBLE)
@@ -164,7 +121,7 @@ def test_the_last_bucket_from_max_distance_on(student):
                                max_distance=max_distance)
             if bool((buckets.double() == last.double()).all()):
                 continue
-            diagnosis = _diagnose(buckets, _mistakes(relative, bidirectional, num_buckets, max_distance))
+            diagnosis = diagnose_buckets(buckets, bucket_mistakes(relative, bidirectional, num_buckets, max_distance))
             raise AssertionError(
                 "Every key at max_distance or further from the query must share the last bucket of its direction "
                 "(N - 1 before the query; 2N - 1 after it when bidirectional)."
@@ -181,7 +138,7 @@ def test_later_keys_take_the_upper_half_when_bidirectional(student):
     expect(bool((before < 16).all()),
            lambda: "With 32 buckets, bidirectional, keys before the query (r = key - query < 0) must use the lower 16 "
            "buckets; yours puts some of them in the upper half."
-           + (_diagnose(before, _mistakes(-distance, True, 32, 128)) or " Is r read as query - key?"))
+           + (diagnose_buckets(before, bucket_mistakes(-distance, True, 32, 128)) or " Is r read as query - key?"))
     expect(bool((after == before + 16).all()),
            "With 32 buckets, bidirectional, a key after the query (r > 0) must get 16 plus the bucket of the key "
            "the same distance before it: the sign of r takes half the buckets.")
@@ -195,10 +152,10 @@ def test_a_decoder_folds_later_keys_into_bucket_0(student):
     later, earlier = both[: len(distance)], both[len(distance):]
     expect(bool((later.double() == 0).all()),
            lambda: "With bidirectional=False every key after the query (r >= 0) must be in bucket 0: a decoder masks those "
-           "keys anyway, so T5 folds them into one bucket." + _diagnose(later, _mistakes(distance, False, 32, 128)))
+           "keys anyway, so T5 folds them into one bucket." + diagnose_buckets(later, bucket_mistakes(distance, False, 32, 128)))
     expect(sorted(set(earlier.double().tolist())) == [float(b) for b in range(32)],
            lambda: "With bidirectional=False, keys before the query must use all 32 buckets (16 exact, 16 log-spaced): "
-           "there is no sign split in a decoder." + _diagnose(earlier, _mistakes(-distance, False, 32, 128)))
+           "there is no sign split in a decoder." + diagnose_buckets(earlier, bucket_mistakes(-distance, False, 32, 128)))
 
 
 @graded(points=1, family="range", visibility=HIDDEN)
@@ -261,6 +218,7 @@ def test_bias_reads_the_table_by_bucket(student):
     table = randn(32, 4, seed=61)
     bias = _expect_bias(student, table, 6, 9, True, 128, strict=True)  # the type test of t5_relative_bias
     expect_dtype(bias, torch.float32, "t5_relative_bias")
+    _expect_bias(student, randn(16, 3, seed=62), 9, 6, True, 128)  # the table's first axis is num_buckets
 
 
 @graded(points=1, family="bias", visibility=HIDDEN)
@@ -273,15 +231,53 @@ def test_bias_for_decoders_other_sizes_and_float64_tables(student, case):
     expect_dtype(bias, case.table().dtype, "t5_relative_bias")
 
 
+VIEWS = ("t5_relative_bucket and t5_relative_bias must accept their tensors in any layout (a transposed or "
+         "permuted tensor, every other entry, a slice of a larger one, a broadcast one) and give the same result: "
+         "use reshape, not view, and index rather than assume a layout.")
+
+
+@lru_cache(maxsize=8)
+def _laid_bounds(laid) -> tuple[torch.Tensor, torch.Tensor]:
+    """The accepted answers for a laid case's values (both biases, or both edges of each bucket), once per process."""
+    case, values = laid.case, laid_arguments(laid, lambda: _laid_tensors(laid))[0]
+    if isinstance(case, RelativeBiasCase):
+        return _expected_bias(values[0], case.queries, case.keys, *case.used)
+    return oracle_t5_bucket_bounds(values[0], case.bidirectional, case.num_buckets, case.max_distance)
+
+
+def _laid_tensors(laid) -> list[torch.Tensor]:
+    return [laid.case.table() if isinstance(laid.case, RelativeBiasCase) else laid.case.relative()]
+
+
+def _laid_expectation(laid, output, values) -> bool:
+    if isinstance(laid.case, RelativeBiasCase):
+        return _matches_bias(as_tensor(output, "t5_relative_bias"), _laid_bounds(laid))
+    return in_bounds(as_tensor(output, "t5_relative_bucket"), _laid_bounds(laid))
+
+
+def _same(output, own, values) -> bool:
+    return torch.equal(as_tensor(output, "t5").double(), as_tensor(own, "t5").double())
+
+
 @graded(points=1, family="inputs", visibility=VISIBLE)
-def test_inputs_untouched(student):
-    """t5_relative_bucket leaves relative_position unchanged, and t5_relative_bias its table."""
+@for_each(st.one_of(laid_cases(bucket_cases(), BucketCase.tensor_specs, ("relative_position",)),
+                    laid_cases(relative_bias_cases(), RelativeBiasCase.tensor_specs, ("table",))), count=3)
+def test_inputs_untouched(student, laid):
+    """t5_relative_bucket and t5_relative_bias leave their tensors unchanged and accept them in any layout."""
     relative = torch.arange(-300, 300).reshape(4, 150)
     for kwargs in ({}, {"bidirectional": False}):
-        result = student.call("t5_relative_bucket", relative, **kwargs)
+        result = answer(student, ("untouched", len(kwargs)), "t5_relative_bucket", relative, **kwargs)
         expect_untouched(result.inputs_after, (relative,), "t5_relative_bucket")
     table = randn(32, 4, seed=66)
-    expect_untouched(student.call("t5_relative_bias", table, 5, 7).inputs_after, (table,), "t5_relative_bias")
+    expect_untouched(answer(student, ("untouched table",), "t5_relative_bias", table, 5, 7).inputs_after, (table,),
+                     "t5_relative_bias")
+    case = laid.case
+    if isinstance(case, RelativeBiasCase):
+        op, call = "t5_relative_bias", lambda sent: ((sent[0], case.queries, case.keys), case.kwargs())
+    else:
+        op, call = "t5_relative_bucket", lambda sent: ((sent[0],), case.kwargs())
+    expect_layouts_accepted(student, laid, op, lambda: _laid_tensors(laid), call,
+                            lambda output, values: _laid_expectation(laid, output, values), _same, VIEWS)
 
 
 @graded(points=2, family="speed", visibility=VISIBLE)

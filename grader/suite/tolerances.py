@@ -60,17 +60,19 @@ def _f64(values) -> torch.Tensor:
 
 
 def frequency_relative_error(frequencies: torch.Tensor) -> torch.Tensor:
-    """Relative error of a float32 ``base^(-2i/d)``: exp(-(2i/d) ln base) rounds the exponent three
-    times (ln, the ratio, the product), and exp turns that absolute error into a relative one
-    (times |ln w|); exp, the cast and a division add a few roundings. pow and 1/b^(2i/d) do better."""
-    return (3 * frequencies.log().abs() + 3) * U32
+    """Relative error of each float32 w_i = base^(-2i/d), given in order of i: exp(-(2i/d) ln base) rounds
+    the exponent three times (ln, the ratio, the product), and exp turns that absolute error into a
+    relative one (times |ln w|); exp, the cast and a division add a few roundings (pow and 1/b^(2i/d)
+    do better). A running product r^i (llama.cpp's theta *= theta_scale) rounds i products and
+    multiplies the ratio's own error by i: 2i more."""
+    index = torch.arange(frequencies.shape[-1], dtype=torch.float64)
+    return (3 * frequencies.log().abs() + 3 + 2 * index) * U32
 
 
 def angle_error(positions, frequencies: torch.Tensor) -> torch.Tensor:
-    """[T, F]: error of the angle p * w in float32 (the frequency's error, one rounding of the product)."""
-    pos = _f64(positions).abs()[:, None]
-    w = frequencies.double()[None, :]
-    return pos * w * (frequency_relative_error(w) + U32)
+    """[..., T, F] for positions [..., T]: error of the angle p * w in float32 (the frequency's error, one rounding of the product)."""
+    w = frequencies.double()
+    return _f64(positions).abs()[..., None] * w * (frequency_relative_error(w) + U32)
 
 
 def sinusoid_pair_tolerance(positions, frequencies: torch.Tensor) -> torch.Tensor:
@@ -148,7 +150,7 @@ def rope_tolerance(x: torch.Tensor, positions, base: float, pairing: str) -> tor
     theta = base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
     u_x = unit_roundoff(x.dtype)
     u_work = work_roundoff(x.dtype)
-    per_unit = angle_error(positions, theta) + 2 * (u_work + U32) + 4 * u_work + u_x  # [T, D/2]
+    per_unit = angle_error(positions, theta) + 2 * (u_work + U32) + 4 * u_work + u_x  # [..., T, D/2]
     a, b = pair_halves(x.double().abs(), pairing)
     size = a + b
     tolerance = SAFETY * size * per_unit + underflow(x.dtype)
@@ -253,56 +255,45 @@ def matmul_tolerance(weights: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     return SAFETY * (weights.shape[-1] + 2) * u * (weights.double().abs() @ v.double().abs()) + underflow(torch.float32)
 
 
-# ---- decode: one RoPE attention layer with a KV cache, an error model rather than measured constants.
-# The least precise correct decoder computes in float32, angles included (Hugging Face's rotary
-# embedding does, even for float64 inputs), so eps is float32's for float32 and float64 inputs alike.
-# First order, worst case, eps the machine epsilon:
-# * pair i turns by p * theta_i, theta_i = base^(-2i/D). In float32 the product rounds (eps/2 of it),
-#   theta_i carries a rounding of its own (eps/2 from a power) or (x/2) eps from exp(-x), x = ln(1/theta_i);
-#   cos and sin add about 2 eps: angle error a_i(p) = eps (p theta_i (1 + x/2) + 2). A pair of length r moves
-#   by r a_i.
-# * a score <q', k'> / sqrt(D) moves by sum_i |q_i| |k_i| (a_i(p_t) + a_i(p_s)) / sqrt(D) over the pairs i,
-#   which is at most |q| |k| max_i(...) (Cauchy-Schwarz) and at most 2 max|q| max|k| sum_i(...) (a pair's
-#   length is at most sqrt(2) max|entry|): the smaller of the two. Its sum of D products adds D eps |q| |k|.
-# * out_t = sum_s w_s v_s moves by sum_s w_s |v_s - out_t| |ds| <= 2 max|v| max|ds| with the scores, and by
-#   (n_keys + 4) eps max|v| from the exponentials, the normalisation and the sum over the keys.
-# DECODE_SAFETY covers what first order leaves out. tests/test_decode_exercise.py measures correct
-# decoders in several styles against it and shows the known mistakes far outside it.
-DECODE_SAFETY = 2.0
+# ---- decode: one RoPE attention layer with a KV cache, composed from the pieces above
 
 
-def _working_eps(dtype: torch.dtype) -> float:
-    return max(torch.finfo(dtype).eps, torch.finfo(torch.float32).eps)
+def pair_norms(x: torch.Tensor, pairing: str) -> torch.Tensor:
+    """[..., D/2]: the length r of each feature pair, which every rotation keeps."""
+    a, b = pair_halves(x.double(), pairing)
+    return (a * a + b * b).sqrt()
 
 
-def angle_errors(dtype: torch.dtype, positions, head_dim: int, base: float = 10000.0) -> torch.Tensor:
-    """a_i(p) [..., D/2]: how far a correct implementation's angle of pair i may be off at position p."""
-    theta = base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
-    per_position = theta * (1 - 0.5 * theta.log())  # theta (1 + x/2), x = ln(1/theta)
-    p = torch.as_tensor(positions, dtype=torch.float64).abs()[..., None]
-    return _working_eps(dtype) * (p * per_position + 2)
+def decode_tolerance(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, positions: torch.Tensor,
+                     visible: torch.Tensor, base: float, pairing: str) -> torch.Tensor:
+    """[B, H, T, D]: how far a correct decoder's out may sit from the float64 full forward.
 
-
-def decode_tolerance(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, positions,
-                     base: float = 10000.0) -> torch.Tensor:
-    """Per query [B, H, T, 1]: how far a correct decode's out may sit from the float64 oracle.
-
-    q, k, v [B, H, T, D] as given to the student (their dtype sets eps); positions [B, T] of the tokens.
+    A pair of q_t (length r) turned by a wrong angle moves by r times the angle's error; the product
+    of two rotated pairs, r_q r_k cos(angle between them), by r_q r_k times both angles' errors
+    (``angle_error`` at p_t and p_s) plus each side's rotation roundings (as ``norm_relative_tolerance``).
+    The score of query t and key s adds the dot product's (D + 2) roundings and is divided by sqrt(D);
+    then softmax and out as in attention: twice the largest error of a visible score, (T + 4)
+    roundings, times |v| (its largest value over the keys, per feature). positions [B, T]; visible
+    [B, T, T] (query t, key s).
     """
-    eps = _working_eps(q.dtype)
-    head_dim, n_keys = q.shape[-1], k.shape[-2]
-    q, k, v = q.double(), k.double(), v.double()
-    angles = angle_errors(q.dtype, positions, head_dim, base)  # [B, T, D/2]
-    both = angles + angles.amax(1, keepdim=True)  # the query's and the worst key's, [B, T, D/2]
-    q_norm, k_norm = q.norm(dim=-1), k.norm(dim=-1).amax(-1, keepdim=True)  # [B, H, T], [B, H, 1]
-    cauchy_schwarz = q_norm * k_norm * both.amax(-1)[:, None]
-    pair_by_pair = 2 * q.abs().amax(-1) * k.abs().amax((-2, -1))[..., None] * both.sum(-1)[:, None]
-    score = (torch.minimum(cauchy_schwarz, pair_by_pair) + head_dim * eps * q_norm * k_norm) / head_dim ** 0.5
-    v_max = v.abs().amax((-2, -1))[..., None]  # [B, H, 1]
-    return (DECODE_SAFETY * v_max * (2 * score + (n_keys + 4) * eps))[..., None]
+    u = work_roundoff(q.dtype)
+    head_dim, length = q.shape[-1], q.shape[-2]
+    theta = base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
+    angles = angle_error(positions[:, None], theta)  # [B, 1, T, D/2]
+    r_q, r_k = pair_norms(q, pairing), pair_norms(k, pairing)
+    rounding = 2 * norm_relative_tolerance(q.dtype) / SAFETY + (head_dim + 2) * u
+    score = ((r_q * angles) @ r_k.transpose(-2, -1) + r_q @ (r_k * angles).transpose(-2, -1)
+             + rounding * r_q @ r_k.transpose(-2, -1)) / math.sqrt(head_dim)  # [B, H, T, T]
+    worst = torch.where(visible[:, None], score, torch.zeros_like(score)).amax(-1, keepdim=True)
+    relative = 2 * worst + (2 * length + 6) * u  # the weights' (T + 4) and out's sum (T + 2)
+    return SAFETY * (relative * v.double().abs().amax(-2, keepdim=True) + 4 * underflow(torch.float32))
 
 
-def cached_key_tolerance(k: torch.Tensor, positions, base: float = 10000.0) -> torch.Tensor:
-    """Per cached key [B, H, S, 1]: how far a correct rotated key may sit from the float64 oracle."""
-    worst_pair = angle_errors(k.dtype, positions, k.shape[-1], base).amax(-1)[:, None, :, None]  # [B, 1, S, 1]
-    return DECODE_SAFETY * k.double().norm(dim=-1, keepdim=True) * worst_pair
+def cached_key_tolerance(k: torch.Tensor, positions: torch.Tensor, base: float, pairing: str) -> torch.Tensor:
+    """[B, H, S, D]: a cached key rotated by its position [B, S], entry by entry, as ``rope_tolerance``."""
+    return rope_tolerance(k, positions[:, None], base, pairing)
+
+
+def length_tolerance(k: torch.Tensor) -> torch.Tensor:
+    """[..., 1]: a rotation keeps a key's length up to its roundings (whatever the angle)."""
+    return norm_relative_tolerance(k.dtype) * k.double().norm(dim=-1, keepdim=True) + underflow(k.dtype)

@@ -25,7 +25,7 @@ from functools import cache
 
 from grader.mutants import reference_source
 
-CATALOGUES = ("attention", "tables", "rotary", "relative")
+CATALOGUES = ("attention", "tables", "rotary", "relative", "decoding")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,160 @@
+"""Memory layouts as a dimension of every input domain: the views real models pass (see ``domains``).
+
+Every spec accepts non-contiguous tensors, and models rarely pass contiguous ones: q, k and v are
+``transpose(1, 2)`` of a [B, T, H, D] projection, slices of one fused qkv projection, k is broadcast
+over the heads it serves (multi-query and grouped-query attention), position ids are one row
+broadcast over the batch, and a permute leaves a channels-last order. ``layouts(shape)`` draws one
+of these for a tensor of that shape (``grader.student.Layout``, delivered by ``Viewed``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import torch
+from hypothesis import strategies as st
+
+from grader.student import NAME_OF_OP, Layout, StudentError, Viewed
+from grader.suite.draw import Unjudged, answer
+from grader.suite.expect import Fail, expect, expect_untouched
+
+KINDS = ("contiguous", "heads transposed", "last two transposed", "permuted", "fused slice", "strided",
+         "broadcast", "all at once")
+
+
+def _swap(rank: int, first: int, second: int) -> tuple[int, ...]:
+    order = list(range(rank))
+    order[first], order[second] = order[second], order[first]
+    return tuple(order)
+
+
+@st.composite
+def layouts(draw, shape: tuple[int, ...], broadcastable: tuple[int, ...] = (), kinds: tuple[str, ...] = KINDS,
+            features_inside: bool = True) -> Layout:
+    """A layout for a tensor of ``shape``; ``broadcastable``: the axes a caller may share with stride 0
+    (their values are then made equal, ``Layout.values``). ``features_inside``: the last axis stays
+    innermost in memory (stride 1), as every projection leaves it: q, k and v come out of a Linear with
+    their features last and contiguous, and code that reads feature pairs as complex numbers
+    (``view_as_complex``, Meta's LLaMA) relies on it. Otherwise the last two axes may swap too (k stored
+    as [..., D, T])."""
+    rank = len(shape)
+    outer = rank - 1 if features_inside else rank  # the axes a permute or a stride may move
+    if rank == 0:
+        return Layout()
+    kind = draw(st.sampled_from(kinds))
+    if outer < 2 and kind in ("heads transposed", "last two transposed", "permuted"):
+        kind = "strided" if outer == 1 else "fused slice"  # one axis to move has one order only
+    if kind == "last two transposed" and features_inside:
+        kind = "heads transposed"
+    order, window, broadcast = (), None, ()
+    if kind in ("heads transposed", "all at once") and outer >= 2:  # [..., T, H, D] -> [..., H, T, D]
+        order = _swap(rank, rank - 3, rank - 2) if rank >= 3 else _swap(rank, 0, 1)
+    if kind == "last two transposed":
+        order = _swap(rank, rank - 2, rank - 1)
+    if kind == "permuted":
+        identity = tuple(range(outer))
+        moved = draw(st.permutations(identity).filter(lambda drawn: tuple(drawn) != identity))
+        order = tuple(moved) + tuple(range(outer, rank))
+    if kind in ("fused slice", "all at once"):  # one third of a [..., 3n] projection
+        size = shape[-1]
+        window = (rank - 1, size * draw(st.integers(0, 2)), 1, 3 * size)
+    if kind == "strided" and outer >= 1:  # every other entry along an axis
+        axis = draw(st.integers(0, outer - 1))
+        start = draw(st.integers(0, 1))
+        window = (axis, start, 2, start + 2 * shape[axis])
+    if kind in ("broadcast", "all at once") and broadcastable:
+        broadcast = (draw(st.sampled_from(broadcastable)) % rank,)
+    return Layout(order, window, broadcast)
+
+
+def laid_tensor(tensor: torch.Tensor, layout: Layout) -> tuple[torch.Tensor, Viewed | torch.Tensor]:
+    """(the values the student's view holds, what the call sends): ``tensor`` itself when contiguous."""
+    if layout == Layout():
+        return tensor, tensor
+    values = layout.values(tensor)
+    return values, Viewed(values, layout)
+
+
+def describe(layout: Layout, shape: tuple[int, ...]) -> str:
+    """How a failure message names a layout of a tensor of ``shape``."""
+    parts = []
+    if layout.order:
+        parts.append(f"a permute {list(layout.order)} of a contiguous tensor")
+    if layout.window is not None:
+        axis, start, step, stored = layout.window
+        last = start + step * (shape[axis] - 1)
+        if last == start:
+            parts.append(f"entry {start} of {stored} along axis {axis}")
+        else:
+            parts.append(f"entries {start}, {start + step}, ..., {last} of {stored} along axis {axis}" if step > 1
+                         else f"entries {start} to {last} of {stored} along axis {axis}")
+    if layout.broadcast:
+        parts.append(f"broadcast (stride 0) along axis {layout.broadcast[0]}")
+    return " and ".join(parts) or "contiguous"
+
+
+@dataclass(frozen=True)
+class LaidCase:
+    """A drawn case whose tensors reach the student in drawn layouts (one of them not contiguous)."""
+
+    case: Any
+    names: tuple[str, ...]
+    shapes: tuple[tuple[int, ...], ...]
+    layouts: tuple[Layout, ...]
+
+    def describe(self) -> str:
+        laid = [f"{name} as {describe(layout, shape)}" for name, shape, layout in zip(self.names, self.shapes, self.layouts)
+                if layout != Layout()]
+        return self.case.describe() + "; " + ", ".join(laid)
+
+
+@st.composite
+def laid_cases(draw, cases: st.SearchStrategy, tensors_of: Callable, free_features: tuple[str, ...] = ()) -> LaidCase:
+    """A case of ``cases`` and a layout for each of its tensors, ``tensors_of(case)`` giving
+    (name, shape, broadcastable axes) for each; one tensor (drawn) is never contiguous. The tensors
+    named in ``free_features`` may have their last axis moved in memory too (``layouts``)."""
+    case = draw(cases)
+    tensors = [spec for spec in tensors_of(case) if len(spec[1]) > 0]
+    forced = draw(st.integers(0, len(tensors) - 1))
+    chosen = tuple(draw(layouts(shape, axes, KINDS[1:] if index == forced else KINDS, name not in free_features))
+                   for index, (name, shape, axes) in enumerate(tensors))
+    return LaidCase(case, tuple(name for name, *_ in tensors), tuple(shape for _, shape, _ in tensors), chosen)
+
+
+_arguments: dict[LaidCase, tuple[tuple, tuple]] = {}  # per process: the same for every submission
+
+
+def laid_arguments(laid: LaidCase, tensors: Callable[[], Sequence[torch.Tensor]]) -> tuple[tuple, tuple]:
+    """(the values the student's views hold, what the call sends) for the case's ``tensors()``, built once."""
+    if laid not in _arguments:
+        _arguments[laid] = tuple(zip(*(laid_tensor(tensor, layout) for tensor, layout in zip(tensors(), laid.layouts))))
+    return _arguments[laid]
+
+
+def expect_layouts_accepted(student, laid: LaidCase, op: str, tensors: Callable[[], Sequence[torch.Tensor]],
+                            call: Callable[[Sequence], tuple[tuple, dict]], judge: Callable[[Any, Sequence], bool],
+                            same: Callable[[Any, Any, Sequence], bool], message: str, untouched: bool = True) -> None:
+    """``op`` called with ``tensors()`` in the case's layouts (``call(tensors)`` gives its arguments, the tensors
+    in order) leaves them untouched (if ``untouched``) and answers what the spec asks (``judge(output, values)``,
+    against the oracle), or, when not, what it answers for the same values contiguous (``same(output, own,
+    values)``): the values are the value tests' business, the layout this test's."""
+    values, sent = laid_arguments(laid, tensors)
+    args, kwargs = call(sent)
+
+    def contiguous():
+        plain_args, plain_kwargs = call(values)
+        return answer(student, ("contiguous", laid), op, *plain_args, **plain_kwargs).output
+
+    try:
+        result = answer(student, ("laid", laid), op, *args, **kwargs)
+    except StudentError as error:
+        try:
+            contiguous()
+        except StudentError:
+            raise Unjudged(error) from None  # it raises for these values in any layout: the value tests' business
+        raise Fail(f"{message} Yours raised {error.kind}: {' '.join(error.message.split())[:200]}") from None
+    if untouched:  # (learned's own test of that is apart)
+        expect_untouched(result.inputs_after, values, NAME_OF_OP[op])
+    if not judge(result.output, values):
+        expect(same(result.output, contiguous(), values), message)
