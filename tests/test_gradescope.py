@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 
 from grader import cli
-from grader.gradescope.package import PackageError, pinned_requirements
+from grader.gradescope.package import PackageError, imported_names, pinned_requirements
 from grader.gradescope.run import GradescopePaths, closed_to_others, lock_down
 from grader.mutants import list_mutants, reference_source
 from grader.settings import GraderSettings
@@ -323,6 +323,17 @@ def test_an_import_the_requirements_do_not_pin_stops_the_build(tmp_path):
     (tmp_path / "requirements.txt").write_text("streamlit==1.67.0\n")
     with pytest.raises(PackageError, match="torch"):
         pinned_requirements(("torch",), tmp_path / "requirements.txt")
+
+
+def test_imports_only_for_type_checkers_are_not_followed(tmp_path):
+    module = tmp_path / "module.py"
+    module.write_text("from typing import TYPE_CHECKING\nimport typing\n"
+                      "if TYPE_CHECKING:\n    from poslab.store import Store\n"
+                      "if typing.TYPE_CHECKING:\n    import poslab.viz\nelse:\n    import poslab.roster\n"
+                      "def later():\n    from poslab import lessons\n")
+    names = imported_names("poslab.module", module)
+    assert {"poslab.roster", "poslab.lessons", "typing"} <= names
+    assert not {"poslab.store", "poslab.store.Store", "poslab.viz"} & names
 
 
 def test_not_root_leaves_the_folders_alone_and_says_so(tmp_path):

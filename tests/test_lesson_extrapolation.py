@@ -4,7 +4,6 @@ passkey probe), the charts, and the page with its live run."""
 from __future__ import annotations
 
 import functools
-import json
 from dataclasses import replace
 
 import pytest
@@ -18,7 +17,7 @@ from poslab.viz import extrapolation_data as data
 from poslab.viz.common import convention_problems
 from poslab.viz.extrapolation_reading import reading
 from poslab.viz.passkey_reading import perplexity_reading, probe_reading
-from tests.app_harness import button
+from tests.app_harness import button, chart_titles
 
 LENGTHS = (64, 128, 256, 512)
 DEPTHS = (0.0, 0.5, 1.0)
@@ -263,10 +262,10 @@ def test_page_shows_the_shipped_results_and_their_readings(lesson_page):
     assert not at.exception, at.exception
     assert probe_reading(shipped) in [block.value for block in at.markdown]
     charts = at.get("vega_lite_chart")
-    assert len(charts) == 3 and "passkey retrieval at 512 tokens" in json.loads(charts[2].proto.spec)["title"]
+    assert len(charts) == 3 and "passkey retrieval at 512 tokens" in chart_titles(at)[2]
     assert len(at.table) == 3  # the probe's, by depth and length
     at.select_slider(key="extrapolation-probe-length-shipped").set_value(128).run()
-    assert "passkey retrieval at 128 tokens" in json.loads(at.get("vega_lite_chart")[2].proto.spec)["title"]
+    assert "passkey retrieval at 128 tokens" in chart_titles(at)[2]
 
 
 def test_page_live_run_in_a_child_process(lesson_page, monkeypatch):
@@ -277,9 +276,9 @@ def test_page_live_run_in_a_child_process(lesson_page, monkeypatch):
     button(at, "Run the quick mode live").click().run()
     assert not at.exception, at.exception
     charts = at.get("vega_lite_chart")
-    titles = [json.loads(chart.proto.spec).get("title") for chart in charts]
+    titles = chart_titles(at)
     assert {"Your quick run (seed 3, 2 steps): accuracy", "Your quick run (seed 3, 2 steps): perplexity"} <= set(titles)
-    assert any("passkey retrieval at 512 tokens" in str(title) and "Your quick run" in str(title) for title in titles)
+    assert "Your quick run (seed 3, 2 steps): passkey retrieval at 512 tokens" in titles
     assert any("learned cannot run" in block.value for block in at.markdown)
     assert any(caption.value.startswith("Your quick run took") for caption in at.caption)
     at.run()  # a rerun (any widget) keeps the live result without training again

@@ -61,11 +61,12 @@ def module_file(name: str, root: Path = PROJECT_ROOT) -> Path | None:
 
 def imported_names(name: str, path: Path) -> set[str]:
     """Every module name ``path`` may import, absolute; ``from x import y`` also yields ``x.y``
-    (a submodule if there is one). Imports inside functions count: they run when judging does."""
+    (a submodule if there is one). Imports inside functions count: they run when judging does.
+    Imports under ``if TYPE_CHECKING:`` do not: they never run."""
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(tree):
+    for node in running_nodes(tree):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -78,6 +79,23 @@ def imported_names(name: str, path: Path) -> set[str]:
             found.add(module)
             found.update(f"{module}.{alias.name}" for alias in node.names if alias.name != "*")
     return found
+
+
+def is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or \
+        (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def running_nodes(tree: ast.AST):
+    """Every node of ``tree`` except the bodies of ``if TYPE_CHECKING:`` (their ``else`` runs)."""
+    pending = [tree]
+    while pending:
+        node = pending.pop()
+        yield node
+        if isinstance(node, ast.If) and is_type_checking(node.test):
+            pending += node.orelse
+        else:
+            pending += ast.iter_child_nodes(node)
 
 
 def string_constants(path: Path) -> set[str]:

@@ -17,10 +17,20 @@ def drawn(report: list[dict]) -> bool:
     return all(chart["marks"] or chart["painted"] for chart in report)
 
 
+# A long title is one <text> of several <tspan> lines (app_pages/ui/charts.py wraps it).
+CHART_TITLES = """[...document.querySelectorAll('[data-testid="stVegaLiteChart"]')]
+    .map(chart => [...new Set(chart.querySelectorAll('svg .role-title-text, svg g.role-title text'))]
+        .map(text => text.children.length ? [...text.children].map(line => line.textContent).join(' ')
+                                          : text.textContent).join(' '))"""
+
+
 def chart_titles(page) -> list[str]:
-    return page.evaluate("""() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')]
-        .map(chart => [...chart.querySelectorAll('svg .role-title-text, svg g.role-title text')]
-            .map(text => text.textContent).join(' '))""")
+    return page.evaluate(f"() => {CHART_TITLES}")
+
+
+def wait_for_title(page, words: str, timeout_ms: int = 15_000) -> None:
+    page.wait_for_function(f"words => ({CHART_TITLES}).some(title => title.includes(words))", arg=words,
+                           timeout=timeout_ms)
 
 
 def test_the_probe_opens_after_the_prediction_and_follows_its_length(page, app_url):
@@ -38,8 +48,7 @@ def test_the_probe_opens_after_the_prediction_and_follows_its_length(page, app_u
     slider.focus()
     page.keyboard.press("ArrowLeft")  # one stop down: 256 tokens
     wait_for_run(page)
-    page.wait_for_function("""() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"] svg text')]
-        .some(text => text.textContent.includes('passkey retrieval at 256 tokens'))""", timeout=15_000)
+    wait_for_title(page, "passkey retrieval at 256 tokens")
     assert drawn(wait_for_charts(page, minimum=3))
     assert not exception_boxes(page) and not page.console_log.errors, page.console_log.errors
     problems = blocking_violations(page, "lab with the probe") + structure_problems(page, "lab with the probe")
