@@ -18,6 +18,7 @@
 #                            the sign-ins are in the store, so any process serves any signed-in browser)
 #   STREAMLIT_SERVER_COOKIE_SECRET  shared by the app processes (default: a new random one), so a
 #                            browser's cookies are valid whichever process serves it
+#   POSLAB_STOP_GRACE        seconds the parts get to stop on Ctrl-C or SIGTERM before they are killed, default 10
 # Everything it starts stops with it (Ctrl-C, SIGTERM), and it stops when any part exits.
 set -euo pipefail
 
@@ -39,7 +40,16 @@ export POSLAB_GRADER_SCHEDULER="tcp://127.0.0.1:$SCHEDULER_PORT"  # every app pr
 # believe that header from it only (the Instructor password's per-address limit).
 export POSLAB_TRUSTED_PROXIES="${POSLAB_TRUSTED_PROXIES:-127.0.0.1}"
 
-stop_all() { trap - EXIT INT TERM; kill $(jobs -p) 2>/dev/null || true; wait || true; }
+# A judge still starting (its preload warms the sandbox) can miss the SIGTERM its nanny received:
+# what has not stopped after POSLAB_STOP_GRACE seconds is killed.
+STOP_GRACE="${POSLAB_STOP_GRACE:-10}"
+stop_all() {
+    trap - EXIT INT TERM
+    kill $(jobs -p) 2>/dev/null || true
+    for _ in $(seq $((STOP_GRACE * 10))); do [[ -z "$(jobs -pr)" ]] && break; sleep 0.1; done
+    kill -KILL $(jobs -pr) 2>/dev/null || true
+    wait || true
+}
 trap stop_all EXIT INT TERM
 cd "$ROOT"
 

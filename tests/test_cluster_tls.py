@@ -97,9 +97,8 @@ def tls_cluster(tmp_path_factory: pytest.TempPathFactory):
                "--preload", "grader.cluster", *tls_options(tmp_path, "worker")], "judge.log")
         yield {"address": address, "folder": tmp_path, "processes": started}
     finally:
-        for process in started:
+        for process in reversed(started):  # the judge first: it says goodbye to a scheduler still there
             process.terminate()
-        for process in started:
             try:
                 process.wait(timeout=20)
             except subprocess.TimeoutExpired:

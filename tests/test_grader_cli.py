@@ -20,6 +20,7 @@ import pytest
 
 from grader import cli
 from grader.api import load_submission, submission_id_for
+from grader.mutants import list_mutants
 from grader.release import build_bundle, ReleaseError
 from tests.hostile._support import PROBE_MAX, reference_submission, require_bwrap
 
@@ -132,13 +133,24 @@ def test_an_interrupted_write_leaves_the_old_file_whole(tmp_path, monkeypatch):
     assert [p.name for p in tmp_path.iterdir()] == ["gradebook.csv"]
 
 
-def test_validate_passes_with_the_real_suite_and_mutants():
+def test_validate_passes_with_the_real_suite_and_the_mutants_of_the_exercises_asked_for():
+    # Every mutant is graded in tests/test_corpus.py; this checks the command, on two exercises' mutants.
     require_bwrap()
-    run = subprocess.run([sys.executable, "-m", "grader", "validate", "--jobs", "2"], cwd=PROJECT_ROOT,
-                         capture_output=True, text=True, timeout=1800)
+    run = subprocess.run([sys.executable, "-m", "grader", "validate", "--jobs", "2", "--exercise", "alibi",
+                          "--exercise", "t5"], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=1800)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    assert "reference" in run.stdout and "full marks" in run.stdout
-    assert "NOT CAUGHT" not in run.stdout
+    rows = [line.split() for line in run.stdout.splitlines()]
+    verdicts = {row[0]: (row[1], row[-1]) for row in rows if len(row) >= 5 and row[-1] in ("caught", "marks")}
+    asked = {mutant.name: mutant.exercise for mutant in list_mutants() if mutant.exercise in ("alibi", "t5")}
+    assert verdicts.pop("reference") == ("all", "marks")  # "full marks"
+    assert verdicts == {name: (exercise, "caught") for name, exercise in asked.items()}
+    assert f"{len(asked)} mutants, 0 problem(s)" in run.stdout
+
+
+def test_validate_says_which_exercises_it_knows():
+    run = subprocess.run([sys.executable, "-m", "grader", "validate", "--exercise", "bogus"], cwd=PROJECT_ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and "invalid choice: 'bogus'" in run.stderr and "decode" in run.stderr
 
 
 # ---------------------------------------------------------------- the student bundle

@@ -27,7 +27,7 @@ from poslab.config import PROJECT_ROOT
 from poslab.store import Store
 from tests.hostile._support import reference_submission, require_bwrap
 
-STUDENTS = [f"student{index:02d}" for index in range(12)]
+STUDENTS = [f"student{index:02d}" for index in range(8)]
 ROPE_POINTS = 20.0  # the hidden suite's rope tests, as its documentation (grader/suite/test_rope.py) adds up
 START_SECONDS = 240.0
 SLOW_IMPORT = "\nimport time\ntime.sleep(2)\n"
@@ -141,7 +141,8 @@ def test_the_cli_grades_on_the_cluster_though_a_worker_is_killed(cluster, tmp_pa
 
     folder = tmp_path / "submissions"
     folder.mkdir()
-    for student in STUDENTS:
+    students = STUDENTS[:6]  # the CLI grades all seven exercises of each: six keep a worker busy to kill
+    for student in students:
         (folder / f"{student}.py").write_text(source_for(student))
     out = tmp_path / "grades"
     with Client(cluster.address, set_as_default=False) as client:
@@ -156,9 +157,9 @@ def test_the_cli_grades_on_the_cluster_though_a_worker_is_killed(cluster, tmp_pa
         cluster.kill_a_busy_worker(client)
         stdout, stderr = run.communicate(timeout=START_SECONDS)
     assert run.returncode == 0, stdout[-2000:] + stderr[-3000:]
-    assert "12/12" in stderr  # the progress bar
+    assert f"{len(students)}/{len(students)}" in stderr  # the progress bar
     rows = {row["id"]: row for row in csv.DictReader((out / "gradebook.csv").open())}
-    assert sorted(rows) == STUDENTS
+    assert sorted(rows) == students
     for student, row in rows.items():
         assert row["status"] == "graded"
         assert float(row["rope"]) == expected_rope(student), student

@@ -15,6 +15,7 @@ from grader.results import SubmissionResult
 from grader.sandbox import GraderFault
 from grader.settings import GraderSettings
 from grader.vocabulary import SubmissionStatus
+from poslab.exercises import EXERCISE_IDS
 
 DEFAULT_TIMEOUT = GraderSettings().timeout
 
@@ -23,6 +24,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--jobs", type=int, default=2, metavar="N", help="submissions graded at once (default 2)")
     parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                         help=f"wall-clock limit per exercise (default {DEFAULT_TIMEOUT:g})")
+    parser.add_argument("--exercise", action="append", choices=EXERCISE_IDS, metavar="ID",
+                        help="only the mutants of this exercise (repeatable; default: every exercise's); "
+                             f"one of {', '.join(EXERCISE_IDS)}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -30,7 +34,8 @@ def run(args: argparse.Namespace) -> int:
 
     settings = GraderSettings.from_env().with_changes(timeout=args.timeout)
     try:
-        mutants = {mutant.name: mutant for mutant in list_mutants()}
+        mutants = {mutant.name: mutant for mutant in list_mutants()
+                   if not args.exercise or mutant.exercise in args.exercise}
     except PatchError as error:
         print(f"grader fault: the bundled mutants no longer fit the reference: {error}", file=sys.stderr)
         return EXIT_FAULT
