@@ -21,7 +21,7 @@ is unset or empty takes its default:
 ``POSLAB_SIGNIN_DAYS``          days a browser stays signed in after its student's link
                                 (default 30)
 ``POSLAB_TRUSTED_PROXIES``      addresses or networks of the reverse proxies in front of the app,
-                                comma-separated (``127.0.0.1, 10.0.0.0/8``): only a connection
+                                comma-separated (``127.0.0.1, 172.16.0.0/12``): only a connection
                                 from one of them is believed about ``X-Forwarded-For`` (default:
                                 none, the header is ignored)
 

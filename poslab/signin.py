@@ -60,7 +60,7 @@ def links_csv(members: Iterable[RosterMember], tokens: Mapping[str, str], app_ur
 
 
 def parse_trusted_proxies(text: str | None) -> tuple[Network, ...]:
-    """``POSLAB_TRUSTED_PROXIES``: '127.0.0.1, 10.0.0.0/8'; ValueError names the entry it cannot read."""
+    """``POSLAB_TRUSTED_PROXIES``: '127.0.0.1, 172.16.0.0/12'; ValueError names the entry it cannot read."""
     networks = []
     for entry in (text or "").replace(";", ",").split(","):
         entry = entry.strip()
@@ -70,7 +70,7 @@ def parse_trusted_proxies(text: str | None) -> tuple[Network, ...]:
             networks.append(ipaddress.ip_network(entry, strict=False))
         except ValueError:
             raise ValueError(f"POSLAB_TRUSTED_PROXIES: {entry!r} is not an IP address or network "
-                             "(e.g. 127.0.0.1 or 10.0.0.0/8)") from None
+                             "(e.g. 127.0.0.1 or 172.16.0.0/12)") from None
     return tuple(networks)
 
 
