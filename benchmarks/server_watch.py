@@ -79,13 +79,18 @@ class AppServer:
 
     def stop(self) -> None:
         """SIGTERM (Streamlit stops, the grading service closes its judges), then the group if needed."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait()
+        stop_group(self.process, grace=20)
+
+
+def stop_group(process: subprocess.Popen, grace: float) -> None:
+    """SIGTERM to a process that leads its own group; SIGKILL to the group if it is not gone in ``grace`` s."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
 
 
 def proxied_apps(run_dir: Path) -> set[str]:
@@ -142,14 +147,8 @@ class ClassServer:
         raise RuntimeError(f"HAProxy did not find {sorted(self.apps)} up within {seconds:g} s")
 
     def stop(self) -> None:
-        """SIGTERM: the script stops everything it started; the group is killed if it hangs."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait()
+        """SIGTERM: the script stops everything it started (killing what hangs), else its group is killed."""
+        stop_group(self.process, grace=60)
 
 
 def metrics(base_url: str) -> dict[str, float]:

@@ -15,7 +15,9 @@ import subprocess
 import sys
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -66,11 +68,33 @@ def playwright_browser():
         browser.close()
 
 
+@contextmanager
+def running_app(folder: Path, env: dict[str, str], *arguments: str, port: int | None = None) -> Iterator[str]:
+    """``streamlit run app.py`` on a loopback port (a free one unless given) with ``env`` over this
+    environment; yields its URL once it is healthy, and stops it (its log is ``folder/streamlit.log``)."""
+    port = port or _free_port()
+    url = f"http://127.0.0.1:{port}"
+    with (folder / "streamlit.log").open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+             "--server.address", "127.0.0.1", "--server.headless", "true", *arguments],
+            cwd=ROOT, env=os.environ | env, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            _wait_healthy(url, process, seconds=90)
+            yield url
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
 @pytest.fixture(scope="session")
 def app_url(tmp_path_factory):
     data_dir = tmp_path_factory.mktemp("poslab-browser")
-    port = _free_port()
-    env = os.environ | {
+    env = {
         "POSLAB_DB_URL": f"sqlite:///{data_dir / 'browser.db'}",
         "POSLAB_DATA_DIR": str(data_dir),
         "POSLAB_INSTRUCTOR_PASSWORD": INSTRUCTOR_PASSWORD,
@@ -78,22 +102,8 @@ def app_url(tmp_path_factory):
         # default (one per core) takes, beside the pages under test. bench_browser.py sets the default.
         "POSLAB_GRADER_WORKERS": os.environ.get("POSLAB_GRADER_WORKERS", "1"),
     }
-    log = (data_dir / "streamlit.log").open("wb")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--server.headless", "true"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_healthy(url, process, seconds=90)
+    with running_app(data_dir, env) as url:
         yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
 
 
 class ConsoleLog:

@@ -16,8 +16,6 @@ from __future__ import annotations
 import os
 import re
 import secrets
-import subprocess
-import sys
 import time
 
 import pytest
@@ -25,9 +23,8 @@ import pytest
 from poslab.lessons import get_lesson
 from poslab.store import Store
 from tests.browser.app_driver import full_page_screenshot, go_to, wait_for_run
-from tests.browser.conftest import ARTIFACTS, _free_port, _wait_healthy
+from tests.browser.conftest import ARTIFACTS, _free_port, running_app
 from tests.browser.test_workspace import editor_frame, editor_text
-from tests.conftest import ROOT
 
 ANN, BOB = "ann@uni.edu", "bob@uni.edu"
 LESSON = get_lesson("position-problem")
@@ -68,22 +65,9 @@ client_secret = "{secrets.token_hex(16)}"
 server_metadata_url = "{provider}/.well-known/openid-configuration"
 """)
     db_url = f"sqlite:///{folder / 'store.db'}"
-    env = os.environ | {"POSLAB_DB_URL": db_url, "POSLAB_DATA_DIR": str(folder), "POSLAB_GRADER_WORKERS": "1"}
-    log = (folder / "streamlit.log").open("wb")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.address",
-         "127.0.0.1", "--server.headless", "true", "--secrets.files", str(secrets_file)],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        _wait_healthy(url, process, seconds=90)
-        yield url, Store(db_url)
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
+    env = {"POSLAB_DB_URL": db_url, "POSLAB_DATA_DIR": str(folder), "POSLAB_GRADER_WORKERS": "1"}
+    with running_app(folder, env, "--secrets.files", str(secrets_file), port=port) as started:
+        yield started, Store(db_url)
 
 
 @pytest.fixture

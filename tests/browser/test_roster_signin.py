@@ -9,9 +9,6 @@ reads the lessons and is told how to sign in where it would save.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from datetime import timedelta
 
 import pytest
@@ -21,8 +18,7 @@ from poslab.lessons import get_lesson
 from poslab.signin import COOKIE, link_url
 from poslab.store import Store
 from tests.browser.app_driver import full_page_screenshot, go_to, wait_for_run
-from tests.browser.conftest import ARTIFACTS, _free_port, _wait_healthy
-from tests.conftest import ROOT
+from tests.browser.conftest import ARTIFACTS, running_app
 
 ADA = email("ada")
 LESSON = get_lesson("position-problem")
@@ -32,25 +28,11 @@ HOW = "Open the personal sign-in link your instructor sent you"
 @pytest.fixture(scope="module")
 def roster_app(tmp_path_factory, playwright_browser):
     folder = tmp_path_factory.mktemp("roster-app")
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
     db_url = f"sqlite:///{folder / 'store.db'}"
-    env = os.environ | {"POSLAB_DB_URL": db_url, "POSLAB_DATA_DIR": str(folder), "POSLAB_GRADER_START": "on_demand",
-                        "POSLAB_ROSTER": str(write_roster(folder / "roster.csv", ["ada", "bob"]))}
-    log = (folder / "streamlit.log").open("wb")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.address",
-         "127.0.0.1", "--server.headless", "true"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        _wait_healthy(url, process, seconds=90)
+    env = {"POSLAB_DB_URL": db_url, "POSLAB_DATA_DIR": str(folder), "POSLAB_GRADER_START": "on_demand",
+           "POSLAB_ROSTER": str(write_roster(folder / "roster.csv", ["ada", "bob"]))}
+    with running_app(folder, env) as url:
         yield url, Store(db_url)
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
 
 
 @pytest.fixture
