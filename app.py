@@ -25,7 +25,7 @@ def route() -> None:
     # not hold up its start (its warm-up thread makes them; here they are already loaded).
     import torch
 
-    from app_pages.ui import heap, identity, sidebar
+    from app_pages.ui import dark_theme, heap, identity, sidebar
     from poslab.lessons import all_lessons
 
     # Once per process (the server's start-up has usually done it): see heap.py.
@@ -35,6 +35,7 @@ def route() -> None:
     # A local image, not a Material icon name: those are fetched from a web font host by the browser.
     page_icon = Path(__file__).parent / "app_pages" / "ui" / "icon.png"
     st.set_page_config(page_title="Position Lab", page_icon=str(page_icon), layout="wide")
+    dark_theme.dark_theme_css()
 
     sections: dict[str, list[st.Page]] = {
         "": [st.Page("app_pages/home.py", title="Home", icon=":material/home:", default=True)],
