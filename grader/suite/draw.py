@@ -71,19 +71,27 @@ def drawn(key: str, strategy: st.SearchStrategy, count: int) -> tuple:
         return _drawn[key]
 
 
-def for_each(strategy: st.SearchStrategy, count: int, key: str | None = None) -> Callable:
+def for_each(strategy: st.SearchStrategy, count: int, key: str | None = None,
+             edges: st.SearchStrategy | None = None) -> Callable:
     """Run the decorated ``test(student, case)`` on each drawn case, as a suite test ``test(student)``.
 
     A visible test's failure names the first failing case (a hidden one's never does). ``key``
-    shares the drawn cases (and so, with ``answer``, the calls) between tests.
+    shares the drawn cases (and so, with ``answer``, the calls) between tests. ``edges``, a strategy of
+    a tuple of cases (one per boundary of the domain a few draws would seldom reach), adds its cases
+    ahead of the drawn ones: every boundary in every run.
     """
     def decorate(body: Callable[[Any, Any], None]) -> Callable[[Any], None]:
         name = key or f"{body.__module__}.{body.__name__}"
 
+        def cases_of() -> tuple:
+            # A strategy's first draw is its simplest case (every size at its smallest): the edges take the next.
+            boundaries = () if edges is None else drawn(f"{name} edges", edges, 2)[-1]
+            return boundaries + drawn(name, strategy, count)
+
         @functools.wraps(body)
         def test(student) -> None:
             unjudged: list[Unjudged] = []
-            cases = drawn(name, strategy, count)
+            cases = cases_of()
             for case in cases:
                 try:
                     body(student, case)
@@ -99,7 +107,7 @@ def for_each(strategy: st.SearchStrategy, count: int, key: str | None = None) ->
                 raise unjudged[0].error  # no case could judge the property: the submission earns nothing here
 
         del test.__wrapped__  # the suite calls test(student); inspect must not see body's signature
-        test.prepare = lambda: drawn(name, strategy, count)  # grader.suite.prepare() draws ahead of grading
+        test.prepare = cases_of  # grader.suite.prepare() draws ahead of grading
         return test
 
     return decorate
