@@ -251,12 +251,17 @@ VIEWS = ("attention must accept its inputs in every layout models pass them in (
 @graded(points=1, family="inputs", visibility=VISIBLE)
 @for_each(laid_cases(attention_cases(bias=tuple(BiasKind)), AttentionCase.tensor_specs, ("k",)), count=3)
 def test_inputs_untouched_and_views_accepted(student, laid):
-    """attention leaves q, k, v and bias unchanged and accepts them in any layout: transposed, sliced, broadcast."""
-    q, k, v = randn(1, 2, 5, 8, seed=91), randn(1, 2, 6, 8, seed=92), randn(1, 2, 6, 3, seed=93)
-    bias = torch.zeros(5, 6)
-    bias[:, -1] = MINUS_INF
-    expect_untouched(answer(student, ("untouched",), "attention", q, k, v, bias=bias).inputs_after, (q, k, v, bias),
-                     "attention")
+    """attention leaves q, k, v and bias unchanged and accepts them in any layout: transposed, sliced, broadcast.
+
+    Unchanged in float32 and float64 alike: a write into what ``.to(dtype)`` returned reaches a caller's tensor
+    of that dtype only."""
+    for dtype in (torch.float32, torch.float64):
+        q, k, v = (randn(*shape, seed=seed, dtype=dtype) for shape, seed in (((1, 2, 5, 8), 91), ((1, 2, 6, 8), 92),
+                                                                            ((1, 2, 6, 3), 93)))
+        bias = torch.zeros(5, 6, dtype=dtype)
+        bias[:, -1] = MINUS_INF
+        expect_untouched(answer(student, ("untouched", dtype), "attention", q, k, v, bias=bias).inputs_after,
+                         (q, k, v, bias), "attention", ("q", "k", "v", "bias"))
 
     def call(given):
         return tuple(given[:3]), {"bias": given[3] if len(given) > 3 else None}

@@ -197,11 +197,7 @@ VIEWS = ("decode must accept its tensors in every layout models pass them in (q,
          "index rather than assume a layout.")
 
 
-INPUTS_KEY = "grader.suite.test_decode.test_inputs_untouched_and_views_accepted"
-
-
-@for_each(laid_cases(decode_domain(), DecodeCase.tensor_specs, ("attention_mask", "position_ids")), count=3,
-          key=INPUTS_KEY)
+@for_each(laid_cases(decode_domain(), DecodeCase.tensor_specs, ("attention_mask", "position_ids")), count=3)
 def _views_accepted(student, laid):
     inputs = build(laid.case)
     names = [name for name in ("attention_mask", "position_ids") if name in inputs.kwargs]
@@ -222,9 +218,10 @@ def _views_accepted(student, laid):
 
 @graded(points=1, family="inputs", visibility=VISIBLE)
 def test_inputs_untouched_and_views_accepted(student):
-    """decode leaves its tensors unchanged, in either dtype, and accepts them in any layout: transposed, sliced, broadcast."""
-    # Every case any decode test judges, hidden ones included: their calls are shared (decode_cases.call), so an
-    # in-place write under any dtype, window, padding or positions is found here, and costs this test only.
+    """decode leaves its tensors unchanged and accepts them in any layout: transposed, sliced, broadcast.
+
+    Unchanged after the call of every case any decode test judges, hidden ones included (the calls are shared,
+    ``decode_cases.call``): an in-place write under any dtype, window, padding or positions costs this test only."""
     for case in UNTOUCHED_CASES + value_cases():
         expect_inputs_untouched(student, build(case))
     _views_accepted(student)

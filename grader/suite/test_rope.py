@@ -225,10 +225,14 @@ VIEWS = ("apply_rope must accept x and positions in every layout models pass the
 @graded(points=2, family="inputs", visibility=VISIBLE)
 @for_each(laid_cases(rotary_cases(), RotaryCase.tensor_specs), count=3)
 def test_inputs_untouched_and_views_accepted(student, laid):
-    """apply_rope leaves x and positions unchanged and accepts them in any layout: transposed, sliced, broadcast."""
-    x, positions = randn(1, 2, 5, 8, seed=471), torch.tensor([3, 1, 4, 1, 5])
-    result = answer(student, ("untouched",), "apply_rope", x, positions=positions)
-    expect_untouched(result.inputs_after, (x, positions), "apply_rope")
+    """apply_rope leaves x and positions unchanged and accepts them in any layout: transposed, sliced, broadcast.
+
+    Unchanged in every dtype the spec names (a write into what ``.to(dtype)`` returned reaches a caller's tensor
+    of that dtype only)."""
+    for dtype, ids in ((torch.float32, torch.int64), (torch.float64, torch.int32), (torch.float16, torch.int64)):
+        x, positions = randn(1, 2, 5, 8, seed=471, dtype=dtype), torch.tensor([3, 1, 4, 1, 5], dtype=ids)
+        result = answer(student, ("untouched", dtype), "apply_rope", x, positions=positions)
+        expect_untouched(result.inputs_after, (x, positions), "apply_rope", ("x", "positions"))
     case = laid.case
 
     def call(sent):

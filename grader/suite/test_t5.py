@@ -267,10 +267,11 @@ def test_inputs_untouched(student, laid):
     relative = torch.arange(-300, 300).reshape(4, 150)
     for kwargs in ({}, {"bidirectional": False}):
         result = answer(student, ("untouched", len(kwargs)), "t5_relative_bucket", relative, **kwargs)
-        expect_untouched(result.inputs_after, (relative,), "t5_relative_bucket")
-    table = randn(32, 4, seed=66)
-    expect_untouched(answer(student, ("untouched table",), "t5_relative_bias", table, 5, 7).inputs_after, (table,),
-                     "t5_relative_bias")
+        expect_untouched(result.inputs_after, (relative,), "t5_relative_bucket", ("relative_position",))
+    for dtype in (torch.float32, torch.float64, torch.float16):
+        table = randn(32, 4, seed=66, dtype=dtype)
+        expect_untouched(answer(student, ("untouched table", dtype), "t5_relative_bias", table, 5, 7).inputs_after,
+                         (table,), "t5_relative_bias", ("table",))
     case = laid.case
     if isinstance(case, RelativeBiasCase):
         op, call = "t5_relative_bias", lambda sent: ((sent[0], case.queries, case.keys), case.kwargs())
