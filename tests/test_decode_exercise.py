@@ -117,3 +117,47 @@ def test_the_tolerance_follows_the_inputs_scale_and_positions():
     far = cached_key_tolerance(k, positions + 1000, 10000.0, "half")
     assert bool((far >= keys).all()) and bool((far[..., 0] > 10 * keys[..., 0]).all())  # pair 0 turns fastest
     assert torch.allclose(cached_key_tolerance(3 * k, positions, 10000.0, "half"), 3 * keys, rtol=1e-6)
+
+
+def test_the_window_test_meets_every_boundary_of_prompt_decoded_and_window():
+    """P shorter than, equal to, one longer and longer than W, with 0, 1 and a few decoded tokens, each in both cache
+    modes; every kind of position ids (stepping ones among them) meets a window with and without padding."""
+    from grader.suite.domains_decode import POSITION_KINDS
+    from grader.suite.test_decode import test_window_masks_the_full_forward
+
+    cases = test_window_masks_the_full_forward.prepare()
+    boundaries = set()
+    for case in cases:
+        prompt_vs_window = ("shorter" if case.prompt_len < case.window else "equal" if case.prompt_len == case.window
+                            else "one longer" if case.prompt_len == case.window + 1 else "longer")
+        decoded = min(case.length - case.prompt_len, 2)
+        boundaries.add((prompt_vs_window, decoded, case.cache))
+    assert boundaries >= {(p, d, c) for p in ("shorter", "equal", "one longer", "longer") for d in (0, 1, 2)
+                          for c in ("rotated", "raw")}
+
+    def kind(case):
+        return ("stepped" if case.stride >= 2 and not case.spread else "far" if case.start or case.spread
+                else "given" if case.position_ids else "counted")
+    assert {(kind(case), case.pads is not None) for case in cases} >= {(k, p) for k in POSITION_KINDS
+                                                                       for p in (True, False)}
+
+
+ONE_TEST_MISTAKES = {  # mutant -> (the one test it must fail, words its message must hold)
+    "decode_float64_query_rotated_in_place": ("decode: inputs untouched and views accepted", "its float64 q in place"),
+    "decode_position_ids_filled_in_place": ("decode: inputs untouched and views accepted", "position_ids in place"),
+    "decode_prefill_keeps_w_minus_1": ("decode: window masks the full forward", "cached_keys"),
+    "decode_window_in_positions": ("decode: window masks the full forward", "With a window W"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ONE_TEST_MISTAKES))
+def test_a_mistake_that_one_boundary_dtype_or_kind_of_positions_shows_costs_its_own_test_alone(name):
+    from grader.mutants import get_mutant
+    from grader.suite import collect, run_case
+    from grader.suite.local import LocalStudent
+
+    student = LocalStudent.from_source(get_mutant(name).source, name)
+    failed = {outcome.name: outcome.output for outcome in (run_case(case, student) for case in collect()
+                                                           if case.exercise == "decode") if outcome.status != "passed"}
+    test, words = ONE_TEST_MISTAKES[name]
+    assert set(failed) == {test} and words in failed[test], failed
