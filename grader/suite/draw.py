@@ -31,7 +31,10 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.internal.conjecture.providers import AVAILABLE_PROVIDERS, HypothesisProvider
 
-from grader.suite.expect import Fail
+import torch
+
+from grader.student import NAME_OF_OP, StudentError
+from grader.suite.expect import Fail, expect_untouched
 from grader.vocabulary import Visibility
 
 
@@ -137,3 +140,19 @@ def answer(student, key: tuple, op: str, *args, **kwargs):
     if error is not None:
         raise error
     return result
+
+
+def expect_inputs_left(student, key: tuple, op: str, args: tuple, kwargs: dict, inputs: dict) -> None:
+    """The call ``answer(student, key, op, *args, **kwargs)``, shared with the test that judges its output, left
+    each of ``inputs`` (name -> one of its tensor arguments) as it was. An inputs test runs this over the drawn
+    cases of its exercise's value tests: an in-place write that one dtype, size or argument provokes is found
+    there, at no extra call, and costs the inputs test alone. A call that raised is its own tests' business."""
+    try:
+        result = answer(student, key, op, *args, **kwargs)
+    except StudentError:
+        return
+    names = {id(tensor): name for name, tensor in inputs.items()}
+    sent = [value for value in (*args, *kwargs.values()) if isinstance(value, torch.Tensor)]
+    checked = [(after, tensor) for after, tensor in zip(result.inputs_after, sent) if id(tensor) in names]
+    expect_untouched(tuple(after for after, _ in checked), tuple(tensor for _, tensor in checked), NAME_OF_OP[op],
+                     tuple(names[id(tensor)] for _, tensor in checked))

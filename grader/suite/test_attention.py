@@ -16,7 +16,7 @@ from grader.suite import HIDDEN, VISIBLE, graded
 from grader.suite import tolerances as tol
 from grader.suite.attention_mistakes import OVER_THE_KEYS, rows_sum_over_queries, rows_sum_to_one, scale_mistakes
 from grader.suite.domains import AttentionCase, BiasKind, attention_cases, token_cases
-from grader.suite.draw import answer, for_each
+from grader.suite.draw import answer, expect_inputs_left, for_each
 from grader.suite.expect import (as_info, as_pair, as_tensor, diagnose, expect, expect_dtype, expect_shape,
                                  expect_untouched, on_meta_device, within)
 from grader.suite.inputs import meta, permutation, randn
@@ -262,6 +262,13 @@ def test_inputs_untouched_and_views_accepted(student, laid):
         bias[:, -1] = MINUS_INF
         expect_untouched(answer(student, ("untouched", dtype), "attention", q, k, v, bias=bias).inputs_after,
                          (q, k, v, bias), "attention", ("q", "k", "v", "bias"))
+    for case in test_values_for_drawn_shapes.prepare():  # the drawn value tests' calls, shared: any size and dtype
+        q, k, v = _drawn_expected(case)[:3]
+        expect_inputs_left(student, ("values", case), "attention", (q, k, v), {"bias": None}, {"q": q, "k": k, "v": v})
+    for case in test_bias_broadcasts_and_enters_before_softmax.prepare():
+        q, k, v, bias = case.tensors()
+        expect_inputs_left(student, ("bias", case, "bias"), "attention", (q, k, v), {"bias": bias},
+                           {"q": q, "k": k, "v": v, "bias": bias})
 
     def call(given):
         return tuple(given[:3]), {"bias": given[3] if len(given) > 3 else None}
