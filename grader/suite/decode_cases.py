@@ -88,8 +88,8 @@ def call(student, inputs: DecodeInputs, **changes) -> CallResult:
     args, kwargs = (inputs.q, inputs.k, inputs.v, inputs.case.prompt_len), inputs.kwargs | changes
     if inputs is not build(inputs.case):
         return student.call("decode", *args, **kwargs)
+    # The key of a call without changes is (case, ()), as expect_inputs_untouched makes it.
     return student.noted(answer(student, (inputs.case, tuple(sorted(changes.items()))), "decode", *args, **kwargs))
-    # (the key of a call without changes is (case, ()), as expect_inputs_untouched makes it)
 
 
 def expect_inputs_untouched(student, case: DecodeCase) -> None:

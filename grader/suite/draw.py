@@ -27,11 +27,10 @@ import threading
 import zlib
 from typing import Any, Callable
 
+import torch
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.internal.conjecture.providers import AVAILABLE_PROVIDERS, HypothesisProvider
-
-import torch
 
 from grader.student import NAME_OF_OP, StudentError
 from grader.suite.expect import Fail, expect_untouched

@@ -22,8 +22,8 @@ from grader.suite.decode_cases import (
     SPEC,
     build,
     expect_cached_keys,
-    expect_inputs_untouched,
     expect_cached_slots,
+    expect_inputs_untouched,
     expected_out,
     matches,
     outputs_of,
@@ -34,7 +34,7 @@ from grader.suite.decode_cases import (
 )
 from grader.suite.decode_mistakes import diagnosis
 from grader.suite.domains_decode import PAIRINGS, DecodeCase, decode_domain, window_edges
-from grader.suite.draw import answer, for_each
+from grader.suite.draw import for_each
 from grader.suite.expect import Fail, expect_dtype, expect_shape
 from grader.suite.layouts import expect_layouts_accepted, laid_arguments, laid_cases
 
