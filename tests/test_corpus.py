@@ -1,10 +1,12 @@
 """The grader on code written the way other people write it (tests/corpus, issue 11), and on the mutants.
 
-* every ``correct/c*.py`` and ``batch3/correct/b3c*.py`` gets full marks on every exercise it implements;
+* every ``correct/c*.py``, ``batch3/correct/b3c*.py`` and ``batch4/correct/b4c*.py`` gets full marks on every
+  exercise it implements;
 * every bug of ``corpus/bugs.py`` (one realistic mistake each, written as edits to a correct file)
-  and of ``batch3/bugs/`` (written independently, from the stubs and the public tests only, each one
-  changed line of a batch-3 correct file; its first line names its exercise) loses points in its own
-  exercise and nowhere else;
+  and of ``batch3/bugs/`` and ``batch4/bugs/`` (written independently, from the stubs and the public
+  tests only, each one changed line of a correct file of its batch; its first line names its
+  exercise) loses points in its own exercise and nowhere else (batch 4 is decode alone: its files
+  define nothing else, so they are graded on decode);
 * every mutant of the catalogue loses points in its own exercise.
 
 For the buggy files and the mutants, the tests each one fails are printed (``pytest -s``): read that
@@ -30,6 +32,8 @@ CORPUS = Path(__file__).parent / "corpus"
 CORRECT = sorted((CORPUS / "correct").glob("c*.py"))
 BATCH3_CORRECT = sorted((CORPUS / "batch3" / "correct").glob("b3c*.py"))
 BATCH3_BUGS = sorted((CORPUS / "batch3" / "bugs").glob("b3b*.py"))
+BATCH4_CORRECT = sorted((CORPUS / "batch4" / "correct").glob("b4c*.py"))
+BATCH4_BUGS = sorted((CORPUS / "batch4" / "bugs").glob("b4b*.py"))
 # The slow mutants take seconds per call by design (a Python loop); `python -m grader validate` grades them.
 MUTANTS = [mutant for mutant in list_mutants() if not mutant.slow]
 
@@ -70,7 +74,7 @@ def test_the_corpus_is_large_enough_and_covers_every_exercise():
     assert all(len(implemented(path.read_text(encoding="utf-8"))) >= 5 for path in CORRECT)
 
 
-@pytest.mark.parametrize("path", CORRECT + BATCH3_CORRECT, ids=lambda path: path.stem)
+@pytest.mark.parametrize("path", CORRECT + BATCH3_CORRECT + BATCH4_CORRECT, ids=lambda path: path.stem)
 def test_every_correct_style_gets_full_marks(grading, path):
     result = grade(grading, path.stem, path.read_text(encoding="utf-8"))
     assert result.status == "graded"
@@ -87,23 +91,29 @@ def test_every_buggy_file_loses_points_in_its_own_exercise_only(grading, bug: Bu
     assert set(lost_by_exercise(result)) == {bug.exercise}, "\n".join(failures(result))
 
 
-def batch3_exercise(path: Path) -> str:
-    """The exercise a batch-3 bug is in, as its first line names it: '# Bug (rope): ...'."""
-    return re.match(r"# Bug \((\w+)\)", path.read_text(encoding="utf-8")).group(1)
+def bug_exercise(path: Path) -> str:
+    """The exercise an independently written bug is in, as its first line names it: '# Bug (rope): ...'
+    (batch 3) or '# decode bug (base ...): ...' (batch 4)."""
+    first_line = path.read_text(encoding="utf-8").splitlines()[0]
+    found = re.match(r"# (?:Bug \((\w+)\)|(\w+) bug\b)", first_line)
+    return found.group(1) or found.group(2)
 
 
-def test_the_third_batch_is_whole():
+def test_the_independent_batches_are_whole():
     assert len(BATCH3_CORRECT) == 10 and len(BATCH3_BUGS) == 10
-    assert all(batch3_exercise(path) in EXERCISE_IDS for path in BATCH3_BUGS)
+    assert len(BATCH4_CORRECT) == 8 and len(BATCH4_BUGS) == 8
+    assert all(bug_exercise(path) in EXERCISE_IDS for path in BATCH3_BUGS)
+    assert {bug_exercise(path) for path in BATCH4_BUGS} == {"decode"}
+    assert all(implemented(path.read_text(encoding="utf-8")) == ["decode"] for path in BATCH4_CORRECT + BATCH4_BUGS)
 
 
-@pytest.mark.parametrize("path", BATCH3_BUGS, ids=lambda path: path.stem)
-def test_every_third_batch_bug_loses_points_in_its_own_exercise_only(grading, path):
+@pytest.mark.parametrize("path", BATCH3_BUGS + BATCH4_BUGS, ids=lambda path: path.stem)
+def test_every_independent_bug_loses_points_in_its_own_exercise_only(grading, path):
     result = grade(grading, path.stem, path.read_text(encoding="utf-8"))
     print(f"\n{path.stem}")
     print("\n".join(failures(result)))
     assert result.status == "graded"
-    assert set(lost_by_exercise(result)) == {batch3_exercise(path)}, "\n".join(failures(result))
+    assert set(lost_by_exercise(result)) == {bug_exercise(path)}, "\n".join(failures(result))
 
 
 @pytest.mark.parametrize("mutant", MUTANTS, ids=lambda mutant: mutant.name)

@@ -117,3 +117,27 @@ def test_the_tolerance_follows_the_inputs_scale_and_positions():
     far = cached_key_tolerance(k, positions + 1000, 10000.0, "half")
     assert bool((far >= keys).all()) and bool((far[..., 0] > 10 * keys[..., 0]).all())  # pair 0 turns fastest
     assert torch.allclose(cached_key_tolerance(3 * k, positions, 10000.0, "half"), 3 * keys, rtol=1e-6)
+
+
+def test_the_window_test_meets_every_boundary_of_prompt_decoded_and_window():
+    """P shorter than, equal to, one longer and longer than W, with 0, 1 and a few decoded tokens, each in both cache
+    modes; every kind of position ids (stepping ones among them) meets a window with and without padding."""
+    from grader.suite.domains_decode import POSITION_KINDS
+    from grader.suite.test_decode import test_window_masks_the_full_forward
+
+    cases = test_window_masks_the_full_forward.prepare()
+    boundaries = set()
+    for case in cases:
+        prompt_vs_window = ("shorter" if case.prompt_len < case.window else "equal" if case.prompt_len == case.window
+                            else "one longer" if case.prompt_len == case.window + 1 else "longer")
+        decoded = min(case.length - case.prompt_len, 2)
+        boundaries.add((prompt_vs_window, decoded, case.cache))
+    assert boundaries >= {(p, d, c) for p in ("shorter", "equal", "one longer", "longer") for d in (0, 1, 2)
+                          for c in ("rotated", "raw")}
+
+    def kind(case):
+        return ("stepped" if case.stride >= 2 and not case.spread else "far" if case.start or case.spread
+                else "given" if case.position_ids else "counted")
+    assert {(kind(case), case.pads is not None) for case in cases} >= {(k, p) for k in POSITION_KINDS
+                                                                       for p in (True, False)}
+

@@ -93,3 +93,19 @@ def test_answers_are_shared_by_key_and_errors_replayed():
         with pytest.raises(Exception, match="no heads"):
             answer(student, ("k", 0), "alibi_slopes", 0)
     assert calls == [2, 0]
+
+
+def test_edges_come_first_in_every_run_and_are_drawn_ahead():
+    seen: list[int] = []
+    edges = st.tuples(st.just(Case(900)), st.integers(901, 999).map(Case))
+
+    @for_each(st.integers(0, 50).map(Case), count=3, key="tests.edges", edges=edges)
+    def record(student, case):
+        seen.append(int(case))
+
+    record(LocalStudent({}))
+    assert seen[0] == 900 and 901 <= seen[1] <= 999 and all(case <= 50 for case in seen[2:]) and len(seen) == 5
+    assert record.prepare() == tuple(Case(case) for case in seen)  # the suite's warm-up draws the edges too
+    seen.clear()
+    record(LocalStudent({}))
+    assert seen[:2] == [900, record.prepare()[1]]  # the same boundaries in every run

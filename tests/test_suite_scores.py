@@ -268,3 +268,22 @@ def test_mistakes_outside_the_catalogue_lose_points(exercise):
     exec(UNSEEN_MISTAKES[exercise], namespace)  # trusted test code, replacing one reference name
     failure = first_failure(LocalStudent(namespace), exercise)
     assert failure is not None and failure.score == 0
+
+
+ONE_TEST_MISTAKES = {  # mutant -> (the one test it must fail, words its message must hold)
+    "decode_float64_query_rotated_in_place": ("decode: inputs untouched and views accepted", "its float64 q in place"),
+    "decode_position_ids_filled_in_place": ("decode: inputs untouched and views accepted", "position_ids in place"),
+    "decode_prefill_keeps_w_minus_1": ("decode: window masks the full forward", "cached_keys"),
+    "decode_window_in_positions": ("decode: window masks the full forward", "With a window W"),
+    "attention_float64_scaled_in_place": ("attention: inputs untouched and views accepted", "its float64 q in place"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ONE_TEST_MISTAKES))
+def test_a_mistake_that_one_boundary_dtype_or_kind_of_positions_shows_costs_its_own_test_alone(name):
+    from grader.mutants import get_mutant
+
+    mutant = get_mutant(name)
+    _, failed = scores(LocalStudent.from_source(mutant.source, name), mutant.exercise)
+    test, words = ONE_TEST_MISTAKES[name]
+    assert {outcome.name for outcome in failed} == {test} and words in failed[0].output, failed

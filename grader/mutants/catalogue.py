@@ -88,6 +88,10 @@ MUTANT_SPECS: tuple[MutantSpec, ...] = (
                            "logits + bias.to(dtype=logits.dtype))"),)),
     MutantSpec("attention_scales_q_in_place", "attention", "q divided by sqrt(D) in place (mutates the input)",
                ((SCALED_LOGITS, "q /= math.sqrt(q.shape[-1])\n    logits = q @ k.transpose(-2, -1)"),)),
+    MutantSpec("attention_float64_scaled_in_place", "attention", "q scaled in a float64 work copy, which "
+               "q.to(torch.float64) does not make of a float64 q: the caller's q changes (a float32 q is safe)",
+               ((SCALED_LOGITS, "logits = q.to(torch.float64).div_(math.sqrt(q.shape[-1])).to(q.dtype) @ "
+                                "k.transpose(-2, -1)"),)),
     MutantSpec("attention_casts_to_float32", "attention", ".float() on the inputs: float64 comes back float32",
                ((SCALED_LOGITS, "q, k, v = q.float(), k.float(), v.float()\n    " + SCALED_LOGITS),)),
     MutantSpec("attention_always_causal", "attention", "a causal mask built in, even when no bias is given",
@@ -272,6 +276,21 @@ MUTANT_SPECS: tuple[MutantSpec, ...] = (
                 (DECODE_STEP_PADDING, "store.values, torch.ones_like(store.real)[:, None, None, :]))"))),
     MutantSpec("decode_query_not_rotated", "decode", "the decoded token's query is not rotated, only the keys",
                ((DECODE_QUERY, "query = q[..., step, :]"),)),
+    MutantSpec("decode_prefill_keeps_w_minus_1", "decode", "the prefill keeps a long prompt's last W - 1 keys, "
+               "making room for the next token (gpt-fast's roll): one key short when none is decoded",
+               (("store.keep_last(window)\n\n    for t", "store.keep_last(window and window - 1)\n\n    for t"),)),
+    MutantSpec("decode_window_in_positions", "decode", "a decoded token's window measured in positions, not tokens "
+               "(llama.cpp's SWA test on p1 - p0): ids stepping by 2 or more let it see fewer than W keys",
+               ((DECODE_STEP_PADDING, "store.values, (store.real & (step_positions - store.positions < "
+                                      "(window or 1 << 62)))[:, None, None, :]))"),)),
+    MutantSpec("decode_float64_query_rotated_in_place", "decode", "the prompt's rotated queries written into a "
+               "float64 work copy, which q.to(torch.float64) does not make of a float64 q: the caller's q changes",
+               (("queries = rotate(q[..., prompt, :], positions[:, prompt])", "queries = q.to(torch.float64)[..., "
+                 "prompt, :].copy_(rotate(q[..., prompt, :], positions[:, prompt])).to(q.dtype)"),)),
+    MutantSpec("decode_position_ids_filled_in_place", "decode", "the padding's position ids set to 1 in the caller's "
+               "tensor (masked_fill_, as generate does on its own copy)",
+               (("return position_ids.to(device=real.device, dtype=torch.long)",
+                 "return position_ids.masked_fill_(~real, 1).to(device=real.device, dtype=torch.long)"),)),
     MutantSpec("decode_rotates_in_place", "decode",
                "the interleaved rotation written back into its input: the caller's q and k change",
                (("        return torch.stack(turned, dim=-1).flatten(-2)",

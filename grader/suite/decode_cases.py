@@ -13,8 +13,9 @@ from functools import cache
 
 import torch
 
-from grader.student import NotATensor
+from grader.student import CallResult, NotATensor
 from grader.suite.domains_decode import DecodeCase
+from grader.suite.draw import answer, expect_inputs_left
 from grader.suite.expect import Fail, as_tensor, expect_shape, within
 from grader.suite.inputs import generator, randn
 from grader.suite.oracles import decode_visibility, oracle_decode, oracle_rope
@@ -78,9 +79,26 @@ def single_row(inputs: DecodeInputs, row: int) -> DecodeInputs:
 
 def run(student, inputs: DecodeInputs, strict: bool = False, **changes) -> tuple[torch.Tensor, object]:
     """The student's (out, cached_keys) for these inputs (``outputs_of``); ``changes`` replace keyword arguments."""
-    output = student.call("decode", inputs.q, inputs.k, inputs.v, inputs.case.prompt_len,
-                          **(inputs.kwargs | changes)).output
-    return outputs_of(output, inputs, strict)
+    return outputs_of(call(student, inputs, **changes).output, inputs, strict)
+
+
+def call(student, inputs: DecodeInputs, **changes) -> CallResult:
+    """The call for these inputs. A case's own tensors (``build``) are called once per submission: every test
+    that judges the case shares the call, and the inputs test reads what it left of the inputs."""
+    args, kwargs = (inputs.q, inputs.k, inputs.v, inputs.case.prompt_len), inputs.kwargs | changes
+    if inputs is not build(inputs.case):
+        return student.call("decode", *args, **kwargs)
+    # The key of a call without changes is (case, ()), as expect_inputs_untouched makes it.
+    return student.noted(answer(student, (inputs.case, tuple(sorted(changes.items()))), "decode", *args, **kwargs))
+
+
+def expect_inputs_untouched(student, case: DecodeCase) -> None:
+    """The call for a case (``call``, shared) leaves every tensor argument as it was (``draw.expect_inputs_left``)."""
+    inputs = build(case)
+    tensors = {name: value for name, value in (("q", inputs.q), ("k", inputs.k), ("v", inputs.v), *inputs.kwargs.items())
+               if isinstance(value, torch.Tensor)}
+    expect_inputs_left(student, (case, ()), "decode", (inputs.q, inputs.k, inputs.v, case.prompt_len), inputs.kwargs,
+                       tensors)
 
 
 def outputs_of(output: object, inputs: DecodeInputs, strict: bool = False) -> tuple[torch.Tensor, object]:

@@ -67,6 +67,10 @@ def mistakes(inputs: DecodeInputs) -> dict[str, Callable[[], torch.Tensor]]:
                                         decode_visibility(real, window)))
         if window > 1:
             variants["the window keeps W - 1 tokens"] = lambda: expected_out(inputs, window=window - 1)
+        if "position_ids" in inputs.kwargs:
+            apart = positions[:, :, None] - positions[:, None, :]  # p_t - p_s
+            variants["the window is measured in positions (p_t - p_s < W), not in tokens"] = lambda: expected_out(
+                inputs, visible=decode_visibility(real) & (apart < window))
         variants["the prefill ignores the window"] = lambda: expected_out(
             inputs, visible=torch.where(slots[:, :, None] < case.prompt_len, decode_visibility(real),
                                         decode_visibility(real, window)))

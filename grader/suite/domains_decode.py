@@ -3,15 +3,21 @@
 Sizes (batch and heads 1 to 3, D even from 2 to 32), prompts of 1 to 160 tokens and up to 8
 decoded after them, no window or any window from 1 to beyond T, both cache modes and pairings, no
 attention mask or a left-padded one (1/0 of either integer dtype, or True/False), positions counted
-or given (from 0 to 30,000 on, with gaps, or in any order; int64 or int32), any base > 1, float32 and
-float64, magnitudes from 1e-3 to 30 for q and k and from 1e-3 to 1e3 for v. The number of decoded
-tokens is bounded because a step is one Python iteration of every correct decoder: the prefill
-covers long prompts, and a few steps after it show what a step does.
+or given (from 0 to 30,000 on, in steps of 1 to 5, with gaps, or in any order with repeats; int64 or
+int32), any base > 1, float32 and float64, magnitudes from 1e-3 to 30 for q and k and from 1e-3 to 1e3
+for v. The number of decoded tokens is bounded because a step is one Python iteration of every correct
+decoder: the prefill covers long prompts, and a few steps after it show what a step does.
+
+A few draws seldom land on the boundaries a windowed decoder gets wrong, so ``window_edges`` gives one
+case for each of them, every time: the prompt shorter than, as long as, one longer than and longer
+than the window, each with no token, one token or a few decoded after it (``WINDOW_EDGES``), crossed
+with every kind of positions and with left padding.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import itertools
+from dataclasses import dataclass, replace
 
 import torch
 from hypothesis import strategies as st
@@ -21,8 +27,11 @@ from grader.suite.domains import MAGNITUDES, SEEDS, bases, shape_text, sizes
 PAIRINGS = ("interleaved", "half")
 CACHE_MODES = ("rotated", "raw")
 MASK_DTYPES = ("int64", "int32", "bool")
-POSITION_KINDS = ("counted", "given", "far")
+POSITION_KINDS = ("counted", "given", "far", "stepped")
 FAR_STARTS = (0, 1, 100, 700, 2048, 30000)
+PROMPT_VS_WINDOW = ("shorter", "equal", "one longer", "longer")  # P against W
+DECODED = ("none", "one", "few")  # T - P: 0, 1, 2 to MOST_STEPS
+WINDOW_EDGES = tuple(itertools.product(PROMPT_VS_WINDOW, DECODED))
 MAX_ENTRIES = 1 << 12  # of q, k or v in one case
 LONGEST_PROMPT, MOST_STEPS = 160, 8
 
@@ -97,21 +106,29 @@ class DecodeCase:
 
 @st.composite
 def decode_domain(draw, cache: str | None = None, windowed: bool | None = None, padded: bool | None = None,
-                  positions: tuple[str, ...] = POSITION_KINDS, min_steps: int = 0) -> DecodeCase:
+                  positions: tuple[str, ...] = POSITION_KINDS, min_steps: int = 0,
+                  edge: tuple[str, str] | None = None) -> DecodeCase:
     """Any point of the domain; a keyword fixes one dimension (True: always, False: never, None: either).
 
     ``positions``, the kinds to draw from: "counted" (no position_ids), "given" (position_ids equal to the
-    count, as Hugging Face's generate passes them), "far" (position_ids from far out, with gaps or in any order).
+    count, as Hugging Face's generate passes them), "far" (position_ids from far out, with gaps or in any order),
+    "stepped" (position_ids that step by 2 to 5). ``edge``, one of ``WINDOW_EDGES``: a windowed case on that
+    boundary of (P, T, W), small.
     """
-    padded = draw(st.booleans()) if padded is None else padded
-    batch, heads, dim = draw(sizes(2 if padded else 1, 3)), draw(sizes(1, 3)), 2 * draw(sizes(1, 16, 4))
-    room = min(LONGEST_PROMPT + MOST_STEPS, MAX_ENTRIES // (batch * heads * dim))
-    longest = max(2, room - min_steps)
-    prompt_len = draw(sizes(2 if padded else 1, longest, min(6, longest)))
-    steps = draw(sizes(min_steps, max(min_steps, min(MOST_STEPS, room - prompt_len))))
-    length = prompt_len + steps
-    windowed = draw(st.booleans()) if windowed is None else windowed
-    window = draw(sizes(1, length + 3, 2, length)) if windowed else None
+    if edge is not None:
+        prompt_len, length, window = draw(_edge_sizes(*edge))
+        padded = (draw(st.booleans()) if padded is None else padded) and prompt_len >= 2
+        batch, heads, dim = draw(sizes(2 if padded else 1, 2)), draw(sizes(1, 2)), 2 * draw(sizes(1, 8))
+    else:
+        padded = draw(st.booleans()) if padded is None else padded
+        batch, heads, dim = draw(sizes(2 if padded else 1, 3)), draw(sizes(1, 3)), 2 * draw(sizes(1, 16, 4))
+        room = min(LONGEST_PROMPT + MOST_STEPS, MAX_ENTRIES // (batch * heads * dim))
+        longest = max(2, room - min_steps)
+        prompt_len = draw(sizes(2 if padded else 1, longest, min(6, longest)))
+        steps = draw(sizes(min_steps, max(min_steps, min(MOST_STEPS, room - prompt_len))))
+        length = prompt_len + steps
+        windowed = draw(st.booleans()) if windowed is None else windowed
+        window = draw(sizes(1, length + 3, 2, length)) if windowed else None
     pads = None
     if padded:
         pads = tuple(draw(st.lists(st.integers(0, prompt_len - 1), min_size=batch, max_size=batch)))
@@ -120,9 +137,42 @@ def decode_domain(draw, cache: str | None = None, windowed: bool | None = None, 
     start, stride, spread = 0, 1, False
     if positions == "far":
         start, stride, spread = draw(st.sampled_from(FAR_STARTS)), draw(sizes(1, 3)), draw(st.booleans())
+    if positions == "stepped":
+        start, stride = draw(st.sampled_from(FAR_STARTS)), draw(sizes(2, 5))
     return DecodeCase(batch, heads, length, dim, prompt_len, cache or draw(st.sampled_from(CACHE_MODES)), window,
                       pads, draw(st.sampled_from(MASK_DTYPES)), positions != "counted", start, stride, spread,
                       draw(st.sampled_from(["int64", "int32"])), draw(st.sampled_from([1, 0, 7])),
                       draw(st.sampled_from(PAIRINGS)), draw(bases()),
                       draw(st.sampled_from([torch.float32, torch.float64])),
                       draw(st.sampled_from([1.0, 1e-3, 0.1, 4.0, 30.0])), draw(MAGNITUDES), draw(SEEDS))
+
+
+@st.composite
+def _edge_sizes(draw, prompt_vs_window: str, decoded: str) -> tuple[int, int, int]:
+    """(P, T, W) on one boundary (``WINDOW_EDGES``). W = 1 only with P = W: a token that sees itself alone has
+    the same out at any position, so elsewhere it would hide every mistake of positions."""
+    window = draw(sizes(1 if prompt_vs_window == "equal" else 2, 8))
+    if prompt_vs_window == "shorter":
+        prompt_len = draw(st.integers(1, window - 1))
+    elif prompt_vs_window == "longer":
+        prompt_len = window + draw(sizes(2, 12))
+    else:
+        prompt_len = window + (prompt_vs_window == "one longer")
+    steps = draw(sizes(2, MOST_STEPS)) if decoded == "few" else {"none": 0, "one": 1}[decoded]
+    return prompt_len, prompt_len + steps, window
+
+
+def window_edges(**fixed) -> st.SearchStrategy:
+    """One case on every boundary of ``WINDOW_EDGES``, in both cache modes (a tuple of cases, for
+    ``draw.for_each(edges=...)``). Every kind of positions and left padding each take their turn across the
+    boundaries (``fixed`` fixes other dimensions, as in ``decode_domain``)."""
+    def both_modes(case: DecodeCase) -> tuple[DecodeCase, DecodeCase]:
+        return case, replace(case, cache="raw")
+
+    def turn(edge: tuple[str, str]) -> st.SearchStrategy:  # a Latin square: each kind meets every P and T - P
+        across, down = PROMPT_VS_WINDOW.index(edge[0]), DECODED.index(edge[1])
+        kind = POSITION_KINDS[(across + down) % len(POSITION_KINDS)]
+        return decode_domain(cache="rotated", windowed=True, edge=edge, padded=across % 2 == 1, positions=(kind,), **fixed)
+
+    turns = [turn(edge) for edge in WINDOW_EDGES]
+    return st.tuples(*turns).map(lambda cases: tuple(mode for case in cases for mode in both_modes(case)))

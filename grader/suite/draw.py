@@ -27,11 +27,13 @@ import threading
 import zlib
 from typing import Any, Callable
 
+import torch
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.internal.conjecture.providers import AVAILABLE_PROVIDERS, HypothesisProvider
 
-from grader.suite.expect import Fail
+from grader.student import NAME_OF_OP, StudentError
+from grader.suite.expect import Fail, expect_untouched
 from grader.vocabulary import Visibility
 
 
@@ -71,19 +73,27 @@ def drawn(key: str, strategy: st.SearchStrategy, count: int) -> tuple:
         return _drawn[key]
 
 
-def for_each(strategy: st.SearchStrategy, count: int, key: str | None = None) -> Callable:
+def for_each(strategy: st.SearchStrategy, count: int, key: str | None = None,
+             edges: st.SearchStrategy | None = None) -> Callable:
     """Run the decorated ``test(student, case)`` on each drawn case, as a suite test ``test(student)``.
 
     A visible test's failure names the first failing case (a hidden one's never does). ``key``
-    shares the drawn cases (and so, with ``answer``, the calls) between tests.
+    shares the drawn cases (and so, with ``answer``, the calls) between tests. ``edges``, a strategy of
+    a tuple of cases (one per boundary of the domain a few draws would seldom reach), adds its cases
+    ahead of the drawn ones: every boundary in every run.
     """
     def decorate(body: Callable[[Any, Any], None]) -> Callable[[Any], None]:
         name = key or f"{body.__module__}.{body.__name__}"
 
+        def cases_of() -> tuple:
+            # A strategy's first draw is its simplest case (every size at its smallest): the edges take the next.
+            boundaries = () if edges is None else drawn(f"{name} edges", edges, 2)[-1]
+            return boundaries + drawn(name, strategy, count)
+
         @functools.wraps(body)
         def test(student) -> None:
             unjudged: list[Unjudged] = []
-            cases = drawn(name, strategy, count)
+            cases = cases_of()
             for case in cases:
                 try:
                     body(student, case)
@@ -99,7 +109,7 @@ def for_each(strategy: st.SearchStrategy, count: int, key: str | None = None) ->
                 raise unjudged[0].error  # no case could judge the property: the submission earns nothing here
 
         del test.__wrapped__  # the suite calls test(student); inspect must not see body's signature
-        test.prepare = lambda: drawn(name, strategy, count)  # grader.suite.prepare() draws ahead of grading
+        test.prepare = cases_of  # grader.suite.prepare() draws ahead of grading
         return test
 
     return decorate
@@ -129,3 +139,19 @@ def answer(student, key: tuple, op: str, *args, **kwargs):
     if error is not None:
         raise error
     return result
+
+
+def expect_inputs_left(student, key: tuple, op: str, args: tuple, kwargs: dict, inputs: dict) -> None:
+    """The call ``answer(student, key, op, *args, **kwargs)``, shared with the test that judges its output, left
+    each of ``inputs`` (name -> one of its tensor arguments) as it was. An inputs test runs this over the drawn
+    cases of its exercise's value tests: an in-place write that one dtype, size or argument provokes is found
+    there, at no extra call, and costs the inputs test alone. A call that raised is its own tests' business."""
+    try:
+        result = answer(student, key, op, *args, **kwargs)
+    except StudentError:
+        return
+    names = {id(tensor): name for name, tensor in inputs.items()}
+    sent = [value for value in (*args, *kwargs.values()) if isinstance(value, torch.Tensor)]
+    checked = [(after, tensor) for after, tensor in zip(result.inputs_after, sent) if id(tensor) in names]
+    expect_untouched(tuple(after for after, _ in checked), tuple(tensor for _, tensor in checked), NAME_OF_OP[op],
+                     tuple(names[id(tensor)] for _, tensor in checked))

@@ -111,14 +111,19 @@ def diagnose(actual: torch.Tensor, wrong_variants: dict[str, Callable[[], torch.
     return ""
 
 
-def expect_untouched(after: tuple, before: Iterable[torch.Tensor], what: str) -> None:
-    """The tensors the submission received are unchanged after the call (no in-place edits)."""
-    for seen, original in zip(after, before):
+def expect_untouched(after: tuple, before: Iterable[torch.Tensor], what: str, names: Iterable[str] = ()) -> None:
+    """The tensors the submission received are unchanged after the call (no in-place edits); ``names``, the
+    arguments' names in order, say which one changed."""
+    names = tuple(names)
+    for index, (seen, original) in enumerate(zip(after, before)):
         if seen is None:  # meta tensors have no values to compare
             continue
-        expect(tuple(seen.shape) == tuple(original.shape) and bool(torch.equal(seen, original)),
-               f"{what} modified its input in place (e.g. +=, /=, masked_fill_, copy_). "
-               "Callers keep using their tensors: compute a new one instead.")
+        if tuple(seen.shape) == tuple(original.shape) and bool(torch.equal(seen, original)):
+            continue
+        which = f"its {dtype_name(original)} {names[index]}" if index < len(names) else "its input"
+        raise Fail(f"{what} modified {which} in place (e.g. +=, /=, masked_fill_, copy_, or a write into what "
+                   ".to() or .float() returned without copying). Callers keep using their tensors: compute a new "
+                   "one instead.")
 
 
 # The meta device has shapes and no values: called with meta inputs, code that builds a tensor on the CPU

@@ -155,6 +155,6 @@ def expect_layouts_accepted(student, laid: LaidCase, op: str, tensors: Callable[
             raise Unjudged(error) from None  # it raises for these values in any layout: the value tests' business
         raise Fail(f"{message} Yours raised {error.kind}: {' '.join(error.message.split())[:200]}") from None
     if untouched:  # (learned's own test of that is apart)
-        expect_untouched(result.inputs_after, values, NAME_OF_OP[op])
+        expect_untouched(result.inputs_after, values, NAME_OF_OP[op], laid.names)
     if not judge(result.output, values):
         expect(same(result.output, contiguous(), values), message)

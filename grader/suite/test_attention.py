@@ -16,7 +16,7 @@ from grader.suite import HIDDEN, VISIBLE, graded
 from grader.suite import tolerances as tol
 from grader.suite.attention_mistakes import OVER_THE_KEYS, rows_sum_over_queries, rows_sum_to_one, scale_mistakes
 from grader.suite.domains import AttentionCase, BiasKind, attention_cases, token_cases
-from grader.suite.draw import answer, for_each
+from grader.suite.draw import answer, expect_inputs_left, for_each
 from grader.suite.expect import (as_info, as_pair, as_tensor, diagnose, expect, expect_dtype, expect_shape,
                                  expect_untouched, on_meta_device, within)
 from grader.suite.inputs import meta, permutation, randn
@@ -251,12 +251,24 @@ VIEWS = ("attention must accept its inputs in every layout models pass them in (
 @graded(points=1, family="inputs", visibility=VISIBLE)
 @for_each(laid_cases(attention_cases(bias=tuple(BiasKind)), AttentionCase.tensor_specs, ("k",)), count=3)
 def test_inputs_untouched_and_views_accepted(student, laid):
-    """attention leaves q, k, v and bias unchanged and accepts them in any layout: transposed, sliced, broadcast."""
-    q, k, v = randn(1, 2, 5, 8, seed=91), randn(1, 2, 6, 8, seed=92), randn(1, 2, 6, 3, seed=93)
-    bias = torch.zeros(5, 6)
-    bias[:, -1] = MINUS_INF
-    expect_untouched(answer(student, ("untouched",), "attention", q, k, v, bias=bias).inputs_after, (q, k, v, bias),
-                     "attention")
+    """attention leaves q, k, v and bias unchanged and accepts them in any layout: transposed, sliced, broadcast.
+
+    Unchanged in float32 and float64 alike: a write into what ``.to(dtype)`` returned reaches a caller's tensor
+    of that dtype only."""
+    for dtype in (torch.float32, torch.float64):
+        q, k, v = (randn(*shape, seed=seed, dtype=dtype) for shape, seed in (((1, 2, 5, 8), 91), ((1, 2, 6, 8), 92),
+                                                                            ((1, 2, 6, 3), 93)))
+        bias = torch.zeros(5, 6, dtype=dtype)
+        bias[:, -1] = MINUS_INF
+        expect_untouched(answer(student, ("untouched", dtype), "attention", q, k, v, bias=bias).inputs_after,
+                         (q, k, v, bias), "attention", ("q", "k", "v", "bias"))
+    for case in test_values_for_drawn_shapes.prepare():  # the drawn value tests' calls, shared: any size and dtype
+        q, k, v = _drawn_expected(case)[:3]
+        expect_inputs_left(student, ("values", case), "attention", (q, k, v), {"bias": None}, {"q": q, "k": k, "v": v})
+    for case in test_bias_broadcasts_and_enters_before_softmax.prepare():
+        q, k, v, bias = case.tensors()
+        expect_inputs_left(student, ("bias", case, "bias"), "attention", (q, k, v), {"bias": bias},
+                           {"q": q, "k": k, "v": v, "bias": bias})
 
     def call(given):
         return tuple(given[:3]), {"bias": given[3] if len(given) > 3 else None}

@@ -15,7 +15,7 @@ from grader.student import StudentError
 from grader.suite import HIDDEN, VISIBLE, graded
 from grader.suite import tolerances as tol
 from grader.suite.domains_positions import EmbeddingCase, embedding_cases
-from grader.suite.draw import answer, for_each
+from grader.suite.draw import answer, expect_inputs_left, for_each
 from grader.suite.expect import (
     as_info,
     as_tensor,
@@ -201,10 +201,16 @@ def test_meta_device(student):
 
 @graded(points=2, family="inputs", visibility=VISIBLE)
 def test_input_untouched(student):
-    """forward leaves x unchanged (no in-place addition)."""
-    x, table = randn(2, 4, 3, seed=351), randn(6, 3, seed=352)
-    result = student.call("learned.forward", max_len=6, d_model=3, x=x, table=table)
-    expect_untouched(result.inputs_after[:1], (x,), "forward")
+    """forward leaves x unchanged (no in-place addition), for a float32 module and one moved to float64."""
+    for dtype in (torch.float32, torch.float64):
+        x, table = randn(2, 4, 3, seed=351, dtype=dtype), randn(6, 3, seed=352)
+        result = student.call("learned.forward", max_len=6, d_model=3, x=x, table=table,
+                              **({} if dtype == torch.float32 else {"dtype": "float64"}))
+        expect_untouched(result.inputs_after[:1], (x,), "forward", ("x",))
+    for case in test_forward_full_length_and_single_position.prepare():  # the drawn value test's calls, shared
+        x, table = case.x(), case.table()
+        expect_inputs_left(student, ("forward", case), "learned.forward", (), dict(
+            max_len=table.shape[0], d_model=x.shape[2], x=x, table=table), {"x": x})
 
 
 VIEWS = ("forward must accept x in every layout models pass it in (a transpose of a sequence-first [T, B, D] "

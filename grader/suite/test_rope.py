@@ -17,7 +17,7 @@ import torch
 from grader.suite import HIDDEN, VISIBLE, graded
 from grader.suite import tolerances as tol
 from grader.suite.domains_positions import RotaryCase, rotary_cases
-from grader.suite.draw import answer, for_each
+from grader.suite.draw import answer, expect_inputs_left, for_each
 from grader.suite.expect import (
     as_info,
     as_tensor,
@@ -97,11 +97,13 @@ def _mistakes(x, positions, base: float, explicit_positions: bool) -> dict:
     return variants
 
 
+def _rope_kwargs(positions, base: float | None) -> dict:
+    return ({} if positions is None else {"positions": positions}) | ({} if base is None else {"base": base})
+
+
 def _expect_rotation(student, x: torch.Tensor, positions=None, base: float | None = None,
                      key: tuple | None = None, expectations=None) -> None:
-    kwargs = {} if positions is None else {"positions": positions}
-    if base is not None:
-        kwargs["base"] = base
+    kwargs = _rope_kwargs(positions, base)
     out = _rope(student, x, key=key, **kwargs)
     base = 10000.0 if base is None else base
     used = torch.arange(x.shape[-2]) if positions is None else positions.long()
@@ -225,10 +227,18 @@ VIEWS = ("apply_rope must accept x and positions in every layout models pass the
 @graded(points=2, family="inputs", visibility=VISIBLE)
 @for_each(laid_cases(rotary_cases(), RotaryCase.tensor_specs), count=3)
 def test_inputs_untouched_and_views_accepted(student, laid):
-    """apply_rope leaves x and positions unchanged and accepts them in any layout: transposed, sliced, broadcast."""
-    x, positions = randn(1, 2, 5, 8, seed=471), torch.tensor([3, 1, 4, 1, 5])
-    result = answer(student, ("untouched",), "apply_rope", x, positions=positions)
-    expect_untouched(result.inputs_after, (x, positions), "apply_rope")
+    """apply_rope leaves x and positions unchanged and accepts them in any layout: transposed, sliced, broadcast.
+
+    Unchanged in every dtype the spec names (a write into what ``.to(dtype)`` returned reaches a caller's tensor
+    of that dtype only)."""
+    for dtype, ids in ((torch.float32, torch.int64), (torch.float64, torch.int32), (torch.float16, torch.int64)):
+        x, positions = randn(1, 2, 5, 8, seed=471, dtype=dtype), torch.tensor([3, 1, 4, 1, 5], dtype=ids)
+        result = answer(student, ("untouched", dtype), "apply_rope", x, positions=positions)
+        expect_untouched(result.inputs_after, (x, positions), "apply_rope", ("x", "positions"))
+    for case in test_values_explicit_positions_and_base.prepare():  # the drawn value test's calls, shared
+        x, kwargs = case.x(), _rope_kwargs(case.position_tensor(), case.base)
+        expect_inputs_left(student, ("values", case), "apply_rope", (x,), kwargs,
+                           {"x": x} | ({"positions": kwargs["positions"]} if "positions" in kwargs else {}))
     case = laid.case
 
     def call(sent):

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from grader.suite import HIDDEN, VISIBLE, graded
 from grader.suite.domains_relative import (BucketCase, RelativeBiasCase, bucket_cases, bucket_configs,
                                           relative_bias_cases)
-from grader.suite.draw import answer, for_each
+from grader.suite.draw import answer, expect_inputs_left, for_each
 from grader.suite.expect import as_tensor, dtype_name, expect, expect_dtype, expect_shape, expect_untouched
 from grader.suite.inputs import randn
 from grader.suite.layouts import expect_layouts_accepted, laid_arguments, laid_cases
@@ -267,10 +267,19 @@ def test_inputs_untouched(student, laid):
     relative = torch.arange(-300, 300).reshape(4, 150)
     for kwargs in ({}, {"bidirectional": False}):
         result = answer(student, ("untouched", len(kwargs)), "t5_relative_bucket", relative, **kwargs)
-        expect_untouched(result.inputs_after, (relative,), "t5_relative_bucket")
-    table = randn(32, 4, seed=66)
-    expect_untouched(answer(student, ("untouched table",), "t5_relative_bias", table, 5, 7).inputs_after, (table,),
-                     "t5_relative_bias")
+        expect_untouched(result.inputs_after, (relative,), "t5_relative_bucket", ("relative_position",))
+    for dtype in (torch.float32, torch.float64, torch.float16):
+        table = randn(32, 4, seed=66, dtype=dtype)
+        expect_untouched(answer(student, ("untouched table", dtype), "t5_relative_bias", table, 5, 7).inputs_after,
+                         (table,), "t5_relative_bias", ("table",))
+    for buckets in test_log_spaced_buckets_beyond_the_exact_half.prepare():  # the drawn value tests' calls, shared
+        relative = _drawn_bounds(buckets)[0]
+        expect_inputs_left(student, ("buckets", buckets), "t5_relative_bucket", (relative,), buckets.kwargs(),
+                           {"relative_position": relative})
+    for bias in test_bias_for_decoders_other_sizes_and_float64_tables.prepare():
+        table = bias.table()
+        expect_inputs_left(student, ("bias", bias), "t5_relative_bias", (table, bias.queries, bias.keys), bias.kwargs(),
+                           {"table": table})
     case = laid.case
     if isinstance(case, RelativeBiasCase):
         op, call = "t5_relative_bias", lambda sent: ((sent[0], case.queries, case.keys), case.kwargs())
