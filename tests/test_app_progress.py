@@ -141,3 +141,19 @@ def test_an_upload_that_did_not_import_is_no_dip_in_the_score_line(app_env):
     assert list(data["ran"]) == [True, False, True]
     assert list(data["judged_by"]) == ["hidden suite", "did not import: no test ran", "hidden suite"]
     assert "1 that did not import (no score)" in chart.proto.spec
+
+
+def test_a_lesson_run_reads_the_progress_once_and_a_lesson_done_shows_in_the_same_run(app_env, monkeypatch):
+    reads = []
+    original = Store.progress
+    monkeypatch.setattr(Store, "progress", lambda store, student: reads.append(student) or original(store, student))
+    at = go(sign_in(open_app(), "Ann"), f"app_pages/{SECOND.replace('-', '_')}.py")
+    reads.clear()
+    at.run()
+    assert reads == ["Ann"]  # the sidebar's, at the start of the run; the footer uses the same
+    checks = get_lesson(SECOND).checks
+    for index in range(len(checks)):
+        answer(at, SECOND, index, correct=True)
+    # The last reveal was a click's callback, before the run: the sidebar's read already holds it.
+    assert any("finished this lesson" in box.value for box in at.success)
+    assert progress_texts(at.sidebar) == [f"Course progress: {Store(app_env).progress('Ann').percent:.0f}%"]

@@ -16,7 +16,7 @@ import streamlit as st
 from app_pages.ui import charts
 from app_pages.ui.comments import comments_section
 from app_pages.ui.identity import current_student, prompt
-from app_pages.ui.store_calls import store_call, student_progress
+from app_pages.ui.store_calls import progress_this_run, store_call
 from poslab.lessons import Lesson, QuickCheck, get_lesson, lesson_text, neighbours
 from poslab.viz.progress import EXERCISE_PAGE as EXERCISE_PAGE_PATH
 
@@ -182,7 +182,7 @@ def mark_done(lesson_id: str) -> None:
     if student is None:
         st.caption(prompt("save your progress through this lesson"))
         return
-    progress = student_progress(student)
+    progress = progress_this_run(student)
     if progress is not None and progress.lesson(lesson_id).done:
         st.success("You have finished this lesson.", icon=":material/task_alt:")
     elif st.button("Mark lesson done", key=f"done-{lesson_id}", icon=":material/check:"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app_pages.ui.identity import current_student, prompt
-from app_pages.ui.store_calls import student_progress
+from app_pages.ui.store_calls import progress_this_run
 from poslab.exercises import EXERCISES
 from poslab.lessons import all_lessons
 from poslab.viz.progress import next_steps
@@ -20,7 +20,7 @@ def progress_at_a_glance() -> bool:
     if student is None:
         st.caption(prompt("save your progress and see it here"))
         return False
-    progress = student_progress(student)
+    progress = progress_this_run(student)
     if progress is None:
         return False  # store_call has already said why
     st.progress(min(progress.percent, 100.0) / 100.0,

@@ -12,7 +12,7 @@ import streamlit as st
 
 from app_pages.ui import identity
 from app_pages.ui.identity import STUDENT_KEY, resolution, user
-from app_pages.ui.store_calls import store_call, student_progress
+from app_pages.ui.store_calls import read_progress_for_run, store_call
 from poslab.identity import NAME_PARAM, Resolution, clean_name, login_identity, sign_in_prompt
 from poslab.signin import REFUSALS, STATUS_PARAM
 from poslab.store.validation import MAX_NAME_CHARS
@@ -91,7 +91,7 @@ def _refusals(found: Resolution) -> None:
 
 
 def overall_progress(student: str) -> None:
-    progress = student_progress(student)
+    progress = read_progress_for_run(student)
     if progress is not None:
         st.progress(min(progress.percent, 100.0) / 100.0, text=f"Course progress: {progress.percent:.0f}%")
 

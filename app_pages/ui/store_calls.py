@@ -11,6 +11,10 @@ from poslab.config import Settings
 from poslab.store import DATABASE_ERRORS, Store, StoreError, StudentProgress
 
 T = TypeVar("T")
+# (student, their progress) as the sidebar read it at the start of this run: a click's callbacks
+# (a quick check revealed) run before the script, and "mark lesson done" reruns at once, so nothing
+# later in a run changes what a page asks of it.
+RUN_PROGRESS_KEY = "progress_this_run"
 
 
 @one_per_process  # shared with the server's start-up and its sign-in route (process.py)
@@ -50,3 +54,19 @@ def store_call(action: str, call: Callable[[Store], T], fallback: T) -> T:
 
 def student_progress(student: str) -> StudentProgress | None:
     return store_call("load your progress", lambda opened: opened.progress(student), None)
+
+
+def read_progress_for_run(student: str) -> StudentProgress | None:
+    """The student's progress, read now and kept for the rest of this run (the sidebar calls it)."""
+    progress = student_progress(student)
+    st.session_state[RUN_PROGRESS_KEY] = (student, progress)
+    return progress
+
+
+def progress_this_run(student: str) -> StudentProgress | None:
+    """The progress the sidebar read at the start of this run; read now if it read none for this student
+    (a page run alone, under AppTest, or a store that failed)."""
+    kept = st.session_state.get(RUN_PROGRESS_KEY)
+    if kept is not None and kept[0] == student and kept[1] is not None:
+        return kept[1]
+    return student_progress(student)
