@@ -25,7 +25,7 @@ def route() -> None:
     # not hold up its start (its warm-up thread makes them; here they are already loaded).
     import torch
 
-    from app_pages.ui import dark_theme, heap, identity, sidebar
+    from app_pages.ui import dark_theme, heap, identity, run_gate, sidebar
     from poslab.lessons import all_lessons
 
     # Once per process (the server's start-up has usually done it): see heap.py.
@@ -53,9 +53,10 @@ def route() -> None:
 
     # expanded: the whole course stays in view rather than folded behind "View more".
     page = st.navigation(sections, expanded=True)
-    identity.resolve_run()
-    sidebar.sidebar()
-    page.run()
+    with run_gate.page_runs().slot():  # first come, first served, when a class arrives at once
+        identity.resolve_run()
+        sidebar.sidebar()
+        page.run()
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ import time
 import streamlit as st
 
 from app_pages.ui import caching, frame
+from app_pages.ui.run_gate import page_runs
 from poslab.experiments.lab_runner import LabProgress, QuickRunFailed, QuickRuns
 from poslab.viz import extrapolation as lesson
 
@@ -74,7 +75,8 @@ if st.button("Run the quick mode live", key="extrapolation-run", type="primary")
 
         started = time.monotonic()
         try:
-            live = lesson.quick_run_view(runs, int(seed), on_progress)
+            with page_runs().let_go():  # a child process trains for seconds: other students' pages go on
+                live = lesson.quick_run_view(runs, int(seed), on_progress)
         except QuickRunFailed as error:
             status.update(label="The quick run failed", state="error", expanded=True)
             st.error(f"{error}. The shipped results above are unchanged; try again, or run the same command "

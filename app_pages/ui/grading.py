@@ -30,6 +30,7 @@ from typing import Mapping
 import streamlit as st
 
 from app_pages.ui import sandbox_notice
+from app_pages.ui.run_gate import page_runs
 from app_pages.ui.process import one_per_process
 from app_pages.ui.store_calls import open_store, store, store_call
 from grader import api
@@ -166,7 +167,8 @@ def first_look(watch: Watch) -> None:
     watch.looked = True
     service = grading_service()
     if service is not None:
-        service.wait(watch.job_id, FIRST_LOOK_SECONDS)
+        with page_runs().let_go():  # the judges work meanwhile: other students' pages go on
+            service.wait(watch.job_id, FIRST_LOOK_SECONDS)
     refresh(watch)
 
 
