@@ -1,4 +1,4 @@
-"""Page runs served in the order they arrive, a few at a time (``POSLAB_PAGE_RUNS``, default 1).
+"""Page runs served in the order they arrive, one at a time by default (``POSLAB_PAGE_RUNS``).
 
 Every session's script run shares one interpreter. Left alone, thirty runs that start together
 advance together, each a thirtieth of the time, and all finish late: a class that opens its first
