@@ -42,14 +42,18 @@ def route() -> None:
     }
     for lesson in all_lessons():
         sections.setdefault(lesson.group, []).append(
-            st.Page(lesson.page_path, title=lesson.title, icon=lesson.icon, url_path=lesson.id))
+            st.Page(lesson.page_path, title=lesson.title, icon=lesson.icon, url_path=lesson.id)
+        )
     sections.setdefault("Practice", []).append(
-        st.Page("app_pages/exercise.py", title="Exercises", icon=":material/assignment:", url_path="exercise"))
-    sections["You"] = [st.Page("app_pages/progress.py", title="Progress", icon=":material/insights:",
-                               url_path="progress")]
+        st.Page("app_pages/exercise.py", title="Exercises", icon=":material/assignment:", url_path="exercise")
+    )
+    sections["You"] = [
+        st.Page("app_pages/progress.py", title="Progress", icon=":material/insights:", url_path="progress")
+    ]
     if (Path(__file__).parent / "app_pages" / "instructor.py").is_file():  # a student bundle ships without it
-        sections["You"].append(st.Page("app_pages/instructor.py", title="Instructor", icon=":material/school:",
-                                       url_path="instructor"))
+        sections["You"].append(
+            st.Page("app_pages/instructor.py", title="Instructor", icon=":material/school:", url_path="instructor")
+        )
 
     # expanded: the whole course stays in view rather than folded behind "View more".
     page = st.navigation(sections, expanded=True)

@@ -14,13 +14,18 @@ frame.text(LESSON, "intro")
 st.header("Slopes and windows")
 left, right = st.columns(2)
 n_heads = left.slider("number of heads", 1, 32, 12, key="alibi-heads")
-ratio = right.select_slider("window edge: weight relative to the current token", options=list(RATIOS),
-                            value="1/100", key="alibi-ratio")
+ratio = right.select_slider(
+    "window edge: weight relative to the current token", options=list(RATIOS), value="1/100", key="alibi-ratio"
+)
 slopes = caching.cached(lesson.slopes_view, n_heads=n_heads, weight_ratio=RATIOS[ratio])
 st.info(slopes.rule)
 # One under the other: beside the table, the chart's column was too narrow for its title and legend.
-st.dataframe(slopes.table, hide_index=True, column_order=("head", "slope", "log2 slope", "rule", "window"),
-             column_config={"window": st.column_config.NumberColumn(f"window at {ratio} (tokens)", format="%.1f")})
+st.dataframe(
+    slopes.table,
+    hide_index=True,
+    column_order=("head", "slope", "log2 slope", "rule", "window"),
+    column_config={"window": st.column_config.NumberColumn(f"window at {ratio} (tokens)", format="%.1f")},
+)
 st.caption(f"The window is where the bias reaches ln({ratio}) = {slopes.penalty:.3f}.")
 frame.chart(slopes.chart)  # its numbers are the table above
 frame.text(LESSON, "slopes")

@@ -15,8 +15,11 @@ sizes, choices = st.columns(2)
 n_tokens = sizes.slider("Tokens T", 2, 8, 4, key="code-n")
 d_model = sizes.select_slider("Width d", [2, 4, 8, 16, 32, 64], value=8, key="code-d")
 seed = choices.number_input("torch.manual_seed", 0, 9999, 0, key="code-seed")
-typed = choices.text_input("Permutation: order[i] = token that moves to slot i",
-                           perm.format_order(demo.default_order(n_tokens)), key=f"code-order-{n_tokens}")
+typed = choices.text_input(
+    "Permutation: order[i] = token that moves to slot i",
+    perm.format_order(demo.default_order(n_tokens)),
+    key=f"code-order-{n_tokens}",
+)
 tolerance = st.radio("Tolerance of the check", list(demo.TOLERANCES), horizontal=True, key="code-tol")
 positional = st.toggle("Break it: add a positional encoding", key="code-pe")
 
@@ -25,8 +28,9 @@ try:
 except perm.PermutationError as error:
     st.error(str(error), icon=":material/error:")
 else:
-    settings = dict(n_tokens=n_tokens, d_model=d_model, order=order, seed=int(seed), tolerance=tolerance,
-                    positional=positional)
+    settings = dict(
+        n_tokens=n_tokens, d_model=d_model, order=order, seed=int(seed), tolerance=tolerance, positional=positional
+    )
     result = caching.cached(demo.run_demo, **settings)
     # Plain, without line numbers: Streamlit 1.67 draws Python tokens and line numbers in fixed
     # palette greys and blues below 4.5:1 contrast, and no theme option reaches them.

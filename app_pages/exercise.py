@@ -36,12 +36,19 @@ hints.show_hints(student, exercise.id)
 
 st.header("Your code", anchor=False)  # no link icon: one Tab from the hints to the editor
 if grading.in_student_bundle():
-    st.info("This is a student bundle: your code is checked against the public tests only. "
-            "The hidden suite runs when your instructor grades your work.")
+    st.info(
+        "This is a student bundle: your code is checked against the public tests only. "
+        "The hidden suite runs when your instructor grades your work."
+    )
 if student is None:
     st.info(identity.prompt("write and submit your code: your draft and your score are saved under your name"))
-    st.download_button(f"Download the starter code ({exercise.filename})", workspace.starter_code(exercise),
-                       exercise.filename, mime="text/x-python", icon=":material/download:")
+    st.download_button(
+        f"Download the starter code ({exercise.filename})",
+        workspace.starter_code(exercise),
+        exercise.filename,
+        mime="text/x-python",
+        icon=":material/download:",
+    )
     st.stop()
 
 workspace.sync_with_store(student, exercise)

@@ -16,16 +16,24 @@ frame.predict(LESSON, "long-token-cost")
 st.header("What a long token costs")
 model_column, from_column, to_column = st.columns(3)
 model = model_column.selectbox("model", list(lesson.COST_MODELS), key="ep-model")
-original = from_column.select_slider("original length", [2_048, 4_096, 8_192, 32_768], value=8_192,
-                                     format_func="{:,}".format, key="ep-from")
-target = to_column.select_slider("target length", [32_768, 131_072, 262_144, 1_048_576], value=131_072,
-                                 format_func="{:,}".format, key="ep-to")
+original = from_column.select_slider(
+    "original length", [2_048, 4_096, 8_192, 32_768], value=8_192, format_func="{:,}".format, key="ep-from"
+)
+target = to_column.select_slider(
+    "target length", [32_768, 131_072, 262_144, 1_048_576], value=131_072, format_func="{:,}".format, key="ep-to"
+)
 cost = caching.cached(lesson.cost_view, model=model, original_len=original, target_len=target)
 ratio, share = frame.row(2)
-ratio.metric("cost of a long token, against a short one", f"{cost.cost_ratio:.2f}×",
-             help=f"FLOPs per token at {target:,} over FLOPs per token at {original:,}")
-share.metric("attention's share at the target length", f"{cost.attention_share:.0%}",
-             help=f"of the FLOPs per token at {target:,}")
+ratio.metric(
+    "cost of a long token, against a short one",
+    f"{cost.cost_ratio:.2f}×",
+    help=f"FLOPs per token at {target:,} over FLOPs per token at {original:,}",
+)
+share.metric(
+    "attention's share at the target length",
+    f"{cost.attention_share:.0%}",
+    help=f"of the FLOPs per token at {target:,}",
+)
 frame.chart(cost.chart, numbers=True)
 frame.text(LESSON, "cost")
 
@@ -39,8 +47,11 @@ examples = st.slider("training examples sampled", 1, 400, 100, key="ep-examples"
 pose = caching.cached(lesson.pose_view, window=window, target=pose_target, chunks=chunks, examples=examples)
 covered, plain, largest = frame.row(3)
 covered.metric("PoSE: distances trained", f"{pose.pose_coverage:.1%}", help="share of the distances 1 to T - 1")
-plain.metric("plain window: distances trained", f"{pose.plain_coverage:.1%}",
-             help=f"the same share, for ordinary training in a window of {window}")
+plain.metric(
+    "plain window: distances trained",
+    f"{pose.plain_coverage:.1%}",
+    help=f"the same share, for ordinary training in a window of {window}",
+)
 largest.metric("largest position id", f"{pose.largest_position:,}")
 frame.chart(pose.chart, numbers=True)
 frame.text(LESSON, "pose")

@@ -36,8 +36,12 @@ def show_probe(view: lesson.ExtrapolationView, key: str) -> None:
     st.subheader("Passkey retrieval")
     if view.passkey_charts:
         lengths = sorted(view.passkey_charts)
-        length = st.select_slider("test length for the chart (tokens)", options=lengths, value=lengths[-1],
-                                  key=f"extrapolation-probe-length-{key}")
+        length = st.select_slider(
+            "test length for the chart (tokens)",
+            options=lengths,
+            value=lengths[-1],
+            key=f"extrapolation-probe-length-{key}",
+        )
         frame.chart(view.passkey_charts[length])
     st.markdown(view.probe_reading)
     if view.probe_table is not None:
@@ -79,12 +83,15 @@ if st.button("Run the quick mode live", key="extrapolation-run", type="primary")
                 live = lesson.quick_run_view(runs, int(seed), on_progress)
         except QuickRunFailed as error:
             status.update(label="The quick run failed", state="error", expanded=True)
-            st.error(f"{error}. The shipped results above are unchanged; try again, or run the same command "
-                     "in a terminal to see its whole output.")
+            st.error(
+                f"{error}. The shipped results above are unchanged; try again, or run the same command "
+                "in a terminal to see its whole output."
+            )
         else:
             st.session_state[LIVE_KEY] = (live, time.monotonic() - started)
-            status.update(label=f"Quick run finished in {st.session_state[LIVE_KEY][1]:.0f} s", state="complete",
-                          expanded=False)
+            status.update(
+                label=f"Quick run finished in {st.session_state[LIVE_KEY][1]:.0f} s", state="complete", expanded=False
+            )
             estimate.caption(lesson.quick_estimate(runs.last, runs.running, runs.slots))
 if LIVE_KEY in st.session_state:
     live, took = st.session_state[LIVE_KEY]

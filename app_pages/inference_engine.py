@@ -13,8 +13,10 @@ def show_rules(view, kept: str, broken: str, unit: str = "largest error") -> Non
     for (side, rule), column in zip((("rule kept", kept), ("rule broken", broken)), st.columns(2)):
         value = view.largest[rule]
         column.metric(f"{side}: {unit}", f"{value:.1e}" if unit == "largest error" else f"{value:,}", help=rule)
-        column.caption(f"{rule}. First step that goes wrong: "
-                       f"{'none' if view.first_wrong[rule] is None else view.first_wrong[rule]}.")
+        column.caption(
+            f"{rule}. First step that goes wrong: "
+            f"{'none' if view.first_wrong[rule] is None else view.first_wrong[rule]}."
+        )
     frame.chart(view.chart, numbers=True)
 
 
@@ -50,8 +52,12 @@ sinks_column, recent_column = st.columns(2)
 sinks = sinks_column.slider("sink tokens kept", 1, 4, 4, key="ie-sinks")
 recent = recent_column.slider("recent tokens kept", 2, 16, 8, key="ie-recent")
 stream = caching.cached(lesson.streaming_view, seq_len=48, sinks=sinks, recent=recent)
-show_rules(stream, "re-indexed inside the cache (StreamingLLM)", "broken: positions of the original text",
-           unit="largest distance")
+show_rules(
+    stream,
+    "re-indexed inside the cache (StreamingLLM)",
+    "broken: positions of the original text",
+    unit="largest distance",
+)
 frame.text(LESSON, "streaming")
 
 st.header("Dynamic scaling with a cache")

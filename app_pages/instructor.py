@@ -9,13 +9,14 @@ from app_pages.ui.roster_admin import roster_section
 from grader.gradebook import GradebookError, load_gradebook
 from poslab.viz.progress import pass_rate_chart, score_distribution_chart
 
-
 st.title("Instructor")
 password = lock.instructor_password()
 if password is None:
-    st.info("This page is locked until a password is configured. Set the environment variable "
-            "`POSLAB_INSTRUCTOR_PASSWORD` before `streamlit run app.py`, or add "
-            "`instructor_password = \"...\"` to `.streamlit/secrets.toml`, then restart the app.")
+    st.info(
+        "This page is locked until a password is configured. Set the environment variable "
+        "`POSLAB_INSTRUCTOR_PASSWORD` before `streamlit run app.py`, or add "
+        '`instructor_password = "..."` to `.streamlit/secrets.toml`, then restart the app.'
+    )
     st.stop()
 
 if not lock.instructor_unlocked():
@@ -47,8 +48,13 @@ if rates is not None and rates.empty:
     st.caption("No graded attempts yet.")
 elif rates is not None:
     frame.chart(pass_rate_chart(rates), numbers=True)
-    st.download_button("Download the pass rates (CSV)", rates.to_csv(index=False), "pass_rates.csv",
-                       mime="text/csv", icon=":material/download:")
+    st.download_button(
+        "Download the pass rates (CSV)",
+        rates.to_csv(index=False),
+        "pass_rates.csv",
+        mime="text/csv",
+        icon=":material/download:",
+    )
 
 st.header("A gradebook from the command line")
 st.caption("The folder given to `python -m grader grade --out DIR`, on the machine running this app.")
@@ -65,8 +71,13 @@ if folder.strip():
         frame.chart(score_distribution_chart(book.table.rename(columns={"id": "student"})))  # numbers: the table above
         if not book.pass_rates.empty:
             frame.chart(pass_rate_chart(book.pass_rates), numbers=True)
-            st.download_button("Download the gradebook's pass rates (CSV)", book.pass_rates.to_csv(index=False),
-                               "gradebook_pass_rates.csv", mime="text/csv", icon=":material/download:")
+            st.download_button(
+                "Download the gradebook's pass rates (CSV)",
+                book.pass_rates.to_csv(index=False),
+                "gradebook_pass_rates.csv",
+                mime="text/csv",
+                icon=":material/download:",
+            )
 
 roster_section()
 lms_export_section()

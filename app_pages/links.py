@@ -3,8 +3,8 @@
 import streamlit as st
 
 from app_pages.ui import frame
-from poslab.lessons import get_lesson
 from poslab import references
+from poslab.lessons import get_lesson
 
 LESSON = "links"
 KIND_LABELS = {"paper": "Papers", "explanation": "Explanations"}

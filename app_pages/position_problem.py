@@ -11,21 +11,34 @@ HOW = {"type": "Type an order", "pick": "Pick in order", "shuffle": "Shuffle"}
 
 def pick_order(sentence: str, tokens: tuple[str, ...]) -> tuple[int, ...] | str:
     """The new order, typed, picked or shuffled; or the sentence saying why it is not a permutation."""
-    how = st.segmented_control("Reorder by", list(HOW), format_func=HOW.get, default="type",
-                               required=True, key="pp-how")
+    how = st.segmented_control(
+        "Reorder by", list(HOW), format_func=HOW.get, default="type", required=True, key="pp-how"
+    )
     suggested = lab.suggested_order(sentence, len(tokens))
     try:
         if how == "type":
-            typed = st.text_input("New order: slot i gets token order[i]", lab.format_order(suggested),
-                                  key=f"pp-order-{sentence}-{len(tokens)}")
+            typed = st.text_input(
+                "New order: slot i gets token order[i]",
+                lab.format_order(suggested),
+                key=f"pp-order-{sentence}-{len(tokens)}",
+            )
             return lab.parse_order(typed, len(tokens))
         if how == "pick":
-            picks = st.multiselect("Click the tokens in their new order", range(len(tokens)), default=suggested,
-                                   format_func=lambda i: f"{i}: {tokens[i]}", key=f"pp-picks-{sentence}-{len(tokens)}")
+            picks = st.multiselect(
+                "Click the tokens in their new order",
+                range(len(tokens)),
+                default=suggested,
+                format_func=lambda i: f"{i}: {tokens[i]}",
+                key=f"pp-picks-{sentence}-{len(tokens)}",
+            )
             return lab.order_from_picks(tuple(picks), len(tokens))
         draw = st.session_state.setdefault("pp-draw", 1)
-        st.button("Shuffle again", icon=":material/shuffle:", key="pp-shuffle",
-                  on_click=lambda: st.session_state.update({"pp-draw": draw + 1}))
+        st.button(
+            "Shuffle again",
+            icon=":material/shuffle:",
+            key="pp-shuffle",
+            on_click=lambda: st.session_state.update({"pp-draw": draw + 1}),
+        )
         return lab.shuffled_order(len(tokens), draw)
     except lab.PermutationError as error:
         return str(error)
@@ -37,8 +50,9 @@ frame.text(LESSON, "lab")
 
 
 left, right = st.columns([3, 2])
-sentence = left.selectbox("Sentence (or type your own)", [*lab.PRESETS, lab.RANDOM_TOKENS],
-                          accept_new_options=True, key="pp-sentence")
+sentence = left.selectbox(
+    "Sentence (or type your own)", [*lab.PRESETS, lab.RANDOM_TOKENS], accept_new_options=True, key="pp-sentence"
+)
 # Shown only when it applies: a disabled slider's faded label would be text below 4.5:1 contrast.
 if sentence == lab.RANDOM_TOKENS:
     n_random = right.slider("How many random tokens", 3, 10, 6, key="pp-n-random")
@@ -65,8 +79,16 @@ pooled = switches[2].toggle("Mean-pool the output", key="pp-pooled")
 if problem:
     st.error(problem, icon=":material/error:")
 else:
-    result = caching.cached(lab.equivariance_experiment, tokens=tokens, order=order, d_model=d_model,
-                       seed=int(seed), positional=positional, causal=causal, pooled=pooled)
+    result = caching.cached(
+        lab.equivariance_experiment,
+        tokens=tokens,
+        order=order,
+        d_model=d_model,
+        seed=int(seed),
+        positional=positional,
+        causal=causal,
+        pooled=pooled,
+    )
     st.markdown(f"**X:** {' '.join(result.tokens)} &nbsp;→&nbsp; **PX:** {' '.join(result.permuted_tokens)}")
     (st.success if result.holds else st.warning)(result.verdict)
     frame.text(LESSON, result.explanation_key)
@@ -78,8 +100,11 @@ else:
 frame.text(LESSON, "rnn")
 if not problem:
     recurrence = caching.cached(lab.recurrence_contrast, tokens=tokens, order=order, d_model=d_model, seed=int(seed))
-    st.dataframe(recurrence.summary(), hide_index=True,
-                 column_config={"max |difference| between the two orders": st.column_config.NumberColumn(format="%.2e")})
+    st.dataframe(
+        recurrence.summary(),
+        hide_index=True,
+        column_config={"max |difference| between the two orders": st.column_config.NumberColumn(format="%.2e")},
+    )
     for column, bars in zip(frame.chart_row(510, 510), caching.cached(lab.contrast_charts, contrast=recurrence)):
         with column:
             frame.chart(bars, numbers=True)

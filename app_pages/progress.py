@@ -24,8 +24,9 @@ def watch_submission(job_id: str) -> None:
         return
     if watch.settled:
         st.rerun()
-    st.info(f"A submission of yours is being graded: {grading.waiting_sentence(watch)}",
-            icon=":material/hourglass_top:")
+    st.info(
+        f"A submission of yours is being graded: {grading.waiting_sentence(watch)}", icon=":material/hourglass_top:"
+    )
 
 
 pending = grading.pending_job(student)
@@ -38,8 +39,7 @@ progress = store_calls.student_progress(student)
 if progress is None:
     st.stop()  # store_call has said why
 
-st.metric("Overall", f"{progress.percent:.0f}%",
-          help="Lessons done and exercise grades, each counting equally.")
+st.metric("Overall", f"{progress.percent:.0f}%", help="Lessons done and exercise grades, each counting equally.")
 
 st.header("What to do next")
 steps = next_steps(progress, all_lessons(), EXERCISES)
@@ -54,15 +54,22 @@ for row in lesson_rows(progress, all_lessons()).itertuples():
     st.progress(row.fraction, text=f"{row.title}: {row.status}")
 
 st.header("Exercises")
-st.caption("Each bar is your grade: the best score the hidden tests gave. "
-           "Public-tests-only scores (from a student bundle) are feedback, not a grade.")
+st.caption(
+    "Each bar is your grade: the best score the hidden tests gave. "
+    "Public-tests-only scores (from a student bundle) are feedback, not a grade."
+)
 for row in exercise_rows(progress, EXERCISES).itertuples():
     # The link wide enough for the longest title, the bar what is left (columns cut the link to "Op…" at
     # 800 px); a page too narrow for both puts the link under the bar.
     with st.container(horizontal=True, vertical_alignment="center", gap="medium"):
         st.progress(row.fraction, text=f"{row.title}: {row.status} · hints used: {row.hints_used}")
-        st.page_link("app_pages/exercise.py", label=f"Open {row.title}", icon=":material/edit:",
-                     query_params={"exercise": row.exercise}, width=OPEN_LINK_WIDTH)
+        st.page_link(
+            "app_pages/exercise.py",
+            label=f"Open {row.title}",
+            icon=":material/edit:",
+            query_params={"exercise": row.exercise},
+            width=OPEN_LINK_WIDTH,
+        )
 
 st.header("Attempts over time")
 attempts = history.attempts_table(student)

@@ -28,18 +28,26 @@ shift = st.slider("shift s (positions)", 0, 5_000, 1_000, step=50, key="rope-shi
 scores = caching.cached(lesson.shift_view, head_dim=head_dim, base=float(base), m=m, n=n, shift=shift)
 now, both, key_only = frame.row(3)
 now.metric(f"score at (m, n) = ({m}, {n})", f"{scores.score:.6f}")
-both.metric(f"both moved: ({m + shift}, {n + shift})", f"{scores.shifted_score:.6f}",
-            delta=f"{scores.shifted_score - scores.score:.1e}", delta_color="off")
-key_only.metric(f"key only: ({m}, {n + shift})", f"{scores.key_only_score:.6f}",
-                delta=f"{scores.key_only_score - scores.score:+.3f}", delta_color="off")
+both.metric(
+    f"both moved: ({m + shift}, {n + shift})",
+    f"{scores.shifted_score:.6f}",
+    delta=f"{scores.shifted_score - scores.score:.1e}",
+    delta_color="off",
+)
+key_only.metric(
+    f"key only: ({m}, {n + shift})",
+    f"{scores.key_only_score:.6f}",
+    delta=f"{scores.key_only_score - scores.score:+.3f}",
+    delta_color="off",
+)
 frame.chart(scores.chart, numbers=True)
 frame.text(LESSON, "shift")
 
 st.header("Long-range decay")
-reach = st.select_slider("largest distance (positions)", options=[250, 1_000, 4_000, 16_000], value=1_000,
-                         key="rope-reach")
-frame.chart(caching.cached(lesson.decay_chart, head_dim=head_dim, base=float(base), max_distance=reach),
-            numbers=True)
+reach = st.select_slider(
+    "largest distance (positions)", options=[250, 1_000, 4_000, 16_000], value=1_000, key="rope-reach"
+)
+frame.chart(caching.cached(lesson.decay_chart, head_dim=head_dim, base=float(base), max_distance=reach), numbers=True)
 frame.text(LESSON, "decay")
 
 st.header("Interleaved or half-split pairs")

@@ -28,16 +28,19 @@ naive.metric("2π·base, for comparison", f"{2 * math.pi * base:,.0f}")
 frame.text(LESSON, "table")
 
 st.header("One sinusoid per column")
-columns = st.multiselect("Columns to plot", options=list(range(d_model)), key=f"sin-columns-{d_model}",
-                         default=[0, 1, d_model // 4, d_model // 2])
+columns = st.multiselect(
+    "Columns to plot",
+    options=list(range(d_model)),
+    key=f"sin-columns-{d_model}",
+    default=[0, 1, d_model // 4, d_model // 2],
+)
 frame.chart(caching.cached(lesson.waves_chart, columns=tuple(columns), **knobs), numbers=True)
 frame.text(LESSON, "waves")
 
 st.header("Dot product against distance")
 dots = caching.cached(lesson.dot_view, **knobs)
 frame.chart(dots.chart, numbers=True)
-st.caption(f"For every offset k, ⟨PE_p, PE_p+k⟩ varies over the starting position p by at most "
-           f"{dots.max_spread:.1e}.")
+st.caption(f"For every offset k, ⟨PE_p, PE_p+k⟩ varies over the starting position p by at most {dots.max_spread:.1e}.")
 frame.text(LESSON, "dot")
 
 st.header("Moving k positions is one rotation: PE[p+k] = M_k PE[p]")
@@ -49,8 +52,11 @@ blocks.caption(f"Largest entry of M_{k} outside the 2x2 blocks: {shift.off_block
 with matrix:
     frame.chart(shift.matrix_chart, numbers=True)
 error, plus, minus = frame.row(3)
-error.metric("max |PE[p+k] − M_k PE[p]|", f"{shift.max_error:.1e}",
-             help=f"over all {shift.positions_checked} positions p and all {d_model} columns")
+error.metric(
+    "max |PE[p+k] − M_k PE[p]|",
+    f"{shift.max_error:.1e}",
+    help=f"over all {shift.positions_checked} positions p and all {d_model} columns",
+)
 if frame.predict(LESSON, "sign-of-offset", reveal_after=True):  # the two dot products answer it
     plus.metric(f"⟨PE_{k}, PE_{2 * k}⟩ (offset +{k})", f"{shift.dot_plus:.6f}")
     minus.metric(f"⟨PE_{k}, PE_0⟩ (offset −{k})", f"{shift.dot_minus:.6f}")

@@ -7,7 +7,7 @@ from poslab.lessons import get_lesson
 from poslab.viz import families
 
 LESSON = "three-families"
-MAX_LENS = [2 ** power for power in range(7, 21)]  # 128 .. 1,048,576 tokens
+MAX_LENS = [2**power for power in range(7, 21)]  # 128 .. 1,048,576 tokens
 
 frame.lesson_header(LESSON)
 frame.text(LESSON, "intro")
@@ -17,8 +17,9 @@ preset = st.pills("Start from", list(families.PRESETS), default="GPT-2 small", k
 start_width, start_len, start_heads = families.PRESETS[preset]
 width_box, length_box, heads_box = st.columns(3)
 d_model = width_box.number_input("Model width D (features)", 8, 32768, start_width, step=8, key=f"tf-d-{preset}")
-max_len = length_box.select_slider("Trained context max_len (tokens)", MAX_LENS, value=start_len,
-                                   format_func="{:,}".format, key=f"tf-len-{preset}")
+max_len = length_box.select_slider(
+    "Trained context max_len (tokens)", MAX_LENS, value=start_len, format_func="{:,}".format, key=f"tf-len-{preset}"
+)
 n_heads = heads_box.number_input("Attention heads H", 1, 256, start_heads, key=f"tf-h-{preset}")
 
 try:
@@ -35,13 +36,15 @@ else:
 
 frame.text(LESSON, "nope")
 frame.text(LESSON, "chooser")
-chosen = st.segmented_control("Study next", families.METHOD_IDS, format_func=lambda i: families.get_method(i).name,
-                              key="tf-choice")
+chosen = st.segmented_control(
+    "Study next", families.METHOD_IDS, format_func=lambda i: families.get_method(i).name, key="tf-choice"
+)
 if chosen:
     method = families.get_method(chosen)
     st.markdown(f"**{method.name}** ({method.family}): {method.idea}. Used by {method.used_by}.")
-    if st.button(f"Open the {get_lesson(chosen).title} lesson", type="primary", icon=":material/arrow_forward:",
-                 key="tf-go"):
+    if st.button(
+        f"Open the {get_lesson(chosen).title} lesson", type="primary", icon=":material/arrow_forward:", key="tf-go"
+    ):
         st.switch_page(get_lesson(chosen).page_path)
 
 frame.lesson_footer(LESSON)

@@ -28,8 +28,13 @@ FLOW = "tests/browser/test_workspace.py::test_type_reload_run_the_public_tests_a
 def one_run() -> dict[str, float]:
     TIMINGS.unlink(missing_ok=True)
     judges = {"POSLAB_GRADER_WORKERS": os.environ.get("POSLAB_GRADER_WORKERS", str(os.cpu_count() or 1))}
-    finished = subprocess.run([sys.executable, "-m", "pytest", FLOW, "-n", "0", "-q", "-p", "no:cacheprovider"], cwd=ROOT,
-                              capture_output=True, text=True, env=os.environ | judges)  # the app's default judges
+    finished = subprocess.run(
+        [sys.executable, "-m", "pytest", FLOW, "-n", "0", "-q", "-p", "no:cacheprovider"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=os.environ | judges,
+    )  # the app's default judges
     if finished.returncode != 0 or not TIMINGS.exists():
         raise SystemExit(f"the browser flow failed:\n{finished.stdout[-3000:]}")
     return json.loads(TIMINGS.read_text())
@@ -41,8 +46,10 @@ def main() -> None:
     runs = [one_run() for _ in range(parser.parse_args().runs)]
     for key, target in (("warm_public_tests_s", 2.0), ("second_submission_s", 1.0)):
         values = [run[key] for run in runs]
-        print(f"{key:22} median {statistics.median(values):.2f} s  max {max(values):.2f} s  "
-              f"runs {', '.join(f'{v:.2f}' for v in values)}  (target < {target:g} s)")
+        print(
+            f"{key:22} median {statistics.median(values):.2f} s  max {max(values):.2f} s  "
+            f"runs {', '.join(f'{v:.2f}' for v in values)}  (target < {target:g} s)"
+        )
 
 
 if __name__ == "__main__":

@@ -70,21 +70,28 @@ def submit_class(service: GradingService, students: int, all_exercises: bool, ta
 
 def report(label: str, seconds: list[float], full_marks: int | None = None) -> None:
     marks = "" if full_marks is None else f"  full marks {full_marks}/{len(seconds)}"
-    print(f"{label:<34} n={len(seconds):<4} p50 {statistics.median(seconds):6.3f} s  "
-          f"p95 {percentile(seconds, 0.95):6.3f} s  max {max(seconds):6.3f} s{marks}")
+    print(
+        f"{label:<34} n={len(seconds):<4} p50 {statistics.median(seconds):6.3f} s  "
+        f"p95 {percentile(seconds, 0.95):6.3f} s  max {max(seconds):6.3f} s{marks}"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--students", type=int, default=30)
     parser.add_argument("--exercises", choices=("one", "all"), default="one")
-    parser.add_argument("--workers", type=int, default=None, help="judges (default POSLAB_GRADER_WORKERS or one per core)")
+    parser.add_argument(
+        "--workers", type=int, default=None, help="judges (default POSLAB_GRADER_WORKERS or one per core)"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         store = Store(f"sqlite:///{Path(folder) / 'bench.db'}")
         begun = time.perf_counter()
-        service = GradingService.from_env(store=store) if args.workers is None else \
-            GradingService(judges=args.workers, store=store)
+        service = (
+            GradingService.from_env(store=store)
+            if args.workers is None
+            else GradingService(judges=args.workers, store=store)
+        )
         with service:
             service.wait_ready()
             while service.judges() < service.settings.judges and time.perf_counter() - begun < 300:
@@ -97,10 +104,14 @@ def main() -> None:
             seconds, full_marks = submit_class(service, args.students, args.exercises == "all", "class")
             report(f"{args.students} students at once, {what}", seconds, full_marks)
             graded = len(store.grading_jobs(status=JobState.DONE))
-            print(f"jobs recorded done in the store: {graded} (queued left: {len(store.grading_jobs(status=JobState.QUEUED))})")
+            print(
+                f"jobs recorded done in the store: {graded} (queued left: {len(store.grading_jobs(status=JobState.QUEUED))})"
+            )
             memory = judges_memory_mib(service)
-            print(f"judges' resident memory: {', '.join(f'{size:.0f}' for size in memory)} MiB "
-                  f"(each: Dask worker + its sandbox worker)")
+            print(
+                f"judges' resident memory: {', '.join(f'{size:.0f}' for size in memory)} MiB "
+                f"(each: Dask worker + its sandbox worker)"
+            )
             print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
 
 

@@ -51,8 +51,9 @@ def wait_for_result(store: Store, student: str, clicked: float, timeout: float) 
 
 async def submit_once(url: str, student: str, cookie: str, store: Store, timeout: float) -> dict:
     started = time.perf_counter()
-    session, page = await ProtocolSession.open(url, "" if cookie else student, "exercise", timeout,
-                                               params={"exercise": "rope"}, cookie=cookie)
+    session, page = await ProtocolSession.open(
+        url, "" if cookie else student, "exercise", timeout, params={"exercise": "rope"}, cookie=cookie
+    )
     try:
         if page.problem or page.exceptions:
             raise RuntimeError(f"the Exercises page did not open: {page.problem or page.exceptions}")
@@ -64,9 +65,15 @@ async def submit_once(url: str, student: str, cookie: str, store: Store, timeout
     finally:
         await session.close()
     shown = any("20 / 20 points" in text for text in click.texts)
-    return {"page": clicked - started, "click_run": click.seconds, "drawn_in_click": shown,
-            "click_to_result": to_result, "job": (job.finished_at - job.submitted_at).total_seconds(),
-            "status": str(job.status), "score": _score(job.result)}
+    return {
+        "page": clicked - started,
+        "click_run": click.seconds,
+        "drawn_in_click": shown,
+        "click_to_result": to_result,
+        "job": (job.finished_at - job.submitted_at).total_seconds(),
+        "status": str(job.status),
+        "score": _score(job.result),
+    }
 
 
 def _score(result: dict | None) -> str:
@@ -113,14 +120,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"run {number}:", flush=True)
         figures = one_run(args)
         results.append(figures)
-        print(f"  Exercises page {figures['page']:.2f} s; click's run {figures['click_run']:.2f} s "
-              f"(result drawn in it: {figures['drawn_in_click']}); click to result {figures['click_to_result']:.2f} s; "
-              f"job handed in to finished {figures['job']:.2f} s; {figures['status']}, score {figures['score']}",
-              flush=True)
+        print(
+            f"  Exercises page {figures['page']:.2f} s; click's run {figures['click_run']:.2f} s "
+            f"(result drawn in it: {figures['drawn_in_click']}); click to result {figures['click_to_result']:.2f} s; "
+            f"job handed in to finished {figures['job']:.2f} s; {figures['status']}, score {figures['score']}",
+            flush=True,
+        )
     worst = max(figure["click_to_result"] for figure in results)
-    print(f"\nfirst submission after a cold start and {args.idle:g} s idle: click to result "
-          f"median {statistics.median(f['click_to_result'] for f in results):.2f} s, max {worst:.2f} s "
-          f"(target <= {TARGET_SECONDS:g} s: {'met' if worst <= TARGET_SECONDS else 'NOT met'})")
+    print(
+        f"\nfirst submission after a cold start and {args.idle:g} s idle: click to result "
+        f"median {statistics.median(f['click_to_result'] for f in results):.2f} s, max {worst:.2f} s "
+        f"(target <= {TARGET_SECONDS:g} s: {'met' if worst <= TARGET_SECONDS else 'NOT met'})"
+    )
     return 0
 
 

@@ -80,9 +80,22 @@ def quick_mode(jobs: int) -> tuple[float, float]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with tempfile.TemporaryDirectory() as folder:
         wall = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "poslab.experiments.extrapolation", "--out", f"{folder}/q.csv",
-                        "--quick", "--jobs", str(jobs)], cwd=ROOT, check=True, stderr=subprocess.DEVNULL,
-                       env=os.environ | {"PYTHONPATH": str(ROOT)})
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "poslab.experiments.extrapolation",
+                "--out",
+                f"{folder}/q.csv",
+                "--quick",
+                "--jobs",
+                str(jobs),
+            ],
+            cwd=ROOT,
+            check=True,
+            stderr=subprocess.DEVNULL,
+            env=os.environ | {"PYTHONPATH": str(ROOT)},
+        )
         wall = time.perf_counter() - wall
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
@@ -102,22 +115,28 @@ def main() -> int:
         scored, probed = testing_cpu_s(encoding)
         cpu_per_step.append(cpu)
         testing.append(scored + probed)
-        print(f"  {encoding:<11} step {wall:6.1f} ms wall {cpu:6.1f} ms CPU; testing {scored:4.1f} s CPU, "
-              f"probe {probed:4.1f} s CPU")
+        print(
+            f"  {encoding:<11} step {wall:6.1f} ms wall {cpu:6.1f} ms CPU; testing {scored:4.1f} s CPU, "
+            f"probe {probed:4.1f} s CPU"
+        )
     mean_cpu = statistics.mean(cpu_per_step)
     full_steps = len(FULL.encodings) * len(FULL.seeds) * FULL.steps
     quick_steps = len(QUICK.encodings) * len(QUICK.seeds) * QUICK.steps
-    print(f"predicted from CPU time: full run's training {full_steps} steps ~ {full_steps * mean_cpu / 1000:.0f} s "
-          f"(target {FULL_TARGET_S:.0f} s for the whole run); quick {quick_steps} steps ~ "
-          f"{quick_steps * mean_cpu / 1000:.0f} s of training + {sum(testing):.0f} s of testing")
+    print(
+        f"predicted from CPU time: full run's training {full_steps} steps ~ {full_steps * mean_cpu / 1000:.0f} s "
+        f"(target {FULL_TARGET_S:.0f} s for the whole run); quick {quick_steps} steps ~ "
+        f"{quick_steps * mean_cpu / 1000:.0f} s of training + {sum(testing):.0f} s of testing"
+    )
     if args.skip_quick:
         return 0
     for jobs in (1, 2):
         load = os.getloadavg()[0]
         wall, cpu = quick_mode(jobs)
         verdict = "meets" if wall < QUICK_TARGET_S else "misses"
-        print(f"quick mode, --jobs {jobs}: {wall:.1f} s wall ({verdict} the {QUICK_TARGET_S:.0f} s target), "
-              f"{cpu:.1f} s CPU; load average {load:.1f} when it started")
+        print(
+            f"quick mode, --jobs {jobs}: {wall:.1f} s wall ({verdict} the {QUICK_TARGET_S:.0f} s target), "
+            f"{cpu:.1f} s CPU; load average {load:.1f} when it started"
+        )
     return 0
 
 

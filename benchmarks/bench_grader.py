@@ -45,7 +45,7 @@ def in_process_seconds(source: str, suite, repeats: int = 3) -> float:
 
     if suite is None:
         import grader.suite as suite
-    cases = suite.collect()  # noqa: the same selection as graded
+    cases = suite.collect()  # the same selection as graded
     times = []
     for _ in range(repeats):
         student = LocalStudent.from_source(source)
@@ -86,8 +86,13 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--suite", choices=("hidden", "probe"), default="hidden")
     parser.add_argument("--isolation", choices=ISOLATIONS, default=ISOLATIONS[0])
-    parser.add_argument("--exclude", action="append", default=[], metavar="TEXT",
-                        help="leave out hidden tests whose name contains TEXT (to see what one test costs)")
+    parser.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="leave out hidden tests whose name contains TEXT (to see what one test costs)",
+    )
     args = parser.parse_args()
 
     import torch
@@ -100,8 +105,9 @@ def main() -> int:
     if args.exclude:
         suite = Excluding(suite, args.exclude)
     source = reference_source()
-    submissions = [load_submission({"reference.py": source}, f"copy{index:03d}", settings)
-                   for index in range(args.copies)]
+    submissions = [
+        load_submission({"reference.py": source}, f"copy{index:03d}", settings) for index in range(args.copies)
+    ]
 
     cold = cold_torch_import()
     graders: list[Grader] = []

@@ -36,8 +36,17 @@ APP = str(ROOT / "app.py")
 FIRST_RENDER_TARGET = 1.0  # seconds
 RERUN_TARGET = 0.3
 # Widget kinds worth changing, in order of preference.
-WIDGET_KINDS = ("toggle", "checkbox", "slider", "select_slider", "number_input", "segmented_control", "pills",
-                "selectbox", "radio")
+WIDGET_KINDS = (
+    "toggle",
+    "checkbox",
+    "slider",
+    "select_slider",
+    "number_input",
+    "segmented_control",
+    "pills",
+    "selectbox",
+    "radio",
+)
 
 
 @dataclass(frozen=True)
@@ -51,8 +60,11 @@ class PageTiming:
 
     @property
     def meets_targets(self) -> bool:
-        return (self.error is None and self.first_render < FIRST_RENDER_TARGET
-                and (self.rerun is None or self.rerun < RERUN_TARGET))
+        return (
+            self.error is None
+            and self.first_render < FIRST_RENDER_TARGET
+            and (self.rerun is None or self.rerun < RERUN_TARGET)
+        )
 
 
 def timed_run(at: AppTest) -> float:
@@ -130,8 +142,14 @@ def measure(page_path: str, repeats: int) -> PageTiming:
         getattr(at, kind)(key=key).set_value(value)
         reruns.append(timed_run(at))
         if at.exception:
-            return PageTiming(page_path, first, statistics.median(reruns), label,
-                              at.exception[0].message.splitlines()[0][:80], first_cpu)
+            return PageTiming(
+                page_path,
+                first,
+                statistics.median(reruns),
+                label,
+                at.exception[0].message.splitlines()[0][:80],
+                first_cpu,
+            )
     return PageTiming(page_path, first, statistics.median(reruns) if reruns else None, label, None, first_cpu)
 
 
@@ -146,19 +164,26 @@ def warm_up() -> float:
     at.run()
     import poslab.encodings  # noqa: F401  (torch)
     import poslab.viz.common  # noqa: F401  (altair, pandas)
+
     return time.perf_counter() - start
 
 
 def report(timings: list[PageTiming], warm: float) -> str:
-    lines = [f"warm-up (imports, router): {warm:.2f} s",
-             f"{'page':32} {'first render':>12} {'(CPU)':>8} {'rerun':>8}  ok  widget changed / error"]
+    lines = [
+        f"warm-up (imports, router): {warm:.2f} s",
+        f"{'page':32} {'first render':>12} {'(CPU)':>8} {'rerun':>8}  ok  widget changed / error",
+    ]
     for timing in timings:
         rerun = "-" if timing.rerun is None else f"{timing.rerun:.3f}"
         flag = "yes" if timing.meets_targets else "NO"
-        lines.append(f"{timing.page:32} {timing.first_render:>10.3f} s {timing.first_render_cpu:>6.3f} s {rerun:>6} s  {flag:3} "
-                     f"{timing.error or timing.widget}")
-    lines.append(f"targets: first render < {FIRST_RENDER_TARGET} s, rerun < {RERUN_TARGET} s "
-                 f"(script time in AppTest, this machine's load included)")
+        lines.append(
+            f"{timing.page:32} {timing.first_render:>10.3f} s {timing.first_render_cpu:>6.3f} s {rerun:>6} s  {flag:3} "
+            f"{timing.error or timing.widget}"
+        )
+    lines.append(
+        f"targets: first render < {FIRST_RENDER_TARGET} s, rerun < {RERUN_TARGET} s "
+        f"(script time in AppTest, this machine's load included)"
+    )
     return "\n".join(lines)
 
 

@@ -56,16 +56,22 @@ TARGETS = {"warm": 0.3, "cold": 1.0, "p95_30": 1.5, "max_30": 3.0, "p95_100": 5.
 
 # -- one session's walk ---------------------------------------------------------------------------------
 
-async def walk(base_url: str, student: str, pages: list[str], slider_page: str | None,
-               timeout: float, cookies: dict[str, str] | None = None) -> list[PageRun]:
+
+async def walk(
+    base_url: str,
+    student: str,
+    pages: list[str],
+    slider_page: str | None,
+    timeout: float,
+    cookies: dict[str, str] | None = None,
+) -> list[PageRun]:
     """Open the pages in turn (the first by its address, the rest by the sidebar); move a slider.
 
     ``cookies``: with --roster, each student's sign-in cookie (then no ?student=)."""
     runs: list[PageRun] = []
     cookie = (cookies or {}).get(student, "")
     try:
-        session, run = await ProtocolSession.open(base_url, "" if cookie else student, pages[0], timeout,
-                                                  cookie=cookie)
+        session, run = await ProtocolSession.open(base_url, "" if cookie else student, pages[0], timeout, cookie=cookie)
     except Exception as error:  # noqa: BLE001 - a refused connection: the session was not served
         return [PageRun(pages[0], problem=f"could not connect: {type(error).__name__}: {error}")]
     try:
@@ -80,16 +86,24 @@ async def walk(base_url: str, student: str, pages: list[str], slider_page: str |
     return runs
 
 
-async def class_at_once(base_url: str, sessions: int, pages: list[str], slider_page: str | None,
-                        timeout: float, prefix: str, cookies: dict[str, str] | None = None
-                        ) -> tuple[list[list[PageRun]], float]:
+async def class_at_once(
+    base_url: str,
+    sessions: int,
+    pages: list[str],
+    slider_page: str | None,
+    timeout: float,
+    prefix: str,
+    cookies: dict[str, str] | None = None,
+) -> tuple[list[list[PageRun]], float]:
     start = time.perf_counter()
-    walks = await asyncio.gather(*(walk(base_url, f"{prefix}{index:03d}", pages, slider_page, timeout, cookies)
-                                   for index in range(sessions)))
+    walks = await asyncio.gather(
+        *(walk(base_url, f"{prefix}{index:03d}", pages, slider_page, timeout, cookies) for index in range(sessions))
+    )
     return list(walks), time.perf_counter() - start
 
 
 # -- figures --------------------------------------------------------------------------------------------
+
 
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
@@ -104,14 +118,20 @@ def page_table(walks: list[list[PageRun]]) -> list[dict]:
     rows = []
     for page, runs in by_page.items():
         served = [run.seconds for run in runs if run.problem is None]
-        rows.append({"page": page, "runs": len(runs), "served": len(served),
-                     "p50": statistics.median(served) if served else None,
-                     "p95": percentile(served, 0.95) if served else None,
-                     "max": max(served) if served else None,
-                     "exceptions": sum(len(run.exceptions) for run in runs),
-                     "error_boxes": sum(len(run.error_alerts) for run in runs),
-                     "problems": sorted({run.problem for run in runs if run.problem})[:3],
-                     "first_exception": next((e for run in runs for e in run.exceptions), None)})
+        rows.append(
+            {
+                "page": page,
+                "runs": len(runs),
+                "served": len(served),
+                "p50": statistics.median(served) if served else None,
+                "p95": percentile(served, 0.95) if served else None,
+                "max": max(served) if served else None,
+                "exceptions": sum(len(run.exceptions) for run in runs),
+                "error_boxes": sum(len(run.error_alerts) for run in runs),
+                "problems": sorted({run.problem for run in runs if run.problem})[:3],
+                "first_exception": next((e for run in runs for e in run.exceptions), None),
+            }
+        )
     return rows
 
 
@@ -134,8 +154,15 @@ def all_served(walks: list[list[PageRun]], pages: list[str]) -> bool:
 
 # -- the runs -------------------------------------------------------------------------------------------
 
-async def cold_and_alone(base_url: str, pages: list[str], slider_page: str | None, timeout: float,
-                         watch: ServerWatch, cookies: dict[str, str] | None = None) -> dict:
+
+async def cold_and_alone(
+    base_url: str,
+    pages: list[str],
+    slider_page: str | None,
+    timeout: float,
+    watch: ServerWatch,
+    cookies: dict[str, str] | None = None,
+) -> dict:
     cold = await walk(base_url, "bench-alone", pages, slider_page, timeout, cookies)
     print_table("cold: the first render of each page after the start (one session)", page_table([cold]))
     quiet = watch.wait_quiet() if watch.process is not None else 0.0
@@ -156,8 +183,9 @@ async def main_run(args: argparse.Namespace, base_url: str, watch: ServerWatch) 
     recorder = start_recording(watch.process.pid, args.profile) if args.profile and watch.process else None
     cpu_before = watch.cpu_seconds()
     watch.start_sampling()
-    walks, wall = await class_at_once(base_url, args.sessions, pages, slider_page, args.timeout, "student-",
-                                      args.cookies)
+    walks, wall = await class_at_once(
+        base_url, args.sessions, pages, slider_page, args.timeout, "student-", args.cookies
+    )
     during = watch.stop_sampling()
     cpu_used = watch.cpu_seconds() - cpu_before
     if recorder is not None:
@@ -165,13 +193,18 @@ async def main_run(args: argparse.Namespace, base_url: str, watch: ServerWatch) 
     await asyncio.sleep(3)
     after = watch.snapshot("after")
     rows = page_table(walks)
-    print_table(f"{args.sessions} sessions at once, {len(pages)} pages each"
-                f"{' and a slider on ' + slider_page if slider_page else ''}", rows)
+    print_table(
+        f"{args.sessions} sessions at once, {len(pages)} pages each"
+        f"{' and a slider on ' + slider_page if slider_page else ''}",
+        rows,
+    )
     print(f"\n  wall time for all: {wall:.1f} s; every session served: {all_served(walks, pages)}")
     every = [run.seconds for runs in walks for run in runs if run.problem is None]
     if every:
-        print(f"  all runs: p50 {statistics.median(every):.3f} s, p95 {percentile(every, 0.95):.3f} s, "
-              f"max {max(every):.3f} s")
+        print(
+            f"  all runs: p50 {statistics.median(every):.3f} s, p95 {percentile(every, 0.95):.3f} s, "
+            f"max {max(every):.3f} s"
+        )
     runs = sum(len(runs) for runs in walks)
     if watch.process is not None:
         # CPU seconds of the Streamlit process per run: what a page costs the server, whatever the
@@ -180,8 +213,15 @@ async def main_run(args: argparse.Namespace, base_url: str, watch: ServerWatch) 
     watch.print_resources(before, during, after)
     if recorder is not None:
         print("\n" + summary(args.profile))
-    report.update({"at_once": rows, "wall_seconds": wall, "cpu_ms_per_run": 1000 * cpu_used / max(1, runs), "all_served": all_served(walks, pages),
-                   "server": {"before": before, "during": during, "after": after}})
+    report.update(
+        {
+            "at_once": rows,
+            "wall_seconds": wall,
+            "cpu_ms_per_run": 1000 * cpu_used / max(1, runs),
+            "all_served": all_served(walks, pages),
+            "server": {"before": before, "during": during, "after": after},
+        }
+    )
     return report
 
 
@@ -191,28 +231,41 @@ async def soak(args: argparse.Namespace, base_url: str, watch: ServerWatch) -> d
     if watch.process is not None:
         watch.wait_quiet()
     print(f"\nsoak: {args.rounds} rounds of {args.sessions} sessions that come and go")
-    print(f"  {'round':>5} {'wall s':>7} {'p95 s':>7} {'max s':>7} {'exceptions':>10} {'served':>6} "
-          f"{'app RSS MiB':>11} {'tree RSS MiB':>12}")
+    print(
+        f"  {'round':>5} {'wall s':>7} {'p95 s':>7} {'max s':>7} {'exceptions':>10} {'served':>6} "
+        f"{'app RSS MiB':>11} {'tree RSS MiB':>12}"
+    )
     rounds = []
     for number in range(1, args.rounds + 1):
-        walks, wall = await class_at_once(base_url, args.sessions, pages, slider_page, args.timeout, f"r{number:02d}-",
-                                          args.cookies)
+        walks, wall = await class_at_once(
+            base_url, args.sessions, pages, slider_page, args.timeout, f"r{number:02d}-", args.cookies
+        )
         await asyncio.sleep(args.settle)
         snapshot = watch.snapshot(f"round {number}")
         every = [run.seconds for runs in walks for run in runs if run.problem is None]
         exceptions = sum(len(run.exceptions) for runs in walks for run in runs)
-        row = {"round": number, "wall": wall, "p95": percentile(every, 0.95) if every else None,
-               "max": max(every) if every else None, "exceptions": exceptions,
-               "served": all_served(walks, pages), **snapshot}
+        row = {
+            "round": number,
+            "wall": wall,
+            "p95": percentile(every, 0.95) if every else None,
+            "max": max(every) if every else None,
+            "exceptions": exceptions,
+            "served": all_served(walks, pages),
+            **snapshot,
+        }
         rounds.append(row)
-        print(f"  {number:>5} {wall:7.1f} {row['p95'] or 0:7.3f} {row['max'] or 0:7.3f} {exceptions:>10} "
-              f"{str(row['served']):>6} {row.get('app_rss_mib', 0):11.0f} {row.get('tree_rss_mib', 0):12.0f}")
+        print(
+            f"  {number:>5} {wall:7.1f} {row['p95'] or 0:7.3f} {row['max'] or 0:7.3f} {exceptions:>10} "
+            f"{str(row['served']):>6} {row.get('app_rss_mib', 0):11.0f} {row.get('tree_rss_mib', 0):12.0f}"
+        )
     report = {"rounds": rounds}
     if watch.process is not None and rounds:
         first, last = rounds[0]["app_rss_mib"], rounds[-1]["app_rss_mib"]
         growth = 100.0 * (last - first) / first
-        print(f"\n  app RSS: round 1 {first:.0f} MiB, round {len(rounds)} {last:.0f} MiB: {growth:+.1f} % "
-              f"(target within {TARGETS['soak_percent']:g} %)")
+        print(
+            f"\n  app RSS: round 1 {first:.0f} MiB, round {len(rounds)} {last:.0f} MiB: {growth:+.1f} % "
+            f"(target within {TARGETS['soak_percent']:g} %)"
+        )
         report["growth_percent"] = growth
         if args.release_wait > 0:
             report["released"] = await released(base_url, args, watch, last)
@@ -221,24 +274,30 @@ async def soak(args: argparse.Namespace, base_url: str, watch: ServerWatch) -> d
 
 async def released(base_url: str, args: argparse.Namespace, watch: ServerWatch, loaded_mib: float) -> dict:
     """Wait out Streamlit's keep-for-reconnect time, nudge it to let the closed sessions go, measure."""
-    print(f"  waiting {args.release_wait:.0f} s: Streamlit keeps a closed session {args.release_wait - 10:.0f} s "
-          "for a reconnect (server.disconnectedSessionTTL)")
+    print(
+        f"  waiting {args.release_wait:.0f} s: Streamlit keeps a closed session {args.release_wait - 10:.0f} s "
+        "for a reconnect (server.disconnectedSessionTTL)"
+    )
     await asyncio.sleep(args.release_wait)
     await walk(base_url, "bench-after", args.pages[:1], None, args.timeout, args.cookies)  # expiry: on the next store
     await asyncio.sleep(args.settle)
     snapshot = watch.snapshot("released")
     sessions = metrics(base_url).get("active_sessions")
-    print(f"  after the closed sessions expired: app RSS {snapshot['app_rss_mib']:.0f} MiB "
-          f"({snapshot['app_rss_mib'] - loaded_mib:+.0f} MiB against the last round); active sessions {sessions}")
+    print(
+        f"  after the closed sessions expired: app RSS {snapshot['app_rss_mib']:.0f} MiB "
+        f"({snapshot['app_rss_mib'] - loaded_mib:+.0f} MiB against the last round); active sessions {sessions}"
+    )
     # The allocator keeps freed pages, so RSS rarely falls; what was given back shows as room:
     # another round of as many sessions should fit in it without the process growing.
     await class_at_once(base_url, args.sessions, args.pages, args.slider_page, args.timeout, "again-", args.cookies)
     await asyncio.sleep(args.settle)
     again = watch.snapshot("one more round")
-    print(f"  one more round of {args.sessions} sessions after that: app RSS {again['app_rss_mib']:.0f} MiB "
-          f"({again['app_rss_mib'] - snapshot['app_rss_mib']:+.0f} MiB): the closed sessions' memory "
-          f"{'was' if again['app_rss_mib'] - snapshot['app_rss_mib'] < 0.02 * loaded_mib else 'may not have been'} "
-          "given back to the process's heap")
+    print(
+        f"  one more round of {args.sessions} sessions after that: app RSS {again['app_rss_mib']:.0f} MiB "
+        f"({again['app_rss_mib'] - snapshot['app_rss_mib']:+.0f} MiB): the closed sessions' memory "
+        f"{'was' if again['app_rss_mib'] - snapshot['app_rss_mib'] < 0.02 * loaded_mib else 'may not have been'} "
+        "given back to the process's heap"
+    )
     return {**snapshot, "active_sessions": sessions, "rss_after_one_more_round_mib": again["app_rss_mib"]}
 
 
@@ -247,32 +306,63 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--url", help="an app that runs (its server's memory and CPU need --server-pid)")
     parser.add_argument("--server-pid", type=int, help="with --url: the Streamlit process, for its figures")
     parser.add_argument("--sessions", type=int, default=30)
-    parser.add_argument("--pages", type=lambda text: [p.strip() for p in text.split(",") if p.strip()],
-                        default=list(DEFAULT_PAGES), help="url paths, in order (default: %(default)s)")
+    parser.add_argument(
+        "--pages",
+        type=lambda text: [p.strip() for p in text.split(",") if p.strip()],
+        default=list(DEFAULT_PAGES),
+        help="url paths, in order (default: %(default)s)",
+    )
     parser.add_argument("--slider-page", default="rope", help="the lesson whose first slider moves ('' for none)")
     parser.add_argument("--timeout", type=float, default=180.0, help="seconds one run may take")
     parser.add_argument("--no-alone", action="store_true", help="skip the cold and alone measurements")
     parser.add_argument("--soak", action="store_true")
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--settle", type=float, default=3.0, help="seconds after a round before measuring")
-    parser.add_argument("--release-wait", type=float, default=130.0,
-                        help="soak: seconds to wait for closed sessions to be let go (0: skip)")
+    parser.add_argument(
+        "--release-wait",
+        type=float,
+        default=130.0,
+        help="soak: seconds to wait for closed sessions to be let go (0: skip)",
+    )
     parser.add_argument("--browser", action="store_true", help="Chromium through Playwright (small N)")
-    parser.add_argument("--server-option", action="append", default=[],
-                        help="extra 'streamlit run' option for the started app, e.g. --runner.postScriptGC=false")
-    parser.add_argument("--processes", type=int, default=0,
-                        help="start that many app processes behind HAProxy (deploy/start-class.sh) instead of one; "
-                             "needs --db-url or POSLAB_DB_URL (PostgreSQL)")
-    parser.add_argument("--db-url", default=os.environ.get("POSLAB_DB_URL", ""),
-                        help="with --processes: the PostgreSQL store they share")
-    parser.add_argument("--app-dir", type=Path, default=ROOT,
-                        help="the checkout whose app.py to start (default: this one), e.g. an older commit's export")
+    parser.add_argument(
+        "--server-option",
+        action="append",
+        default=[],
+        help="extra 'streamlit run' option for the started app, e.g. --runner.postScriptGC=false",
+    )
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=0,
+        help="start that many app processes behind HAProxy (deploy/start-class.sh) instead of one; "
+        "needs --db-url or POSLAB_DB_URL (PostgreSQL)",
+    )
+    parser.add_argument(
+        "--db-url",
+        default=os.environ.get("POSLAB_DB_URL", ""),
+        help="with --processes: the PostgreSQL store they share",
+    )
+    parser.add_argument(
+        "--app-dir",
+        type=Path,
+        default=ROOT,
+        help="the checkout whose app.py to start (default: this one), e.g. an older commit's export",
+    )
     parser.add_argument("--env", action="append", default=[], help="KEY=VALUE for the started app")
-    parser.add_argument("--profile", type=Path, help="record the Streamlit process with py-spy during the "
-                        "sessions-at-once phase (raw format) and print its top entries")
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        help="record the Streamlit process with py-spy during the "
+        "sessions-at-once phase (raw format) and print its top entries",
+    )
     parser.add_argument("--json", type=Path, help="write the figures here as JSON")
-    parser.add_argument("--roster", action="store_true", help="sign in as a roster class does: a roster of the "
-                        "run's students, each session signed in with its own link (benchmarks/roster_sessions.py)")
+    parser.add_argument(
+        "--roster",
+        action="store_true",
+        help="sign in as a roster class does: a roster of the "
+        "run's students, each session signed in with its own link (benchmarks/roster_sessions.py)",
+    )
     args = parser.parse_args(argv)
     if args.roster and args.url:
         parser.error("--roster starts its own app (or processes) with the run's roster: leave out --url")
@@ -305,6 +395,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.browser:
             from benchmarks.browser_sessions import run_browsers
+
             report = run_browsers(base_url, args, watch)
         elif args.soak:
             report = asyncio.run(soak(args, base_url, watch))

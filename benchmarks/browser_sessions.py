@@ -15,8 +15,15 @@ from urllib.parse import quote, urlparse
 from benchmarks.streamlit_client import PageRun
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 APP = '[data-testid="stApp"]'
 RUNNING = f'{APP}[data-test-script-state="running"]'
 NOT_RUNNING = f'{APP}[data-test-script-state="notRunning"]'
@@ -30,8 +37,9 @@ async def _finish(page, action, label: str, timeout_ms: float, path: str | None 
     try:
         await action()
         if path is not None:
-            await page.wait_for_url(lambda url: urlparse(url).path.endswith(f"/{path}"), wait_until="commit",
-                                    timeout=timeout_ms)
+            await page.wait_for_url(
+                lambda url: urlparse(url).path.endswith(f"/{path}"), wait_until="commit", timeout=timeout_ms
+            )
         try:  # a fast run may end before the first look: then "running" is never seen
             await page.wait_for_selector(RUNNING, timeout=1_000)
         except Exception:  # noqa: BLE001
@@ -44,8 +52,9 @@ async def _finish(page, action, label: str, timeout_ms: float, path: str | None 
     return run
 
 
-async def _walk(browser, base_url: str, student: str, pages: list[str], slider_page: str | None,
-                timeout_ms: float) -> list[PageRun]:
+async def _walk(
+    browser, base_url: str, student: str, pages: list[str], slider_page: str | None, timeout_ms: float
+) -> list[PageRun]:
     context = await browser.new_context(viewport={"width": 1400, "height": 900})
     page = await context.new_page()
     runs = []
@@ -59,7 +68,9 @@ async def _walk(browser, base_url: str, student: str, pages: list[str], slider_p
             if name == slider_page:  # the page's first slider, one step by the keyboard
                 thumb = page.locator('[data-testid="stSlider"] [tabindex="0"]').first
                 await thumb.focus()
-                runs.append(await _finish(page, lambda: thumb.press("ArrowRight"), f"{name} (slider)", timeout_ms))
+                runs.append(
+                    await _finish(page, lambda thumb=thumb: thumb.press("ArrowRight"), f"{name} (slider)", timeout_ms)
+                )
     finally:
         await context.close()
     return runs
@@ -73,9 +84,12 @@ async def _run(base_url: str, args) -> tuple[list[list[PageRun]], float]:
         try:
             await _walk(browser, base_url, "bench-alone", args.pages, args.slider_page, args.timeout * 1000)
             start = time.perf_counter()
-            walks = await asyncio.gather(*(_walk(browser, base_url, f"browser-{index:03d}", args.pages,
-                                                 args.slider_page, args.timeout * 1000)
-                                           for index in range(args.sessions)))
+            walks = await asyncio.gather(
+                *(
+                    _walk(browser, base_url, f"browser-{index:03d}", args.pages, args.slider_page, args.timeout * 1000)
+                    for index in range(args.sessions)
+                )
+            )
             return list(walks), time.perf_counter() - start
         finally:
             await browser.close()

@@ -20,9 +20,24 @@ from pathlib import Path
 
 def start_recording(pid: int, output: Path, rate: int = 50) -> subprocess.Popen:
     spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
-    return subprocess.Popen([spy, "record", "--pid", str(pid), "--rate", str(rate), "--gil", "--nolineno",
-                             "--format", "raw", "--output", str(output)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [
+            spy,
+            "record",
+            "--pid",
+            str(pid),
+            "--rate",
+            str(rate),
+            "--gil",
+            "--nolineno",
+            "--format",
+            "raw",
+            "--output",
+            str(output),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
 
 
 def stop_recording(recorder: subprocess.Popen) -> None:
@@ -53,8 +68,7 @@ def summary(path: Path, top: int = 25) -> str:
             own[stack[-1]] += count
     if not total:
         return f"{path}: no samples"
-    lines = [f"{path}: {total} samples holding the GIL",
-             f"  {'inclusive':>9} {'self':>6}  function (file)"]
+    lines = [f"{path}: {total} samples holding the GIL", f"  {'inclusive':>9} {'self':>6}  function (file)"]
     for frame, count in inclusive.most_common(top):
         lines.append(f"  {100 * count / total:8.1f}% {100 * own[frame] / total:5.1f}%  {frame[:140]}")
     lines.append("  top by self time:")

@@ -24,8 +24,11 @@ def students(args: argparse.Namespace) -> list[str]:
     """Every name bench_sessions.py gives a session in this run (alone, at once, the soak's rounds)."""
     names = ["bench-alone", "bench-after"] + [f"student-{index:03d}" for index in range(args.sessions)]
     if args.soak:
-        names += [f"{prefix}{index:03d}" for prefix in [f"r{number:02d}-" for number in range(1, args.rounds + 1)]
-                  + ["again-"] for index in range(args.sessions)]
+        names += [
+            f"{prefix}{index:03d}"
+            for prefix in [f"r{number:02d}-" for number in range(1, args.rounds + 1)] + ["again-"]
+            for index in range(args.sessions)
+        ]
     return names
 
 

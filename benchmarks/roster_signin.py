@@ -15,9 +15,9 @@ from __future__ import annotations
 import csv
 import urllib.error
 import urllib.request
+from collections.abc import Iterable
 from http.cookies import SimpleCookie
 from pathlib import Path
-from typing import Iterable
 
 from poslab.signin import COOKIE, link_url
 

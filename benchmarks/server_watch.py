@@ -55,17 +55,34 @@ class AppServer:
     folder: Path
 
     @classmethod
-    def start(cls, root: Path, options: list[str] = (), env: dict[str, str] | None = None,
-              port: int | None = None) -> "AppServer":
+    def start(
+        cls, root: Path, options: list[str] = (), env: dict[str, str] | None = None, port: int | None = None
+    ) -> AppServer:
         folder = Path(tempfile.mkdtemp(prefix="poslab-sessions-"))
         port = port or free_port()
-        environment = os.environ | {"POSLAB_DATA_DIR": str(folder),
-                                    "POSLAB_DB_URL": f"sqlite:///{folder / 'store.db'}"} | (env or {})
-        command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-                   "--server.address", "127.0.0.1", "--server.headless", "true", *options]
+        environment = (
+            os.environ
+            | {"POSLAB_DATA_DIR": str(folder), "POSLAB_DB_URL": f"sqlite:///{folder / 'store.db'}"}
+            | (env or {})
+        )
+        command = [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--server.headless",
+            "true",
+            *options,
+        ]
         with open(folder / "app.log", "wb") as log:
-            process = subprocess.Popen(command, cwd=root, env=environment, stdout=log, stderr=subprocess.STDOUT,
-                                       start_new_session=True)
+            process = subprocess.Popen(
+                command, cwd=root, env=environment, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
         server = cls(process, f"http://127.0.0.1:{port}", folder)
         try:
             wait_healthy(server.url, process)
@@ -115,18 +132,30 @@ class ClassServer:
     db_url: str
 
     @classmethod
-    def start(cls, root: Path, processes: int, db_url: str, judges: int | None = None,
-              folder: Path | None = None) -> "ClassServer":
+    def start(
+        cls, root: Path, processes: int, db_url: str, judges: int | None = None, folder: Path | None = None
+    ) -> ClassServer:
         folder = folder or Path(tempfile.mkdtemp(prefix="poslab-class-"))
         public, *app_ports, scheduler = [free_port() for _ in range(processes + 2)]
-        env = os.environ | {"POSLAB_DB_URL": db_url, "POSLAB_PUBLIC_ADDRESS": f"127.0.0.1:{public}",
-                            "POSLAB_APP_PORTS": " ".join(map(str, app_ports)), "POSLAB_SCHEDULER_PORT": str(scheduler),
-                            "POSLAB_RUN_DIR": str(folder / "run"), "PYTHON": sys.executable}
+        env = os.environ | {
+            "POSLAB_DB_URL": db_url,
+            "POSLAB_PUBLIC_ADDRESS": f"127.0.0.1:{public}",
+            "POSLAB_APP_PORTS": " ".join(map(str, app_ports)),
+            "POSLAB_SCHEDULER_PORT": str(scheduler),
+            "POSLAB_RUN_DIR": str(folder / "run"),
+            "PYTHON": sys.executable,
+        }
         if judges:
             env["POSLAB_GRADER_WORKERS"] = str(judges)
         with open(folder / "start-class.log", "wb") as log:
-            process = subprocess.Popen(["bash", str(root / "deploy" / "start-class.sh")], cwd=root, env=env,
-                                       stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            process = subprocess.Popen(
+                ["bash", str(root / "deploy" / "start-class.sh")],
+                cwd=root,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         apps = {f"app{index}": f"http://127.0.0.1:{port}" for index, port in enumerate(app_ports, start=1)}
         server = cls(process, f"http://127.0.0.1:{public}", apps, folder, public, db_url)
         try:
@@ -243,8 +272,13 @@ class ServerWatch:
         time.sleep(1.0)
         app_cpu1, tree_cpu1 = self._cpu_seconds()
         app_rss, tree_rss, count = self._rss()
-        return found | {"app_rss_mib": app_rss, "tree_rss_mib": tree_rss, "processes": count,
-                        "app_cpu_percent": 100 * (app_cpu1 - app_cpu0), "tree_cpu_percent": 100 * (tree_cpu1 - tree_cpu0)}
+        return found | {
+            "app_rss_mib": app_rss,
+            "tree_rss_mib": tree_rss,
+            "processes": count,
+            "app_cpu_percent": 100 * (app_cpu1 - app_cpu0),
+            "tree_cpu_percent": 100 * (tree_cpu1 - tree_cpu0),
+        }
 
     def wait_quiet(self, limit: float = 180.0) -> float:
         """Seconds until the tree used less than QUIET_CPU_PERCENT of a core for QUIET_SECONDS."""
@@ -270,10 +304,15 @@ class ServerWatch:
                 now, (app_cpu, tree_cpu) = time.monotonic(), self._cpu_seconds()
                 app_rss, tree_rss, _ = self._rss()
                 elapsed = max(now - last_time, 1e-6)
-                self._samples.append({"app_rss_mib": app_rss, "tree_rss_mib": tree_rss,
-                                      "app_cpu_percent": 100 * (app_cpu - last_app) / elapsed,
-                                      "tree_cpu_percent": 100 * (tree_cpu - last_tree) / elapsed,
-                                      "active_sessions": metrics(self.base_url).get("active_sessions")})
+                self._samples.append(
+                    {
+                        "app_rss_mib": app_rss,
+                        "tree_rss_mib": tree_rss,
+                        "app_cpu_percent": 100 * (app_cpu - last_app) / elapsed,
+                        "tree_cpu_percent": 100 * (tree_cpu - last_tree) / elapsed,
+                        "active_sessions": metrics(self.base_url).get("active_sessions"),
+                    }
+                )
                 last_time, last_app, last_tree = now, app_cpu, tree_cpu
 
         self._thread = threading.Thread(target=sample, name="server-watch", daemon=True)
@@ -289,25 +328,32 @@ class ServerWatch:
         def column(key: str) -> list[float]:
             return [sample[key] for sample in samples if sample.get(key) is not None]
 
-        return {"label": "during", "samples": len(self._samples),
-                "app_rss_mib": max(column("app_rss_mib"), default=0.0),
-                "tree_rss_mib": max(column("tree_rss_mib"), default=0.0),
-                "app_cpu_percent": sum(column("app_cpu_percent")) / max(1, len(column("app_cpu_percent"))),
-                "tree_cpu_percent": sum(column("tree_cpu_percent")) / max(1, len(column("tree_cpu_percent"))),
-                "active_sessions": max(column("active_sessions"), default=None)}
+        return {
+            "label": "during",
+            "samples": len(self._samples),
+            "app_rss_mib": max(column("app_rss_mib"), default=0.0),
+            "tree_rss_mib": max(column("tree_rss_mib"), default=0.0),
+            "app_cpu_percent": sum(column("app_cpu_percent")) / max(1, len(column("app_cpu_percent"))),
+            "tree_cpu_percent": sum(column("tree_cpu_percent")) / max(1, len(column("tree_cpu_percent"))),
+            "active_sessions": max(column("active_sessions"), default=None),
+        }
 
     def print_resources(self, before: dict, during: dict, after: dict) -> None:
         if self.process is None:
             print("\n  server figures: none (give --server-pid with --url)")
             return
         print("\n  server (Streamlit process / whole tree with the grader; during: peak memory, mean CPU)")
-        print(f"  {'':8} {'app RSS MiB':>11} {'tree RSS MiB':>12} {'app CPU %':>9} {'tree CPU %':>10} "
-              f"{'sessions':>8} {'load avg':>8}")
+        print(
+            f"  {'':8} {'app RSS MiB':>11} {'tree RSS MiB':>12} {'app CPU %':>9} {'tree CPU %':>10} "
+            f"{'sessions':>8} {'load avg':>8}"
+        )
         for row in (before, during, after):
             sessions = row.get("active_sessions")
-            print(f"  {row['label']:8} {row.get('app_rss_mib', 0):11.0f} {row.get('tree_rss_mib', 0):12.0f} "
-                  f"{row.get('app_cpu_percent', 0):9.0f} {row.get('tree_cpu_percent', 0):10.0f} "
-                  f"{'-' if sessions is None else int(sessions):>8} {row.get('load_average', os.getloadavg()[0]):8.2f}")
+            print(
+                f"  {row['label']:8} {row.get('app_rss_mib', 0):11.0f} {row.get('tree_rss_mib', 0):12.0f} "
+                f"{row.get('app_cpu_percent', 0):9.0f} {row.get('tree_cpu_percent', 0):10.0f} "
+                f"{'-' if sessions is None else int(sessions):>8} {row.get('load_average', os.getloadavg()[0]):8.2f}"
+            )
 
     @staticmethod
     def machine_note() -> str:

@@ -40,8 +40,14 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 from websockets.asyncio.client import connect
 
 FINISHED = ForwardMsg.ScriptFinishedStatus
-TEXTS = {"markdown": "body", "text": "body", "alert": "body", "progress": "text", "page_link": "label",
-         "heading": "body"}  # element kind -> the field holding what it writes
+TEXTS = {
+    "markdown": "body",
+    "text": "body",
+    "alert": "body",
+    "progress": "text",
+    "page_link": "label",
+    "heading": "body",
+}  # element kind -> the field holding what it writes
 MAIN_ROOT, SIDEBAR_ROOT = 0, 1  # the first index of a delta's path: which container it went to
 
 
@@ -116,21 +122,34 @@ class ProtocolSession:
         self._reader: asyncio.Task | None = None
 
     @classmethod
-    async def open(cls, base_url: str, student: str, first_page: str, timeout: float = 120.0,
-                   params: dict[str, str] | None = None, cookie: str = "") -> tuple["ProtocolSession", PageRun]:
+    async def open(
+        cls,
+        base_url: str,
+        student: str,
+        first_page: str,
+        timeout: float = 120.0,
+        params: dict[str, str] | None = None,
+        cookie: str = "",
+    ) -> tuple[ProtocolSession, PageRun]:
         """Open the address ``/<first_page>?student=<student>`` in a new tab: connect and run it.
 
         ``cookie``: one the browser already holds (``POSLAB_APP=app2``: the proxy's choice of process)."""
         session = cls(base_url, student, timeout, params)
         started = time.perf_counter()
         session.cookie = cookie = await asyncio.to_thread(
-            _fetch_page, f"{session.base_url}/{first_page}?{session.query}", timeout, cookie)
+            _fetch_page, f"{session.base_url}/{first_page}?{session.query}", timeout, cookie
+        )
         parsed = urlparse(session.base_url)
         scheme = "wss" if parsed.scheme == "https" else "ws"
         headers = {"Cookie": cookie} if cookie else {}
-        session._socket = await connect(f"{scheme}://{parsed.netloc}{parsed.path}/_stcore/stream",
-                                        subprotocols=["streamlit"], additional_headers=headers, max_size=None,
-                                        open_timeout=timeout, ping_interval=None)
+        session._socket = await connect(
+            f"{scheme}://{parsed.netloc}{parsed.path}/_stcore/stream",
+            subprotocols=["streamlit"],
+            additional_headers=headers,
+            max_size=None,
+            open_timeout=timeout,
+            ping_interval=None,
+        )
         session._reader = asyncio.create_task(session._read())
         run = await session._rerun(first_page, page_name=first_page, page_hash="", started=started)
         return session, run
@@ -153,17 +172,27 @@ class ProtocolSession:
             return PageRun(self.page, problem="no slider on this page to move")
         state = WidgetState(id=slider.widget_id)
         state.double_array_value.data.append(slider.next_value())
-        return await self._rerun(self.page, page_name="", page_hash=self.page_hash, widgets=[state],
-                                 label=f"{self.page} (slider {slider.key})")
+        return await self._rerun(
+            self.page,
+            page_name="",
+            page_hash=self.page_hash,
+            widgets=[state],
+            label=f"{self.page} (slider {slider.key})",
+        )
 
     async def click(self, last_run: PageRun, label: str) -> PageRun:
         """A click on the button labelled ``label`` (in its fragment, as the browser sends it)."""
         if label not in last_run.buttons:
             return PageRun(self.page, problem=f"no button {label!r} (buttons: {', '.join(last_run.buttons)})")
         widget_id, fragment_id = last_run.buttons[label]
-        return await self._rerun(self.page, page_name="", page_hash=self.page_hash,
-                                 widgets=[WidgetState(id=widget_id, trigger_value=True)], fragment_id=fragment_id,
-                                 label=f"{self.page} ({label})")
+        return await self._rerun(
+            self.page,
+            page_name="",
+            page_hash=self.page_hash,
+            widgets=[WidgetState(id=widget_id, trigger_value=True)],
+            fragment_id=fragment_id,
+            label=f"{self.page} ({label})",
+        )
 
     async def close(self) -> None:
         if self._socket is not None:
@@ -171,8 +200,16 @@ class ProtocolSession:
         if self._reader is not None:
             self._reader.cancel()
 
-    async def _rerun(self, page: str, page_name: str, page_hash: str, widgets: list[WidgetState] = (),
-                     started: float | None = None, label: str | None = None, fragment_id: str = "") -> PageRun:
+    async def _rerun(
+        self,
+        page: str,
+        page_name: str,
+        page_hash: str,
+        widgets: list[WidgetState] = (),
+        started: float | None = None,
+        label: str | None = None,
+        fragment_id: str = "",
+    ) -> PageRun:
         message = BackMsg()
         state = message.rerun_script
         state.query_string = self.query
@@ -188,7 +225,7 @@ class ProtocolSession:
         try:
             await self._socket.send(message.SerializeToString())
             await asyncio.wait_for(self._done.wait(), self.timeout)
-        except (asyncio.TimeoutError, OSError, ConnectionError) as error:
+        except (TimeoutError, OSError, ConnectionError) as error:
             self._run.problem = f"{type(error).__name__}: no end of the run within {self.timeout:g} s"
         except Exception as error:  # noqa: BLE001 - a closed websocket: said in the run's figures
             self._run.problem = f"{type(error).__name__}: {error}"
@@ -222,8 +259,11 @@ class ProtocolSession:
         elif kind == "script_finished" and run is not None:
             if message.script_finished == FINISHED.FINISHED_EARLY_FOR_RERUN:
                 run.reruns += 1
-            elif message.script_finished in (FINISHED.FINISHED_SUCCESSFULLY, FINISHED.FINISHED_WITH_COMPILE_ERROR,
-                                             FINISHED.FINISHED_FRAGMENT_RUN_SUCCESSFULLY):
+            elif message.script_finished in (
+                FINISHED.FINISHED_SUCCESSFULLY,
+                FINISHED.FINISHED_WITH_COMPILE_ERROR,
+                FINISHED.FINISHED_FRAGMENT_RUN_SUCCESSFULLY,
+            ):
                 if message.script_finished == FINISHED.FINISHED_WITH_COMPILE_ERROR:
                     run.exceptions.append("the script did not compile")
                 self._done.set()
@@ -246,5 +286,6 @@ class ProtocolSession:
             in_main = list(message.metadata.delta_path[:1]) == [MAIN_ROOT]
             if in_main and not element.slider.disabled:
                 values = list(element.slider.value) or list(element.slider.default)
-                run.sliders.append(Slider(element.slider.id, element.slider.min, element.slider.max,
-                                          element.slider.step, values[0]))
+                run.sliders.append(
+                    Slider(element.slider.id, element.slider.min, element.slider.max, element.slider.step, values[0])
+                )

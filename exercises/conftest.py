@@ -32,9 +32,13 @@ IMPLEMENTATIONS = ("student", "reference")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--impl", choices=IMPLEMENTATIONS, default=None,
-                     help="which implementation the public tests check: your files (student, the default) "
-                          "or the course's reference (also POSLAB_IMPL=reference)")
+    parser.addoption(
+        "--impl",
+        choices=IMPLEMENTATIONS,
+        default=None,
+        help="which implementation the public tests check: your files (student, the default) "
+        "or the course's reference (also POSLAB_IMPL=reference)",
+    )
 
 
 def _choice(config: pytest.Config) -> str:
@@ -54,8 +58,11 @@ def _load_file(filename: str) -> ModuleType:
 
 def _other_files(preferred: str) -> list[str]:
     """Every other solution file here, for names defined outside their usual file."""
-    return sorted(path.name for path in HERE.glob("*.py")
-                  if path.name not in (preferred, "conftest.py") and not path.name.startswith("test_"))
+    return sorted(
+        path.name
+        for path in HERE.glob("*.py")
+        if path.name not in (preferred, "conftest.py") and not path.name.startswith("test_")
+    )
 
 
 class Implementation:

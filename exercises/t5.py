@@ -34,13 +34,15 @@ import math  # noqa: F401 -- the log-spaced buckets need math.log
 import torch
 
 
-def t5_relative_bucket(relative_position: torch.Tensor, bidirectional: bool = True,
-                       num_buckets: int = 32, max_distance: int = 128) -> torch.Tensor:
+def t5_relative_bucket(
+    relative_position: torch.Tensor, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128
+) -> torch.Tensor:
     """Bucket index (torch.int64, same shape) of each key position - query position (see the module docstring)."""
     raise NotImplementedError("t5_relative_bucket is not implemented yet")
 
 
-def t5_relative_bias(table: torch.Tensor, query_len: int, key_len: int, bidirectional: bool = True,
-                     max_distance: int = 128) -> torch.Tensor:
+def t5_relative_bias(
+    table: torch.Tensor, query_len: int, key_len: int, bidirectional: bool = True, max_distance: int = 128
+) -> torch.Tensor:
     """[n_heads, Tq, Tk]: bias[h, i, j] = table[bucket(j - i), h]; table is [num_buckets, n_heads]."""
     raise NotImplementedError("t5_relative_bias is not implemented yet")

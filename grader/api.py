@@ -23,14 +23,21 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import grader
 from grader.results import SubmissionResult, TestOutcome
-from grader.sandbox import (GraderFault, SandboxStudent, SubmissionSandbox, WorkerProcess, choose_isolation,
-                            run_public_tests)
+from grader.sandbox import (
+    GraderFault,
+    SandboxStudent,
+    SubmissionSandbox,
+    WorkerProcess,
+    choose_isolation,
+    run_public_tests,
+)
 from grader.sandboxed.protocol import PytestOutcome, PytestPhase
 from grader.settings import GraderSettings
 from grader.submissions import Submission, SubmissionRejected, is_submitted_file, load_submission, submission_id_for
@@ -43,8 +50,19 @@ BUNDLE_MARKER = ".poslab-bundle"
 PUBLIC_TESTS_DIR = PROJECT_ROOT / "exercises"
 OTHER_TESTS = "other"  # the exercise of a public test file named after none (see public_test_exercise)
 
-__all__ = ["Grader", "GraderFault", "Submission", "SubmissionRejected", "SubmissionResult", "grade_submission", "grading_mode",
-           "is_submitted_file", "load_submission", "running_in_bundle", "submission_id_for"]
+__all__ = [
+    "Grader",
+    "GraderFault",
+    "Submission",
+    "SubmissionRejected",
+    "SubmissionResult",
+    "grade_submission",
+    "grading_mode",
+    "is_submitted_file",
+    "load_submission",
+    "running_in_bundle",
+    "submission_id_for",
+]
 
 
 def running_in_bundle(root: Path = PROJECT_ROOT) -> bool:
@@ -65,10 +83,14 @@ def describe_import_error(filename: str, error: dict) -> str:
     if kind in ("SyntaxError", "IndentationError", "TabError"):
         return f"{filename} could not be imported: {kind} on line {line}: {message}."
     if kind in ("ModuleNotFoundError", "ImportError") and module.split(".")[0] in ("poslab", "grader"):
-        return (f"{filename} could not be imported: it imports {module}, the course's own code, which is not "
-                f"available when grading. Write the code in your own file instead.")
+        return (
+            f"{filename} could not be imported: it imports {module}, the course's own code, which is not "
+            f"available when grading. Write the code in your own file instead."
+        )
     if kind == "ModuleNotFoundError":
-        return f"{filename} could not be imported: it imports {module or 'a module'}, which is not available when grading."
+        return (
+            f"{filename} could not be imported: it imports {module or 'a module'}, which is not available when grading."
+        )
     if kind == "SystemExit":
         return f"{filename} could not be imported: it called sys.exit() while being imported ({message})."
     where = f" (line {line})" if line else ""
@@ -89,15 +111,21 @@ class _Progress:
 class Grader:
     """Grades submissions one after another with one warm worker (started on first use)."""
 
-    def __init__(self, settings: GraderSettings | None = None, *, mode: GradingMode = GradingMode.HIDDEN,
-                 suite: Any = None, public_tests_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        settings: GraderSettings | None = None,
+        *,
+        mode: GradingMode = GradingMode.HIDDEN,
+        suite: Any = None,
+        public_tests_dir: Path | None = None,
+    ) -> None:
         self.settings = settings or GraderSettings.from_env()
         self.mode = grading_mode(mode)
         self._suite = suite
         self.public_tests_dir = Path(public_tests_dir or PUBLIC_TESTS_DIR)
         self.worker: WorkerProcess | None = None
 
-    def __enter__(self) -> "Grader":
+    def __enter__(self) -> Grader:
         return self
 
     def __exit__(self, *exc_info) -> None:
@@ -143,7 +171,7 @@ class Grader:
         worker = self._worker()
         progress = _Progress()
         if submission.problems:
-            progress.import_problems.update({"": problem for problem in submission.problems})
+            progress.import_problems[""] = submission.problems[-1]
         if self.mode == GradingMode.HIDDEN:
             self._grade_hidden(submission, worker, progress, selected)
         else:
@@ -151,13 +179,19 @@ class Grader:
         return SubmissionResult(
             submission_id=submission.submission_id,
             status=SubmissionStatus.IMPORT_FAILED if progress.import_problems else SubmissionStatus.GRADED,
-            tests=tuple(progress.tests), isolation=worker.isolation, public_tests_only=self.mode == GradingMode.PUBLIC,
-            submission_hash=submission.content_hash, suite_hash=self.suite_hash(),
-            grader_version=grader.__version__, execution_time=time.monotonic() - started,
-            messages=tuple(progress.import_problems.values()))
+            tests=tuple(progress.tests),
+            isolation=worker.isolation,
+            public_tests_only=self.mode == GradingMode.PUBLIC,
+            submission_hash=submission.content_hash,
+            suite_hash=self.suite_hash(),
+            grader_version=grader.__version__,
+            execution_time=time.monotonic() - started,
+            messages=tuple(progress.import_problems.values()),
+        )
 
-    def _grade_hidden(self, submission: Submission, worker: WorkerProcess, progress: _Progress,
-                      selected: tuple[str, ...]) -> None:
+    def _grade_hidden(
+        self, submission: Submission, worker: WorkerProcess, progress: _Progress, selected: tuple[str, ...]
+    ) -> None:
         cases = self.suite.collect()
         sandbox = SubmissionSandbox(worker, submission.files, self.settings.timeout)
         try:
@@ -165,7 +199,9 @@ class Grader:
                 exercise_cases = [case for case in cases if case.exercise == exercise.id and exercise.id in selected]
                 if not exercise_cases:
                     continue
-                order = [] if submission.problems else import_order(submission.files, exercise, progress.import_problems)
+                order = (
+                    [] if submission.problems else import_order(submission.files, exercise, progress.import_problems)
+                )
                 student = sandbox.for_exercise(order, list(exercise.names))
                 self._note_import(student, progress)
                 if student.load.missing and progress.import_problems:
@@ -184,19 +220,27 @@ class Grader:
         for filename, error in report.import_errors.items():
             progress.import_problems[filename] = describe_import_error(filename, error)
         if report.stuck_in is not None and student.crash is not None:
-            progress.import_problems[report.stuck_in] = f"{report.stuck_in} could not be imported: {student.crash.reason}."
+            progress.import_problems[report.stuck_in] = (
+                f"{report.stuck_in} could not be imported: {student.crash.reason}."
+            )
 
     # -- public tests (student bundle)
 
     def public_test_files(self) -> dict[str, str]:
-        return {path.name: path.read_text(encoding="utf-8")
-                for path in sorted(self.public_tests_dir.glob("*.py"))
-                if path.name.startswith("test_") or path.name == "conftest.py"}
+        return {
+            path.name: path.read_text(encoding="utf-8")
+            for path in sorted(self.public_tests_dir.glob("*.py"))
+            if path.name.startswith("test_") or path.name == "conftest.py"
+        }
 
-    def _grade_public(self, submission: Submission, worker: WorkerProcess, progress: _Progress,
-                      selected: tuple[str, ...]) -> None:
-        tests = {name: text for name, text in self.public_test_files().items()
-                 if name == "conftest.py" or public_test_exercise(name) in selected}
+    def _grade_public(
+        self, submission: Submission, worker: WorkerProcess, progress: _Progress, selected: tuple[str, ...]
+    ) -> None:
+        tests = {
+            name: text
+            for name, text in self.public_test_files().items()
+            if name == "conftest.py" or public_test_exercise(name) in selected
+        }
         files = {**submission.files, **tests}  # only the asked-for exercises' tests run
         timeout = self.settings.timeout * len(selected)
         report = run_public_tests(worker, files, timeout)
@@ -206,21 +250,39 @@ class Grader:
             exercise = public_test_exercise(test["nodeid"])
             passed = test["outcome"] == PytestOutcome.PASSED
             if test["when"] == PytestPhase.COLLECT and not passed:
-                progress.import_problems[test["nodeid"]] = f"{test['nodeid']} could not be collected: {test['message'][:500]}"
+                progress.import_problems[test["nodeid"]] = (
+                    f"{test['nodeid']} could not be collected: {test['message'][:500]}"
+                )
             if exercise not in selected and len(selected) < len(EXERCISE_IDS):
                 continue  # a test file named after no exercise: it counts only when all are graded
             output = "Passed." if passed else test["message"]
-            progress.tests.append(TestOutcome(
-                test["nodeid"], exercise, 1.0 if passed else 0.0, 1.0, TestStatus.PASSED if passed else TestStatus.FAILED,
-                output + " [public test; its outcome was reported from inside the sandbox]", Visibility.VISIBLE,
-                PUBLIC_TEST_FAMILY))
+            progress.tests.append(
+                TestOutcome(
+                    test["nodeid"],
+                    exercise,
+                    1.0 if passed else 0.0,
+                    1.0,
+                    TestStatus.PASSED if passed else TestStatus.FAILED,
+                    output + " [public test; its outcome was reported from inside the sandbox]",
+                    Visibility.VISIBLE,
+                    PUBLIC_TEST_FAMILY,
+                )
+            )
 
 
 def did_not_import(case: Any, import_problems: Mapping[str, str]) -> TestOutcome:
     """A test that did not run because the submission's file did not import (the messages say why)."""
     why = " ".join(problem.rstrip(".") + "." for problem in import_problems.values())
-    return TestOutcome(case.name, case.exercise, 0.0, case.points, TestStatus.DID_NOT_IMPORT, f"Did not import: {why}",
-                       case.visibility, case.family)
+    return TestOutcome(
+        case.name,
+        case.exercise,
+        0.0,
+        case.points,
+        TestStatus.DID_NOT_IMPORT,
+        f"Did not import: {why}",
+        case.visibility,
+        case.family,
+    )
 
 
 def selected_exercises(exercises: Sequence[str] | None) -> tuple[str, ...]:
@@ -247,9 +309,14 @@ def grading_mode(mode: str) -> GradingMode:
         raise ValueError(f"mode must be one of {', '.join(GradingMode)}, got {mode!r}") from None
 
 
-def grade_submission(source: str | Path | Mapping[str, str], *, mode: GradingMode = GradingMode.HIDDEN,
-                     submission_id: str | None = None, settings: GraderSettings | None = None,
-                     suite: Any = None) -> SubmissionResult:
+def grade_submission(
+    source: str | Path | Mapping[str, str],
+    *,
+    mode: GradingMode = GradingMode.HIDDEN,
+    submission_id: str | None = None,
+    settings: GraderSettings | None = None,
+    suite: Any = None,
+) -> SubmissionResult:
     """Grade one submission with a worker of its own (about a second and a half of start-up)."""
     settings = settings or GraderSettings.from_env()
     submission = load_submission(source, submission_id, settings)

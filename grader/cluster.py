@@ -4,8 +4,26 @@ It is ``grader.service.judge`` (read that); Dask looks up ``dask_setup`` and ``d
 module it preloads, so they are named here too.
 """
 
-from grader.service.judge import (JUDGE_ATTRIBUTE, WARM_MODES_ENV, Judge, dask_setup, dask_teardown,
-                                  grade_on_judge, load_suite, task_for, warm_modes)
+from grader.service.judge import (
+    JUDGE_ATTRIBUTE,
+    WARM_MODES_ENV,
+    Judge,
+    dask_setup,
+    dask_teardown,
+    grade_on_judge,
+    load_suite,
+    task_for,
+    warm_modes,
+)
 
-__all__ = ["JUDGE_ATTRIBUTE", "WARM_MODES_ENV", "Judge", "dask_setup", "dask_teardown", "grade_on_judge",
-           "load_suite", "task_for", "warm_modes"]
+__all__ = [
+    "JUDGE_ATTRIBUTE",
+    "WARM_MODES_ENV",
+    "Judge",
+    "dask_setup",
+    "dask_teardown",
+    "grade_on_judge",
+    "load_suite",
+    "task_for",
+    "warm_modes",
+]

@@ -38,8 +38,11 @@ class Gradebook:
 def per_test_rows(result: SubmissionResult, exercise_id: str | None = None) -> tuple[TestRow, ...]:
     """One row per test that ran (of one exercise, if given), in suite order. A test whose exercise
     did not import gives no row: it says nothing about that test's property."""
-    return tuple(TestRow(test.exercise, test.name, test.status == TestStatus.PASSED) for test in result.tests
-                 if (exercise_id is None or test.exercise == exercise_id) and test.status != TestStatus.DID_NOT_IMPORT)
+    return tuple(
+        TestRow(test.exercise, test.name, test.status == TestStatus.PASSED)
+        for test in result.tests
+        if (exercise_id is None or test.exercise == exercise_id) and test.status != TestStatus.DID_NOT_IMPORT
+    )
 
 
 def gradescope_test_rows(data: object) -> list[TestRow]:
@@ -71,8 +74,10 @@ def _read_table(csv_path: Path) -> pd.DataFrame:
         raise GradebookError(f"{csv_path.name} is not a readable CSV file ({error}).") from None
     missing = {"id", "status", "total", "max"} - set(table.columns)
     if missing:
-        raise GradebookError(f"{csv_path.name} lacks the column(s) {', '.join(sorted(missing))}: "
-                             "is it a gradebook written by `python -m grader grade`?")
+        raise GradebookError(
+            f"{csv_path.name} lacks the column(s) {', '.join(sorted(missing))}: "
+            "is it a gradebook written by `python -m grader grade`?"
+        )
     for text in ("name", "lms_id"):
         if text in table.columns:  # a file or folder has none: blank, not NaN
             table[text] = table[text].fillna("")
@@ -94,8 +99,9 @@ def load_gradebook(directory: str | Path) -> Gradebook:
         raise GradebookError(f"There is no folder {str(folder)!r} on the machine running the app.")
     csv_path = folder / "gradebook.csv"
     if not csv_path.is_file():
-        raise GradebookError(f"{str(folder)!r} has no gradebook.csv: point at the --out folder of "
-                             "`python -m grader grade`.")
+        raise GradebookError(
+            f"{str(folder)!r} has no gradebook.csv: point at the --out folder of `python -m grader grade`."
+        )
     table = _read_table(csv_path)
     rows: list[TestRow] = []
     problems: list[str] = []

@@ -39,12 +39,28 @@ INCLUDE = (
 )
 # The parts of grader/ a student never gets: the hidden tests and their helpers, the mutants,
 # the instructor's commands (the CLI, this release, the Gradescope packaging).
-INSTRUCTOR_PARTS = ("grader/suite", "grader/mutants", "grader/mutation", "grader/variants", "grader/cli",
-                    "grader/__main__.py", "grader/release.py", "grader/gradescope", "grader/lms")
+INSTRUCTOR_PARTS = (
+    "grader/suite",
+    "grader/mutants",
+    "grader/mutation",
+    "grader/variants",
+    "grader/cli",
+    "grader/__main__.py",
+    "grader/release.py",
+    "grader/gradescope",
+    "grader/lms",
+)
 EXCLUDED = ("*instructor*", "__pycache__", "*.pyc", ".pytest_cache", "secrets.toml", "*.db", "*.db-*")
 # Whatever the lists say, none of these may end up in a bundle (checked after copying).
-FORBIDDEN = ("grader/suite/*", "grader/mutants/*", "grader/mutation/*", "grader/variants/*", "tests/*", ".git/*",
-             "*instructor*")
+FORBIDDEN = (
+    "grader/suite/*",
+    "grader/mutants/*",
+    "grader/mutation/*",
+    "grader/variants/*",
+    "tests/*",
+    ".git/*",
+    "*instructor*",
+)
 
 
 class ReleaseError(Exception):

@@ -23,11 +23,24 @@ GRADEBOOK_HEADER = ("id", "name", "lms_id", "late", "status", *EXERCISE_IDS, "to
 
 # How a summary names a property family ("hidden tests: 2 about values failed, 4 points").
 FAMILY_WORDS = {
-    "values": "values", "shape": "shape and type", "dtype_device": "dtype and device", "inputs": "inputs and views",
-    "stability": "numerical stability", "equivariance": "permutation equivariance", "bias": "the bias",
-    "relative": "relative positions", "breaks_equivariance": "encoding the order", "long_sequence": "long sequences",
-    "speed": "speed", "parameters": "the parameters", "length_limit": "the length limit", "identity": "position 0",
-    "norm": "lengths", "half_precision": "half precision", "slopes": "the slopes", "causality": "the causal mask",
+    "values": "values",
+    "shape": "shape and type",
+    "dtype_device": "dtype and device",
+    "inputs": "inputs and views",
+    "stability": "numerical stability",
+    "equivariance": "permutation equivariance",
+    "bias": "the bias",
+    "relative": "relative positions",
+    "breaks_equivariance": "encoding the order",
+    "long_sequence": "long sequences",
+    "speed": "speed",
+    "parameters": "the parameters",
+    "length_limit": "the length limit",
+    "identity": "position 0",
+    "norm": "lengths",
+    "half_precision": "half precision",
+    "slopes": "the slopes",
+    "causality": "the causal mask",
 }
 
 
@@ -59,7 +72,7 @@ class TestOutcome:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "TestOutcome":
+    def from_dict(cls, data: dict) -> TestOutcome:
         return cls(**data)
 
 
@@ -157,12 +170,18 @@ class SubmissionResult:
                 entry[0] += 1
                 entry[1] += test.max_score - test.score
         return ExerciseFeedback(
-            exercise, status, sum(test.score for test in tests), sum(test.max_score for test in tests),
+            exercise,
+            status,
+            sum(test.score for test in tests),
+            sum(test.max_score for test in tests),
             self.messages if status == ExerciseStatus.DID_NOT_IMPORT else (),
             tuple(test for test in tests if test.visibility == Visibility.VISIBLE),
-            () if status == ExerciseStatus.DID_NOT_IMPORT else tuple(FamilyLoss(family, int(n), points)
-                                                                     for family, (n, points) in losses.items()),
-            sum(test.status == TestStatus.PASSED for test in hidden), len(hidden))
+            ()
+            if status == ExerciseStatus.DID_NOT_IMPORT
+            else tuple(FamilyLoss(family, int(n), points) for family, (n, points) in losses.items()),
+            sum(test.status == TestStatus.PASSED for test in hidden),
+            len(hidden),
+        )
 
     @property
     def score(self) -> float:
@@ -181,15 +200,16 @@ class SubmissionResult:
         # Derived, for readers of the JSON (from_dict recomputes them from the tests).
         data["exercises"] = {exercise: asdict(score) for exercise, score in self.exercises.items()}
         data["exercise_status"] = {exercise: self.exercise_status(exercise) for exercise in self.exercises}
-        data["hidden_losses"] = {exercise: [asdict(loss) for loss in self.feedback(exercise).hidden_losses]
-                                 for exercise in self.exercises}
+        data["hidden_losses"] = {
+            exercise: [asdict(loss) for loss in self.feedback(exercise).hidden_losses] for exercise in self.exercises
+        }
         return data
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, sort_keys=True)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "SubmissionResult":
+    def from_dict(cls, data: dict) -> SubmissionResult:
         fields = dict(data)
         for derived in ("exercises", "exercise_status", "hidden_losses"):
             fields.pop(derived, None)
@@ -198,25 +218,42 @@ class SubmissionResult:
         return cls(**fields)
 
     @classmethod
-    def from_json(cls, text: str) -> "SubmissionResult":
+    def from_json(cls, text: str) -> SubmissionResult:
         return cls.from_dict(json.loads(text))
 
     # -- Gradescope
 
     def to_gradescope(self) -> dict:
         # Gradescope knows passed and failed only; extra_data.statuses keeps DID_NOT_IMPORT.
-        tests = [{"name": test.name, "score": test.score, "max_score": test.max_score,
-                  "status": TestStatus.PASSED if test.status == TestStatus.PASSED else TestStatus.FAILED,
-                  "output": test.output, "visibility": test.visibility, "tags": [test.exercise]}
-                 for test in self.tests]
-        data = {"score": self.score, "execution_time": round(self.execution_time, 3), "tests": tests,
-                "extra_data": {
-                    "submission_id": self.submission_id, "status": self.status,
-                    "grader_version": self.grader_version, "suite_hash": self.suite_hash,
-                    "submission_hash": self.submission_hash, "isolation": self.isolation,
-                    "public_tests_only": self.public_tests_only, "messages": list(self.messages),
-                    "families": [test.family for test in self.tests],
-                    "statuses": [test.status for test in self.tests]}}
+        tests = [
+            {
+                "name": test.name,
+                "score": test.score,
+                "max_score": test.max_score,
+                "status": TestStatus.PASSED if test.status == TestStatus.PASSED else TestStatus.FAILED,
+                "output": test.output,
+                "visibility": test.visibility,
+                "tags": [test.exercise],
+            }
+            for test in self.tests
+        ]
+        data = {
+            "score": self.score,
+            "execution_time": round(self.execution_time, 3),
+            "tests": tests,
+            "extra_data": {
+                "submission_id": self.submission_id,
+                "status": self.status,
+                "grader_version": self.grader_version,
+                "suite_hash": self.suite_hash,
+                "submission_hash": self.submission_hash,
+                "isolation": self.isolation,
+                "public_tests_only": self.public_tests_only,
+                "messages": list(self.messages),
+                "families": [test.family for test in self.tests],
+                "statuses": [test.status for test in self.tests],
+            },
+        }
         lines = list(self.messages) + self.accounting_lines()
         if lines:
             data["output"] = "\n".join(lines)
@@ -232,18 +269,45 @@ class SubmissionResult:
         return lines
 
     @classmethod
-    def from_gradescope(cls, data: dict) -> "SubmissionResult":
+    def from_gradescope(cls, data: dict) -> SubmissionResult:
         extra = data["extra_data"]
         families = extra.get("families") or [""] * len(data["tests"])
         statuses = extra.get("statuses") or [test["status"] for test in data["tests"]]
-        tests = tuple(TestOutcome(test["name"], test["tags"][0], float(test["score"]), float(test["max_score"]),
-                                  status, test["output"], test["visibility"], family)
-                      for test, family, status in zip(data["tests"], families, statuses))
-        return cls(extra["submission_id"], extra["status"], tests, extra["isolation"], extra["public_tests_only"],
-                   extra["submission_hash"], extra["suite_hash"], extra["grader_version"],
-                   float(data["execution_time"]), tuple(extra.get("messages", ())))
+        tests = tuple(
+            TestOutcome(
+                test["name"],
+                test["tags"][0],
+                float(test["score"]),
+                float(test["max_score"]),
+                status,
+                test["output"],
+                test["visibility"],
+                family,
+            )
+            for test, family, status in zip(data["tests"], families, statuses)
+        )
+        return cls(
+            extra["submission_id"],
+            extra["status"],
+            tests,
+            extra["isolation"],
+            extra["public_tests_only"],
+            extra["submission_hash"],
+            extra["suite_hash"],
+            extra["grader_version"],
+            float(data["execution_time"]),
+            tuple(extra.get("messages", ())),
+        )
 
     def gradebook_row(self, name: str = "", lms_id: str = "", late: bool = False) -> list[str]:
         scores = self.exercises
-        return [self.submission_id, name, lms_id, "true" if late else "false", self.status,
-                *(f"{scores[e].score:g}" for e in EXERCISE_IDS), f"{self.score:g}", f"{self.max_score:g}"]
+        return [
+            self.submission_id,
+            name,
+            lms_id,
+            "true" if late else "false",
+            self.status,
+            *(f"{scores[e].score:g}" for e in EXERCISE_IDS),
+            f"{self.score:g}",
+            f"{self.max_score:g}",
+        ]

@@ -14,8 +14,8 @@ Environment variables (all optional):
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Mapping
 
 from grader.vocabulary import IsolationSetting
 from poslab.config import Settings
@@ -53,7 +53,7 @@ class GraderSettings:
         object.__setattr__(self, "isolation", IsolationSetting(self.isolation))  # "auto" reads as AUTO
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> "GraderSettings":
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> GraderSettings:
         env = os.environ if environ is None else environ
         isolation = env.get("POSLAB_GRADER_ISOLATION", "").strip() or IsolationSetting.AUTO
         if isolation not in ISOLATIONS:
@@ -65,7 +65,7 @@ class GraderSettings:
             uid_base=positive_int(env, "POSLAB_GRADER_UID_BASE", 1_000_000),
         )
 
-    def with_changes(self, **changes) -> "GraderSettings":
+    def with_changes(self, **changes) -> GraderSettings:
         return replace(self, **{key: value for key, value in changes.items() if value is not None})
 
     def child_limits(self, exercises: int) -> dict:

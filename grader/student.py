@@ -117,17 +117,23 @@ class CannotCheck(Exception):
 
 
 # The grader's notes about a call that went through (worded by the judge; see CallResult.notes).
-TABLE_IN_BUFFER = ("the module keeps its [max_len, d_model] table as a buffer, not a parameter; this test put "
-                   "its own table into that buffer to check the forward")
+TABLE_IN_BUFFER = (
+    "the module keeps its [max_len, d_model] table as a buffer, not a parameter; this test put "
+    "its own table into that buffer to check the forward"
+)
 
 
 def no_table_reason(buffers_of_shape: int, parameters_of_shape: int) -> str:
     """The judge's sentence when learned.forward found no single table to copy the test's table into."""
     if parameters_of_shape > 1 or buffers_of_shape > 1:
-        return ("the module has several parameters or buffers of shape [max_len, d_model], so the grader "
-                "could not tell which one is the table (the spec asks for exactly one)")
-    return ("the module has no parameter (and no buffer) of shape [max_len, d_model], so the grader could not put "
-            "its own table in to check the forward: register the table with nn.Parameter")
+        return (
+            "the module has several parameters or buffers of shape [max_len, d_model], so the grader "
+            "could not tell which one is the table (the spec asks for exactly one)"
+        )
+    return (
+        "the module has no parameter (and no buffer) of shape [max_len, d_model], so the grader could not put "
+        "its own table in to check the forward: register the table with nn.Parameter"
+    )
 
 
 @dataclass(frozen=True)
@@ -220,7 +226,9 @@ def transposed(tensor: torch.Tensor, dim0: int, dim1: int) -> Viewed:
 @dataclass(frozen=True)
 class CallResult:
     output: Any  # torch.Tensor | tuple[torch.Tensor, ...] | TensorInfo | tuple[TensorInfo, ...]
-    inputs_after: tuple[torch.Tensor | None, ...] = field(default=())  # each tensor argument as the child saw it after the call, in order (args then kwargs); None for meta tensors
+    inputs_after: tuple[torch.Tensor | None, ...] = field(
+        default=()
+    )  # each tensor argument as the child saw it after the call, in order (args then kwargs); None for meta tensors
     wall_seconds: float = 0.0  # measured by the judging side around the call, IPC included
     notes: tuple[str, ...] = field(default=())  # the grader's findings about this call, in the judge's words
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
 
 from grader.settings import GraderSettings
 
@@ -67,7 +67,8 @@ def decode_source(what: str, data: bytes | str) -> str:
         except UnicodeDecodeError:
             raise SubmissionRejected(
                 f"{what} is not UTF-8 text, so it is not a Python source file we can read. "
-                "Save it as UTF-8 (any code editor can) and hand it in again.") from None
+                "Save it as UTF-8 (any code editor can) and hand it in again."
+            ) from None
     problem = _text_problem(what, data)
     if problem:
         raise SubmissionRejected(problem)
@@ -92,7 +93,8 @@ def source_from_upload(filename: str, data: bytes) -> str:
         # The name is not repeated: it is the student's text, and messages are drawn as Markdown.
         raise SubmissionRejected(
             "That is not a Python file (its name does not end in .py): upload the .py file you edited, "
-            "for example rope.py.")
+            "for example rope.py."
+        )
     _within_size("That file", len(data), "Upload only your exercise's .py file.")
     return _not_empty(decode_source("That file", data))
 
@@ -119,8 +121,9 @@ def is_submitted_file(name: str) -> bool:
     return name.endswith(".py") and not name.startswith("test_") and name != "conftest.py"
 
 
-def load_submission(source: str | Path | Mapping[str, str], submission_id: str | None = None,
-                    settings: GraderSettings | None = None) -> Submission:
+def load_submission(
+    source: str | Path | Mapping[str, str], submission_id: str | None = None, settings: GraderSettings | None = None
+) -> Submission:
     """Read a file, a folder of .py files (test_*.py and conftest.py left out) or a name->source map."""
     settings = settings or GraderSettings.from_env()
     if isinstance(source, Mapping):

@@ -9,14 +9,23 @@ writes them in ``gradebook.csv`` and as the LMS export sends them.
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import pandas as pd
 
 PERCENT_DECIMALS = 1
 POINT_DECIMALS = 2  # hidden tests give fractions of a point
-ACTIVITY_COLUMNS = ("student", "percent", "lessons_visited", "lessons_done", "lessons_total", "exercises_attempted",
-                    "exercises_graded", "hints_used", "last_active")
+ACTIVITY_COLUMNS = (
+    "student",
+    "percent",
+    "lessons_visited",
+    "lessons_done",
+    "lessons_total",
+    "exercises_attempted",
+    "exercises_graded",
+    "hints_used",
+    "last_active",
+)
 
 
 def class_report(table: pd.DataFrame, maxima: Mapping[str, float]) -> pd.DataFrame:
@@ -25,8 +34,9 @@ def class_report(table: pd.DataFrame, maxima: Mapping[str, float]) -> pd.DataFra
     and ``max`` (the suite's total)."""
     report = table[list(ACTIVITY_COLUMNS)].copy()
     report["percent"] = report["percent"].round(PERCENT_DECIMALS)
-    points = pd.DataFrame({exercise: table[f"grade:{exercise}"] * maximum for exercise, maximum in maxima.items()},
-                          index=table.index)
+    points = pd.DataFrame(
+        {exercise: table[f"grade:{exercise}"] * maximum for exercise, maximum in maxima.items()}, index=table.index
+    )
     for exercise in maxima:
         report[exercise] = points[exercise].round(POINT_DECIMALS)
     report["total"] = points.sum(axis=1, min_count=1).round(POINT_DECIMALS)

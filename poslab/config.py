@@ -34,9 +34,9 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
 
 from poslab.signin import Network, parse_trusted_proxies
 
@@ -66,7 +66,7 @@ class Settings:
     trusted_proxies: tuple[Network, ...] = ()
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> "Settings":
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
         env = os.environ if environ is None else environ
         data_dir = Path(env.get("POSLAB_DATA_DIR") or Path.home() / ".poslab")
         db_url = env.get("POSLAB_DB_URL") or f"sqlite:///{data_dir / 'poslab.db'}"

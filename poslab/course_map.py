@@ -45,7 +45,15 @@ def course_map() -> tuple[tuple[str, tuple[Stop, ...]], ...]:
     summaries = _home().get("summaries", {})
     groups: dict[str, list[Stop]] = {}
     for number, lesson in enumerate(all_lessons(), start=1):
-        groups.setdefault(lesson.group, []).append(Stop(
-            number, lesson.id, lesson.title, lesson.icon, lesson.group, lesson.page_path,
-            summaries.get(lesson.id, "")))
+        groups.setdefault(lesson.group, []).append(
+            Stop(
+                number,
+                lesson.id,
+                lesson.title,
+                lesson.icon,
+                lesson.group,
+                lesson.page_path,
+                summaries.get(lesson.id, ""),
+            )
+        )
     return tuple((group, tuple(stops)) for group, stops in groups.items())

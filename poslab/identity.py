@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import hmac
 import unicodedata
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Literal, Mapping, Sequence
+from typing import Literal
 
 from poslab.lms_sheets import is_email
 from poslab.store.validation import MAX_NAME_CHARS  # one limit for the form and the store
@@ -136,11 +137,15 @@ def _refusal(frame: IdentityFrame, mode: IdentityMode) -> str | None:
     if NAME_PARAM not in frame.params and not frame.typed_name:
         return None
     if mode == "roster":
-        return ("This class signs in with personal links: a name typed or given in the address (?student=) "
-                "is not accepted. Open the sign-in link your instructor sent you; ask them for a new one if it "
-                "is lost or has expired.")
-    return ("This app signs students in with a login: a name typed or given in the address (?student=) is "
-            "ignored. Log in (in the sidebar) to save your work.")
+        return (
+            "This class signs in with personal links: a name typed or given in the address (?student=) "
+            "is not accepted. Open the sign-in link your instructor sent you; ask them for a new one if it "
+            "is lost or has expired."
+        )
+    return (
+        "This app signs students in with a login: a name typed or given in the address (?student=) is "
+        "ignored. Log in (in the sidebar) to save your work."
+    )
 
 
 def resolve(frame: IdentityFrame) -> Resolution:
@@ -152,8 +157,12 @@ def resolve(frame: IdentityFrame) -> Resolution:
     if frame.roster_active and frame.roster_student:
         return Resolution(Identity(frame.roster_student, "roster", frame.roster_name), mode, _refusal(frame, mode))
     if account is not None:  # logged in, but not on the roster of this class
-        return Resolution(None, mode, f"You are logged in as {account}, who is not on this class's roster: your "
-                                      "work cannot be saved. Ask your instructor to add you.")
+        return Resolution(
+            None,
+            mode,
+            f"You are logged in as {account}, who is not on this class's roster: your "
+            "work cannot be saved. Ask your instructor to add you.",
+        )
     if mode != "name":
         return Resolution(None, mode, _refusal(frame, mode))
     if frame.typed_name:
@@ -163,6 +172,7 @@ def resolve(frame: IdentityFrame) -> Resolution:
 
 
 # -- the Instructor password ---------------------------------------------------------------------------
+
 
 def password_matches(given: str | None, expected: str | None) -> bool:
     """Constant-time comparison; no password configured means nobody gets in."""
@@ -174,7 +184,10 @@ def password_matches(given: str | None, expected: str | None) -> bool:
 def password_wait(failure_lists: Sequence[Sequence[datetime]], now: datetime) -> timedelta | None:
     """How long until another password may be tried, or None: each list (one browser session's, one
     address's wrong passwords in the last window, oldest first) allows ``PASSWORD_FAILURE_LIMIT``."""
-    waits = [failures[-PASSWORD_FAILURE_LIMIT] + PASSWORD_WINDOW - now for failures in failure_lists
-             if len(failures) >= PASSWORD_FAILURE_LIMIT]
+    waits = [
+        failures[-PASSWORD_FAILURE_LIMIT] + PASSWORD_WINDOW - now
+        for failures in failure_lists
+        if len(failures) >= PASSWORD_FAILURE_LIMIT
+    ]
     wait = max(waits, default=None)
     return wait if wait is not None and wait > timedelta(0) else None

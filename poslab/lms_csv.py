@@ -16,8 +16,8 @@ Shapes::
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 MAX_CSV_BYTES = 20 * 1024 * 1024  # a class of thousands is a few MB
 BYTE_ORDER_MARK = "\ufeff"
@@ -58,8 +58,9 @@ class CsvTable:
     def column(self, *names: str) -> int | None:
         """The index of the first header cell equal to one of ``names`` (case and spaces ignored)."""
         wanted = {" ".join(name.split()).casefold() for name in names}
-        return next((index for index, cell in enumerate(self.header)
-                     if " ".join(cell.split()).casefold() in wanted), None)
+        return next(
+            (index for index, cell in enumerate(self.header) if " ".join(cell.split()).casefold() in wanted), None
+        )
 
     def render(self, changes: Mapping[tuple[int, int], str]) -> str:
         """The file's text with the cells ``{(record index, column): value}`` replaced, nothing else."""
@@ -86,16 +87,22 @@ def quote(value: str, delimiter: str, always: bool = False) -> str:
 def decode(data: bytes, what: str) -> tuple[str, bool]:
     """The text of ``data`` and whether it began with a byte-order mark; CsvFileError if unreadable."""
     if len(data) > MAX_CSV_BYTES:
-        raise CsvFileError(f"{what} is {len(data) / 1e6:.0f} MB; an LMS spreadsheet of a class is far "
-                           f"smaller (at most {MAX_CSV_BYTES // (1024 * 1024)} MB are read).")
+        raise CsvFileError(
+            f"{what} is {len(data) / 1e6:.0f} MB; an LMS spreadsheet of a class is far "
+            f"smaller (at most {MAX_CSV_BYTES // (1024 * 1024)} MB are read)."
+        )
     if data.startswith(UTF16_MARKS):
-        raise CsvFileError(f"{what} is UTF-16 text (a spreadsheet's 'Unicode text'); export it again from the "
-                           "LMS, or save it as 'CSV UTF-8'.")
+        raise CsvFileError(
+            f"{what} is UTF-16 text (a spreadsheet's 'Unicode text'); export it again from the "
+            "LMS, or save it as 'CSV UTF-8'."
+        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise CsvFileError(f"{what} is not UTF-8 text (byte {error.start} cannot be read): export it again from "
-                           "the LMS, or save it from your spreadsheet program as 'CSV UTF-8'.") from None
+        raise CsvFileError(
+            f"{what} is not UTF-8 text (byte {error.start} cannot be read): export it again from "
+            "the LMS, or save it from your spreadsheet program as 'CSV UTF-8'."
+        ) from None
     if "\x00" in text:
         raise CsvFileError(f"{what} contains binary data: it is not a CSV file.")
     bom = text.startswith(BYTE_ORDER_MARK)
@@ -137,7 +144,7 @@ def _records(text: str, delimiter: str, what: str) -> list[CsvRecord]:
         if end < size and text[end] == delimiter:
             position = end + 1
             continue
-        newline = "\r\n" if text.startswith("\r\n", end) else text[end:end + 1]
+        newline = "\r\n" if text.startswith("\r\n", end) else text[end : end + 1]
         records.append(CsvRecord(line, tuple(cells), tuple(raws), newline))
         line += text.count("\n", record_start, end + len(newline)) + (newline == "\r")
         cells, raws = [], []
@@ -152,8 +159,9 @@ def _quoted_cell(text: str, start: int, delimiter: str, what: str, line: int) ->
     while True:
         closing = text.find('"', position)
         if closing < 0:
-            raise CsvFileError(f"{what} is not a well-formed CSV file: a quoted cell opened on line {line} "
-                               "never closes.")
+            raise CsvFileError(
+                f"{what} is not a well-formed CSV file: a quoted cell opened on line {line} never closes."
+            )
         parts.append(text[position:closing])
         if text.startswith('""', closing):
             parts.append('"')
@@ -161,8 +169,9 @@ def _quoted_cell(text: str, start: int, delimiter: str, what: str, line: int) ->
             continue
         after = closing + 1
         if after < len(text) and text[after] not in (delimiter, "\r", "\n"):
-            raise CsvFileError(f"{what} is not a well-formed CSV file: on line {line}, text follows a quoted "
-                               "cell's closing quote.")
+            raise CsvFileError(
+                f"{what} is not a well-formed CSV file: on line {line}, text follows a quoted cell's closing quote."
+            )
         return after, "".join(parts)
 
 

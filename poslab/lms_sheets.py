@@ -65,14 +65,19 @@ class CanvasGradebook:
     def is_test_student(self, record: CsvRecord) -> bool:
         if self.last_first is not None:
             return (record.cell(self.last_first[0]).casefold(), record.cell(self.last_first[1]).casefold()) == (
-                "student", "test")
+                "student",
+                "test",
+            )
         return record.cell(self.student).casefold() in TEST_STUDENT_NAMES
 
     def student_rows(self) -> list[int]:
         """Record indexes of the students (Test Student included: callers decide)."""
         first = (self.points_row + 1) if self.points_row is not None else 1
-        return [index for index in range(first, len(self.table.records))
-                if not self.table.records[index].blank and self.table.records[index].cell(self.user_id)]
+        return [
+            index
+            for index in range(first, len(self.table.records))
+            if not self.table.records[index].blank and self.table.records[index].cell(self.user_id)
+        ]
 
     def email(self, record: CsvRecord) -> str:
         login = record.cell(self.sis_login_id)
@@ -86,13 +91,23 @@ def canvas_gradebook(table: CsvTable) -> CanvasGradebook | None:
     last, first = table.column("LastName"), table.column("FirstName")
     last_first = (last, first) if last is not None and first is not None else None
     sis_login = table.column("SIS Login ID")
-    if user_id is None or (student is None and last_first is None) or (
-            sis_login is None and table.column("SIS User ID") is None and table.column("Section") is None):
+    if (
+        user_id is None
+        or (student is None and last_first is None)
+        or (sis_login is None and table.column("SIS User ID") is None and table.column("Section") is None)
+    ):
         return None
-    points_row = next((index for index, record in enumerate(table.records[1:6], start=1)
-                       if record.cells and record.cells[0].strip() == "Points Possible"), None)
-    return CanvasGradebook(table, student, last_first, user_id, table.column("SIS User ID"), sis_login,
-                           table.column("Section"), points_row)
+    points_row = next(
+        (
+            index
+            for index, record in enumerate(table.records[1:6], start=1)
+            if record.cells and record.cells[0].strip() == "Points Possible"
+        ),
+        None,
+    )
+    return CanvasGradebook(
+        table, student, last_first, user_id, table.column("SIS User ID"), sis_login, table.column("Section"), points_row
+    )
 
 
 @dataclass(frozen=True)
@@ -111,13 +126,19 @@ class MoodleWorksheet:
         return found.group(1) if found else ""
 
     def student_rows(self) -> list[int]:
-        return [index for index in range(1, len(self.table.records))
-                if not self.table.records[index].blank and self.participant(self.table.records[index])]
+        return [
+            index
+            for index in range(1, len(self.table.records))
+            if not self.table.records[index].blank and self.participant(self.table.records[index])
+        ]
 
 
 def moodle_worksheet_columns(table: CsvTable) -> dict[str, int | None]:
-    return {"Identifier": table.column("Identifier"), "Grade": table.column("Grade"),
-            "Maximum Grade": table.column("Maximum Grade", "Maximum grade")}
+    return {
+        "Identifier": table.column("Identifier"),
+        "Grade": table.column("Grade"),
+        "Maximum Grade": table.column("Maximum Grade", "Maximum grade"),
+    }
 
 
 def moodle_worksheet(table: CsvTable) -> MoodleWorksheet | None:
@@ -125,6 +146,13 @@ def moodle_worksheet(table: CsvTable) -> MoodleWorksheet | None:
     columns = moodle_worksheet_columns(table)
     if any(index is None for index in columns.values()):
         return None
-    return MoodleWorksheet(table, columns["Identifier"], table.column("Full name"), table.column("Email address"),
-                           table.column("ID number"), columns["Grade"], columns["Maximum Grade"],
-                           table.column("Grade can be changed"))
+    return MoodleWorksheet(
+        table,
+        columns["Identifier"],
+        table.column("Full name"),
+        table.column("Email address"),
+        table.column("ID number"),
+        columns["Grade"],
+        columns["Maximum Grade"],
+        table.column("Grade can be changed"),
+    )

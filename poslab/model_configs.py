@@ -108,21 +108,31 @@ def breakable(text: str) -> str:
 def config_table() -> pd.DataFrame:
     """One row per model: the values, every cell a string ready to show (``max positions`` is the config's
     max_position_embeddings). ``config_sources`` holds the same rows' sources, notes and checks."""
-    return pd.DataFrame([{
-        "model": config.name,
-        "rope_theta": f"{config.rope_theta:,.0f}",
-        "max positions": f"{config.max_position_embeddings:,}",
-        "rope_scaling": config.rope_scaling,
-        "window": _window(config),
-    } for config in model_configs()])
+    return pd.DataFrame(
+        [
+            {
+                "model": config.name,
+                "rope_theta": f"{config.rope_theta:,.0f}",
+                "max positions": f"{config.max_position_embeddings:,}",
+                "rope_scaling": config.rope_scaling,
+                "window": _window(config),
+            }
+            for config in model_configs()
+        ]
+    )
 
 
 def config_sources() -> pd.DataFrame:
     """One row per model: the repository whose config.json it was typed from, what the values were checked
     against (or "unchecked"), and the notes (class defaults, layer patterns)."""
-    return pd.DataFrame([{
-        "model": config.name,
-        "config.json of": breakable(config.source),
-        "checked against": config.checked,
-        "notes": config.notes or "(none)",
-    } for config in model_configs()])
+    return pd.DataFrame(
+        [
+            {
+                "model": config.name,
+                "config.json of": breakable(config.source),
+                "checked against": config.checked,
+                "notes": config.notes or "(none)",
+            }
+            for config in model_configs()
+        ]
+    )

@@ -6,7 +6,7 @@ An order ``(2, 0, 3, 1)`` means "new row r is old row order[r]", so ``P @ X`` wi
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 
@@ -18,8 +18,10 @@ def check_order(order: Sequence[int], n: int) -> tuple[int, ...]:
         raise ValueError(f"a permutation of {n} tokens needs {n} positions, got {len(order)}")
     if sorted(order) != list(range(n)):
         missing = sorted(set(range(n)) - set(order))
-        raise ValueError(f"each of 0..{n - 1} must appear exactly once; missing: {missing or 'none'}, "
-                         f"repeated: {sorted({i for i in order if order.count(i) > 1})}")
+        raise ValueError(
+            f"each of 0..{n - 1} must appear exactly once; missing: {missing or 'none'}, "
+            f"repeated: {sorted({i for i in order if order.count(i) > 1})}"
+        )
     return order
 
 

@@ -51,6 +51,9 @@ def topics() -> tuple[str, ...]:
 
 def select_readings(kind: str | None = None, topic: str | None = None) -> tuple[Reading, ...]:
     """Readings of one kind and/or one lesson (None: any); papers first, each group by year."""
-    chosen = [entry for entry in readings()
-              if (kind is None or entry.kind == kind) and (topic is None or topic in entry.topics)]
+    chosen = [
+        entry
+        for entry in readings()
+        if (kind is None or entry.kind == kind) and (topic is None or topic in entry.topics)
+    ]
     return tuple(sorted(chosen, key=lambda entry: (KINDS.index(entry.kind), entry.year)))

@@ -24,9 +24,11 @@ from poslab.lms_sheets import canvas_gradebook, is_email, student_key
 from poslab.store.validation import MAX_NAME_CHARS
 
 RosterFormat = Literal["plain", "canvas", "moodle"]
-ACCEPTED = ("a plain CSV with the columns name,email (optional id, section); a Canvas gradebook export "
-            "(Student, ID, SIS User ID, SIS Login ID, Section, ...); or a Moodle participants export "
-            "(First name, Last name, Email address, ...)")
+ACCEPTED = (
+    "a plain CSV with the columns name,email (optional id, section); a Canvas gradebook export "
+    "(Student, ID, SIS User ID, SIS Login ID, Section, ...); or a Moodle participants export "
+    "(First name, Last name, Email address, ...)"
+)
 
 
 @dataclass(frozen=True)
@@ -66,28 +68,47 @@ def read_roster(data: bytes, what: str = "The roster") -> Roster:
     recognised = _recognise(table)
     if recognised is None:
         found = ", ".join(cell for cell in table.header[:8] if cell) or "nothing"
-        return Roster(None, (), (f"{what} is not in a format this app reads (its first row has {found}). "
-                                 f"It accepts {ACCEPTED}.",))
+        return Roster(
+            None, (), (f"{what} is not in a format this app reads (its first row has {found}). It accepts {ACCEPTED}.",)
+        )
     format_name, rows, skipped = recognised
     students, problems = _students(rows)
     return Roster(format_name, tuple(students), tuple(skipped + problems))
 
 
 def _recognise(table: CsvTable) -> tuple[RosterFormat, list[_Row], list[str]] | None:
-    if table.column("First name") is not None and table.column("Last name") is not None and table.column(
-            "Email address") is not None:
+    if (
+        table.column("First name") is not None
+        and table.column("Last name") is not None
+        and table.column("Email address") is not None
+    ):
         return "moodle", *_moodle_rows(table)
     canvas = canvas_gradebook(table)
     if canvas is not None:
-        rows = [_Row(table.records[index].line, canvas.name(table.records[index]), canvas.email(table.records[index]),
-                     table.records[index].cell(canvas.user_id), table.records[index].cell(canvas.section))
-                for index in canvas.student_rows() if not canvas.is_test_student(table.records[index])]
+        rows = [
+            _Row(
+                table.records[index].line,
+                canvas.name(table.records[index]),
+                canvas.email(table.records[index]),
+                table.records[index].cell(canvas.user_id),
+                table.records[index].cell(canvas.section),
+            )
+            for index in canvas.student_rows()
+            if not canvas.is_test_student(table.records[index])
+        ]
         return "canvas", rows, []
     name, email = table.column("name"), table.column("email")
     if name is not None and email is not None:
         lms_id, section = table.column("id"), table.column("section")
-        return "plain", [_Row(record.line, record.cell(name), record.cell(email), record.cell(lms_id),
-                              record.cell(section)) for record in table.records[1:] if not record.blank], []
+        return (
+            "plain",
+            [
+                _Row(record.line, record.cell(name), record.cell(email), record.cell(lms_id), record.cell(section))
+                for record in table.records[1:]
+                if not record.blank
+            ],
+            [],
+        )
     return None
 
 
@@ -101,8 +122,15 @@ def _moodle_rows(table: CsvTable) -> tuple[list[_Row], list[str]]:
         if roles is not None and record.cell(roles) and "student" not in record.cell(roles).casefold():
             left_out += 1  # a teacher or a non-editing teacher
             continue
-        rows.append(_Row(record.line, f"{record.cell(first)} {record.cell(last)}".strip(), record.cell(email),
-                         record.cell(id_number), record.cell(groups)))
+        rows.append(
+            _Row(
+                record.line,
+                f"{record.cell(first)} {record.cell(last)}".strip(),
+                record.cell(email),
+                record.cell(id_number),
+                record.cell(groups),
+            )
+        )
     skipped = [f"{left_out} participant(s) whose Roles name no student role were left out."] if left_out else []
     return rows, skipped
 
@@ -117,8 +145,9 @@ def _students(rows: list[_Row]) -> tuple[list[RosterStudent], list[str]]:
             continue
         key = student_key(usable.email, usable.lms_id)
         if key in first_line:
-            problems.append(f"Line {row.line}: {key} appears again (first on line {first_line[key]}); "
-                            "the second is left out.")
+            problems.append(
+                f"Line {row.line}: {key} appears again (first on line {first_line[key]}); the second is left out."
+            )
             continue
         first_line[key] = row.line
         email = usable.email.strip().lower() if is_email(usable.email) else ""
@@ -134,7 +163,8 @@ def _checked(row: _Row) -> tuple[_Row | None, str | None]:
         if not row.lms_id:
             return None, f"{who}: {row.email!r} is not an email address and there is no id; left out."
         return _Row(row.line, name, "", row.lms_id, row.section), (
-            f"{who}: {row.email!r} is not an email address; the student is keyed by the id {row.lms_id}.")
+            f"{who}: {row.email!r} is not an email address; the student is keyed by the id {row.lms_id}."
+        )
     key = student_key(row.email, row.lms_id)
     if not key:
         return None, f"{who} has neither an email address nor an id; left out."

@@ -17,8 +17,9 @@ from __future__ import annotations
 import csv
 import io
 import ipaddress
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the store imports poslab.config, which reads POSLAB_TRUSTED_PROXIES with this module
     from poslab.store import LinkRefusal, RosterMember
@@ -30,12 +31,12 @@ LOOPBACK = "127.0.0.1"  # Streamlit reports both loopback addresses as "no addre
 
 REFUSALS: dict[LinkRefusal, str] = {
     "unknown": "That sign-in link is not valid (perhaps it was copied only in part). Open the whole link "
-               "from your instructor's message, or ask them for a new one.",
+    "from your instructor's message, or ask them for a new one.",
     "expired": "That sign-in link has expired. Ask your instructor for a new one.",
     "revoked": "That sign-in link was withdrawn (a newer one may have been sent to you). Use the newest link "
-               "from your instructor, or ask them for a new one.",
+    "from your instructor, or ask them for a new one.",
     "not_rostered": "That sign-in link is for a student who is not on this class's roster any more. Ask your "
-                    "instructor.",
+    "instructor.",
 }
 LINKS_CSV_COLUMNS = ("name", "email", "id", "section", "key", "link", "expires_utc")
 
@@ -46,16 +47,24 @@ def link_url(app_url: str, token: str) -> str:
     return f"{app_url.rstrip('/')}/{ROUTE}/{token}"
 
 
-def links_csv(members: Iterable[RosterMember], tokens: Mapping[str, str], app_url: str,
-              expires: datetime) -> str:
+def links_csv(members: Iterable[RosterMember], tokens: Mapping[str, str], app_url: str, expires: datetime) -> str:
     """One row per student given a new link: what the instructor sends out (a mail merge)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(LINKS_CSV_COLUMNS)
     for member in members:
         if member.key in tokens:
-            writer.writerow([member.name, member.email, member.lms_id, member.section, member.key,
-                             link_url(app_url, tokens[member.key]), f"{expires:%Y-%m-%d %H:%M}"])
+            writer.writerow(
+                [
+                    member.name,
+                    member.email,
+                    member.lms_id,
+                    member.section,
+                    member.key,
+                    link_url(app_url, tokens[member.key]),
+                    f"{expires:%Y-%m-%d %H:%M}",
+                ]
+            )
     return out.getvalue()
 
 
@@ -69,8 +78,9 @@ def parse_trusted_proxies(text: str | None) -> tuple[Network, ...]:
         try:
             networks.append(ipaddress.ip_network(entry, strict=False))
         except ValueError:
-            raise ValueError(f"POSLAB_TRUSTED_PROXIES: {entry!r} is not an IP address or network "
-                             "(e.g. 127.0.0.1 or 172.16.0.0/12)") from None
+            raise ValueError(
+                f"POSLAB_TRUSTED_PROXIES: {entry!r} is not an IP address or network (e.g. 127.0.0.1 or 172.16.0.0/12)"
+            ) from None
     return tuple(networks)
 
 
@@ -83,8 +93,7 @@ def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
 
 
 def _trusted(address: ipaddress.IPv4Address | ipaddress.IPv6Address | None, trusted: Sequence[Network]) -> bool:
-    return address is not None and any(address.version == network.version and address in network
-                                       for network in trusted)
+    return address is not None and any(address.version == network.version and address in network for network in trusted)
 
 
 def from_trusted_proxy(peer: str | None, trusted: Sequence[Network]) -> bool:

@@ -19,8 +19,8 @@ Two ways in, for two kinds of process:
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 import torch
 

@@ -63,9 +63,11 @@ NUMBERS = "The numbers behind this chart"  # the expander under a lesson chart
 
 def chart_titles(at: AppTest) -> list[str]:
     """Each chart's title as one line (a long one is drawn in lines: app_pages/ui/charts.py)."""
+
     def text(title) -> str:
         title = title.get("text") if isinstance(title, dict) else title
         return " ".join(title) if isinstance(title, list) else str(title)
+
     return [text(json.loads(chart.proto.spec).get("title")) for chart in at.get("vega_lite_chart")]
 
 

@@ -13,8 +13,9 @@ submissions. The suite runs on two processes: ``tests/parallel.py`` says how.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 import pytest
 import torch

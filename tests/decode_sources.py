@@ -5,7 +5,7 @@ written for these tests, not derived from the reference. ``UNSEEN_DECODE_MISTAKE
 the mutant catalogue, run in the reference's namespace (``rope_inverse_frequencies``, ``_turned``).
 """
 
-TUTORIAL_DECODE = '''
+TUTORIAL_DECODE = """
 
 def _rope_rows(x, positions, base, pairing):
     # x [B, H, N, D] turned by positions [B, N]: float32 cos/sin as Hugging Face computes them.
@@ -50,9 +50,9 @@ def decode(q, k, v, prompt_len, *, cache="rotated", window=None, attention_mask=
             key_pos, key_real = key_pos[:, -window:], key_real[:, -window:]
     return torch.cat(outs, dim=2), keys
 
-'''
+"""
 
-UNSEEN_DECODE_MISTAKE = '''
+UNSEEN_DECODE_MISTAKE = """
 def decode(q, k, v, prompt_len, *, cache="rotated", window=None, attention_mask=None,
            position_ids=None, pairing="half", base=10000.0):
     # Rotates the values as well as the queries and keys (RoPE belongs on q and k only).
@@ -71,4 +71,4 @@ def decode(q, k, v, prompt_len, *, cache="rotated", window=None, attention_mask=
     out = torch.softmax(scores, dim=-1).nan_to_num() @ turn(v)
     kept = slice(length - (length if window is None else min(window, length)), None)
     return out, (turn(k) if cache == "rotated" else k)[..., kept, :]
-'''
+"""

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import torch
 
-FLOAT32_EPS = 2.0 ** -24  # unit roundoff of float32
-FLOAT16_EPS = 2.0 ** -11
+FLOAT32_EPS = 2.0**-24  # unit roundoff of float32
+FLOAT16_EPS = 2.0**-11
 
 
 def random_permutation_matrix(n: int, generator: torch.Generator) -> torch.Tensor:

@@ -22,10 +22,20 @@ from xdist.scheduler import LoadScopeScheduling
 from grader.settings import GraderSettings
 
 SHARED_UNITS = ("tests/browser/",)
-LONG_UNITS = ("tests/browser/", "tests/test_service_dask.py", "tests/test_grader_cli.py", "tests/test_corpus.py",
-              "tests/test_grader_hostile.py", "tests/test_grader_sandbox.py", "tests/test_app_exercise.py",
-              "tests/test_gradescope.py", "tests/test_suite_scores.py", "tests/test_extrapolation.py",
-              "tests/test_exercises_public.py", "tests/test_store_concurrency.py")  # longest first
+LONG_UNITS = (
+    "tests/browser/",
+    "tests/test_service_dask.py",
+    "tests/test_grader_cli.py",
+    "tests/test_corpus.py",
+    "tests/test_grader_hostile.py",
+    "tests/test_grader_sandbox.py",
+    "tests/test_app_exercise.py",
+    "tests/test_gradescope.py",
+    "tests/test_suite_scores.py",
+    "tests/test_extrapolation.py",
+    "tests/test_exercises_public.py",
+    "tests/test_store_concurrency.py",
+)  # longest first
 # The grader gives a judge's children uids from uid_base to uid_base + 2**30 - 1: a block of 256
 # for each (judge pid % 65536, worker slot of 64), see grader/sandbox/worker_process.py.
 SANDBOX_UID_SPAN = 1 << 30
@@ -37,8 +47,10 @@ def worker_uid_base(worker_index: int) -> int:
     the first above the default span (which tests that build ``GraderSettings()`` use)."""
     base = GraderSettings().uid_base + (worker_index + 1) * SANDBOX_UID_SPAN
     if base + SANDBOX_UID_SPAN - 1 > LARGEST_UID:
-        raise pytest.UsageError(f"xdist worker {worker_index} has no sandbox uid range left: uids end at "
-                                f"{LARGEST_UID}; run with -n 2 or fewer")
+        raise pytest.UsageError(
+            f"xdist worker {worker_index} has no sandbox uid range left: uids end at "
+            f"{LARGEST_UID}; run with -n 2 or fewer"
+        )
     return base
 
 

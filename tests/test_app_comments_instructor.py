@@ -104,9 +104,16 @@ def test_the_instructor_loads_a_gradebook_folder_and_a_wrong_folder_gets_a_sente
     folder = tmp_path / "grades"
     (folder / "ann").mkdir(parents=True)
     (folder / "gradebook.csv").write_text("id,status,rope,total,max\nann,graded,1,1,4\n")
-    (folder / "ann" / "results.json").write_text(json.dumps({"tests": [
-        {"name": "rope: relative", "status": "failed", "tags": ["rope"]},
-        {"name": "rope: norm", "status": "passed", "tags": ["rope"]}]}))
+    (folder / "ann" / "results.json").write_text(
+        json.dumps(
+            {
+                "tests": [
+                    {"name": "rope: relative", "status": "failed", "tags": ["rope"]},
+                    {"name": "rope: norm", "status": "passed", "tags": ["rope"]},
+                ]
+            }
+        )
+    )
     monkeypatch.setenv("POSLAB_INSTRUCTOR_PASSWORD", PASSWORD)
     at = unlock(go(open_app(), "app_pages/instructor.py"), PASSWORD)
     at.text_input(key="gradebook-folder").input(str(tmp_path / "missing")).run()
@@ -119,12 +126,14 @@ def test_the_instructor_loads_a_gradebook_folder_and_a_wrong_folder_gets_a_sente
     assert sum("trip students up" in spec for spec in charts) == 1  # the store has none; the gradebook has one
 
 
-@pytest.mark.parametrize("isolation, shown", [
-    ("fallback", "WITHOUT bubblewrap on this machine (POSLAB_GRADER_ISOLATION is fallback)"),
-    ("bwrap", "graded in bubblewrap sandboxes on this machine"),
-])
-def test_the_instructor_page_says_which_sandbox_grades_and_the_log_says_it_once(app_env, monkeypatch, isolation,
-                                                                                 shown):
+@pytest.mark.parametrize(
+    "isolation, shown",
+    [
+        ("fallback", "WITHOUT bubblewrap on this machine (POSLAB_GRADER_ISOLATION is fallback)"),
+        ("bwrap", "graded in bubblewrap sandboxes on this machine"),
+    ],
+)
+def test_the_instructor_page_says_which_sandbox_grades_and_the_log_says_it_once(app_env, monkeypatch, isolation, shown):
     monkeypatch.setenv("POSLAB_GRADER_ISOLATION", isolation)
     monkeypatch.setenv("POSLAB_INSTRUCTOR_PASSWORD", PASSWORD)
     sandbox_notice._report.clear()  # checked once per process: this test's settings

@@ -21,9 +21,8 @@ from grader.mutants import get_mutant, reference_source
 from grader.results import SubmissionResult, TestOutcome
 from grader.service import AlreadyPending, JobStatus, SubmissionRejected, attempts_of
 from grader.settings import GraderSettings
-from poslab.exercises import EXERCISES, HINT_TIERS, get_exercise
+from poslab.exercises import EXERCISES, HINT_TIERS, get_exercise, spec
 from poslab.exercises import hints as exercise_hints
-from poslab.exercises import spec
 from poslab.store import Store
 from tests.app_harness import go, open_app, progress_texts, sign_in
 from tests.conftest import ROOT
@@ -38,9 +37,17 @@ def outcome(name, score, maximum, status, output, visibility, family=""):
 
 
 def result_of(*tests: TestOutcome, public: bool = False) -> SubmissionResult:
-    return SubmissionResult(submission_id="s", status="graded", tests=tests, isolation="fallback",
-                            public_tests_only=public, submission_hash="h", suite_hash="x", grader_version="0",
-                            execution_time=0.1)
+    return SubmissionResult(
+        submission_id="s",
+        status="graded",
+        tests=tests,
+        isolation="fallback",
+        public_tests_only=public,
+        submission_hash="h",
+        suite_hash="x",
+        grader_version="0",
+        execution_time=0.1,
+    )
 
 
 LONG_MESSAGE = "the norm changed: " + "x" * 400 + " END-OF-MESSAGE"
@@ -49,10 +56,13 @@ GRADED = result_of(
     outcome("test_norm", 0, 3, "failed", LONG_MESSAGE, "visible", "norm"),
     outcome("hidden_relative_1", 0, 4, "failed", "secret message", "hidden", "relative position"),
     outcome("hidden_relative_2", 1, 1, "passed", "secret", "hidden", "relative position"),
-    outcome("hidden_dtype", 2, 2, "passed", "secret", "hidden", "dtype"))
-PRACTICE = result_of(outcome("exercises/test_rope.py::test_shape", 1, 1, "passed", "Passed.", "visible"),
-                     outcome("exercises/test_rope.py::test_norm", 0, 1, "failed", "norm changed", "visible"),
-                     public=True)
+    outcome("hidden_dtype", 2, 2, "passed", "secret", "hidden", "dtype"),
+)
+PRACTICE = result_of(
+    outcome("exercises/test_rope.py::test_shape", 1, 1, "passed", "Passed.", "visible"),
+    outcome("exercises/test_rope.py::test_norm", 0, 1, "failed", "norm changed", "visible"),
+    public=True,
+)
 
 
 class StandInService:
@@ -74,6 +84,7 @@ class StandInService:
             raise SubmissionRejected(" ".join(submission.problems))
         job_id = uuid.uuid4().hex
         from poslab.store.jobs import PendingJobExists
+
         try:
             self.store.add_grading_job(job_id, student, files, exercises, mode, "stand-in", 60)
         except PendingJobExists as pending:
@@ -90,7 +101,9 @@ class StandInService:
 
     def finish(self, result: SubmissionResult) -> None:
         for record in self.store.grading_jobs(status="queued"):
-            self.store.finish_grading_job(record.id, result.to_dict(), attempts_of(result, record.files, record.exercises))
+            self.store.finish_grading_job(
+                record.id, result.to_dict(), attempts_of(result, record.files, record.exercises)
+            )
 
     def wait(self, job_id, timeout):
         self.waited.append(timeout)  # a stand-in job is settled by the test, never during a run
@@ -100,8 +113,9 @@ class StandInService:
             return JobStatus(job_id, "done", result=PRACTICE)
         record = self.store.grading_job(job_id)
         if record.status == "done":
-            return JobStatus(job_id, "done", result=SubmissionResult.from_dict(record.result),
-                             handed_in=record.submitted_at)
+            return JobStatus(
+                job_id, "done", result=SubmissionResult.from_dict(record.result), handed_in=record.submitted_at
+            )
         return JobStatus(job_id, "waiting", ahead=2, handed_in=record.submitted_at)
 
     def pending_job_id(self, student):
@@ -136,8 +150,14 @@ def editor_key(at) -> str:
 
 def type_into_editor(at, text: str):
     """What the editor sends after a pause in typing."""
-    at.session_state[editor_key(at)] = {"id": uuid.uuid4().hex[:8], "type": "change", "text": text,
-                                        "lang": "python", "selected": "", "cursor": ""}
+    at.session_state[editor_key(at)] = {
+        "id": uuid.uuid4().hex[:8],
+        "type": "change",
+        "text": text,
+        "lang": "python",
+        "selected": "",
+        "cursor": "",
+    }
     at.run()
     assert not at.exception, at.exception
     return at
@@ -158,7 +178,9 @@ def test_without_a_name_the_page_shows_the_spec_and_the_starter_code_but_no_edit
     assert spec(EXERCISES[0].id) in [code.value for code in at.code]  # the first exercise by default
     assert any("to write and submit" in box.value for box in at.info)
     assert not at.get("component_instance") and not [b for b in at.button if b.key == "submit"]
-    assert [item.proto.label for item in at.get("download_button")] == [f"Download the starter code ({EXERCISES[0].filename})"]
+    assert [item.proto.label for item in at.get("download_button")] == [
+        f"Download the starter code ({EXERCISES[0].filename})"
+    ]
 
 
 def test_the_editor_starts_with_the_stub_and_a_draft_comes_back_in_a_new_session(app_env, service):
@@ -292,8 +314,14 @@ def test_typing_not_yet_saved_when_submit_is_clicked_is_saved_once_and_handed_in
     type_into_editor(at, "x = 1\n")
     revision = Store(app_env).draft("Ann", "rope").revision
     # The editor's newest text arrives with the click: no run of the editor has handled it yet.
-    at.session_state[editor_key(at)] = {"id": uuid.uuid4().hex[:8], "type": "blur", "text": "x = 2\n",
-                                        "lang": "python", "selected": "", "cursor": ""}
+    at.session_state[editor_key(at)] = {
+        "id": uuid.uuid4().hex[:8],
+        "type": "blur",
+        "text": "x = 2\n",
+        "lang": "python",
+        "selected": "",
+        "cursor": "",
+    }
     click(at, "submit")
     assert service.submitted == [("Ann", {"rope.py": "x = 2\n"}, ["rope"], "hidden")]
     draft = Store(app_env).draft("Ann", "rope")
@@ -319,8 +347,7 @@ def test_a_reload_finds_the_pending_job_and_once_graded_shows_its_result_here_an
     assert not any("before yours" in box.value for box in graded.info)
 
 
-def test_uploads_take_py_files_of_at_most_200_kb_and_the_folder_tab_is_for_local_courses(app_env, service,
-                                                                                          monkeypatch):
+def test_uploads_take_py_files_of_at_most_200_kb_and_the_folder_tab_is_for_local_courses(app_env, service, monkeypatch):
     at = exercise_page()
     uploader = at.get("file_uploader")[0]
     assert "at most 200 KB" in uploader.proto.label
@@ -358,6 +385,7 @@ def test_hints_are_revealed_one_tier_at_a_time_and_remembered(app_env, service):
 
 
 # --- the real grading service: a warm judge, the sandbox, the hidden suite --------------------------
+
 
 def wait_for_job(at, timeout: float = 240) -> None:
     """Run the page as its poll would until no job is pending (AppTest has no timer of its own)."""

@@ -44,8 +44,12 @@ def test_a_partly_wrong_submission_shows_where_every_lost_point_went(grading):
     at = shown(grading, clockwise.source(), "rope")
     score = next(block.value for block in at.markdown if block.value.startswith("**rope:**"))
     got, top = map(float, re.search(r"([\d.]+) / ([\d.]+) points", score).groups())
-    visible_lost = sum(float(points) - float(earned) for earned, points in
-                       re.findall(r"\*\*Failed:\*\* `[^`]*` · ([\d.]+) / ([\d.]+) points", "\n".join(b.value for b in at.markdown)))
+    visible_lost = sum(
+        float(points) - float(earned)
+        for earned, points in re.findall(
+            r"\*\*Failed:\*\* `[^`]*` · ([\d.]+) / ([\d.]+) points", "\n".join(b.value for b in at.markdown)
+        )
+    )
     hidden_text = next((block.value for block in at.markdown if block.value.startswith("**Where the other points")), "")
     hidden_lost = sum(float(points) for points in re.findall(r"failed: ([\d.]+) points?", hidden_text))
     assert got < top and visible_lost > 0 and hidden_lost > 0

@@ -6,8 +6,11 @@ from tests.app_harness import open_app
 
 
 def shown_text(at) -> str:
-    return " ".join(str(element.value) for element in [*at.caption, *at.markdown, *at.text]) + " " + " ".join(
-        str(bar.proto.text) for bar in at.get("progress"))
+    return (
+        " ".join(str(element.value) for element in [*at.caption, *at.markdown, *at.text])
+        + " "
+        + " ".join(str(bar.proto.text) for bar in at.get("progress"))
+    )
 
 
 def test_without_a_name_home_says_how_to_save_progress(app_env):

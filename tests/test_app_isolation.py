@@ -28,6 +28,7 @@ import json
 import re
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from grader.results import SubmissionResult, TestOutcome
 from poslab.exercises import hints as exercise_hints
@@ -35,8 +36,6 @@ from poslab.lessons import get_lesson
 from poslab.roster import read_roster
 from poslab.store import Store
 from poslab.store.jobs import AttemptToRecord
-from streamlit.testing.v1 import AppTest
-
 from tests.app_harness import APP, TIMEOUT, browser_signed_in, button, go, open_app, sign_in, texts
 
 A, B = "ann@uni.edu", "bob@uni.edu"
@@ -57,11 +56,19 @@ def give_b_one_of_everything(store: Store) -> int:
     store.save_draft(B, "rope", "b_secret_draft = 1\n", saved_by="b-tab")
     store.record_attempt(B, "rope", 20, 20, details=None, code="b_secret_attempt = 1\n")
     practice = SubmissionResult(
-        submission_id="b", status="graded", isolation="fallback", public_tests_only=True, submission_hash="h",
-        suite_hash="x", grader_version="0", execution_time=0.1,
-        tests=(TestOutcome("exercises/test_rope.py::test_norm", "rope", 0, 1, "failed", "b_secret_practice", "visible"),))
-    store.record_practice_runs(B, [AttemptToRecord("rope", 0, 1, practice.to_dict(), "b_secret_practice = 1\n",
-                                                   True)])
+        submission_id="b",
+        status="graded",
+        isolation="fallback",
+        public_tests_only=True,
+        submission_hash="h",
+        suite_hash="x",
+        grader_version="0",
+        execution_time=0.1,
+        tests=(
+            TestOutcome("exercises/test_rope.py::test_norm", "rope", 0, 1, "failed", "b_secret_practice", "visible"),
+        ),
+    )
+    store.record_practice_runs(B, [AttemptToRecord("rope", 0, 1, practice.to_dict(), "b_secret_practice = 1\n", True)])
     store.add_grading_job("b-job", B, {"rope.py": "b_secret_attempt = 2\n"}, ["rope"], "hidden", "elsewhere", 600)
     return store.add_comment(B, LESSON, "B's question")
 
@@ -119,7 +126,8 @@ def test_b_is_out_of_reach(as_a, app_env):
         everything = drawn(at)
         assert not [secret for secret in SECRETS if secret in everything], (mode, page)
         assert not WAITING.search(everything) and "Course progress: 0%" in " ".join(
-            bar.proto.text for bar in at.sidebar.get("progress")), (mode, page)
+            bar.proto.text for bar in at.sidebar.get("progress")
+        ), (mode, page)
     go(at, "app_pages/exercise.py")
     editor = json.loads(at.get("component_instance")[0].proto.json_args)["code"]
     assert "b_secret" not in editor and any(header.value == "Your attempts (0)" for header in at.header)

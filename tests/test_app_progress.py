@@ -10,7 +10,6 @@ import pyarrow as pa
 from streamlit.testing.v1 import AppTest
 
 from grader.results import SubmissionResult, TestOutcome
-
 from poslab.exercises import EXERCISES
 from poslab.lessons import all_lessons, get_lesson
 from poslab.store import Store
@@ -125,10 +124,20 @@ def test_an_answered_quick_check_shows_its_answer_and_feedback_after_a_reload(ap
 
 def test_an_upload_that_did_not_import_is_no_dip_in_the_score_line(app_env):
     """Two graded attempts around one whose file did not import: its 0 is a separate mark, not a score."""
+
     def result(status: str, score: float) -> dict:
         test = TestOutcome("rope: norm", "rope", score, 4.0, status, "why", "hidden", "norm")
-        return SubmissionResult("s", "graded" if status != "did_not_import" else "import_failed", (test,),
-                                "fallback", False, "h", "x", "0", 0.1).to_dict()
+        return SubmissionResult(
+            "s",
+            "graded" if status != "did_not_import" else "import_failed",
+            (test,),
+            "fallback",
+            False,
+            "h",
+            "x",
+            "0",
+            0.1,
+        ).to_dict()
 
     store = Store(app_env)
     for status, score in (("passed", 3.0), ("did_not_import", 0.0), ("passed", 4.0)):
@@ -136,8 +145,9 @@ def test_an_upload_that_did_not_import_is_no_dip_in_the_score_line(app_env):
     at = go(sign_in(open_app(), "Ann"), "app_pages/progress.py")
     assert not at.exception, at.exception
     [chart] = at.get("vega_lite_chart")
-    [data] = [pa.ipc.open_stream(io.BytesIO(dataset.data.data)).read_all().to_pandas()
-              for dataset in chart.proto.datasets]
+    [data] = [
+        pa.ipc.open_stream(io.BytesIO(dataset.data.data)).read_all().to_pandas() for dataset in chart.proto.datasets
+    ]
     assert list(data["ran"]) == [True, False, True]
     assert list(data["judged_by"]) == ["hidden suite", "did not import: no test ran", "hidden suite"]
     assert "1 that did not import (no score)" in chart.proto.spec

@@ -71,17 +71,26 @@ def test_the_same_chart_built_twice_has_one_fingerprint_and_other_knobs_another(
     assert charts.fingerprint(first) != charts.fingerprint(other)
     tokens = permutation.sentence_tokens(next(iter(permutation.PRESETS)), 6)
     order = permutation.suggested_order(next(iter(permutation.PRESETS)), len(tokens))
-    result = permutation.equivariance_experiment(tokens=tokens, order=order, d_model=8, seed=0, positional=False,
-                                                 causal=False, pooled=False)
+    result = permutation.equivariance_experiment(
+        tokens=tokens, order=order, d_model=8, seed=0, positional=False, causal=False, pooled=False
+    )
     built_twice = [permutation.comparison_charts(result), permutation.comparison_charts(result)]
     assert [charts.fingerprint(c) for c in built_twice[0]] == [charts.fingerprint(c) for c in built_twice[1]]
 
 
 def test_long_titles_are_drawn_in_lines_short_ones_and_axis_titles_as_they_are():
     long_title = "RoFormer's relative upper bound on the score (D=64): not monotone, not an expected score"
-    spec = {"title": long_title, "layer": [{"title": {"text": long_title, "anchor": "start"}, "mark": "line",
-                                           "encoding": {"x": {"field": "d", "title": long_title}}}],
-            "spec": {"title": "short"}}
+    spec = {
+        "title": long_title,
+        "layer": [
+            {
+                "title": {"text": long_title, "anchor": "start"},
+                "mark": "line",
+                "encoding": {"x": {"field": "d", "title": long_title}},
+            }
+        ],
+        "spec": {"title": "short"},
+    }
     wrapped = charts.wrap_titles(spec)
     assert all(len(line) <= charts.TITLE_LINE_CHARS for line in wrapped["title"]) and len(wrapped["title"]) == 2
     assert " ".join(wrapped["title"]) == long_title

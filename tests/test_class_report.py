@@ -14,13 +14,21 @@ MAXIMA = {"rope": 12.0, "alibi": 7.5}
 
 def class_table() -> pd.DataFrame:
     """What Store.class_progress() gives: exact percentages, grades as best hidden-suite fractions."""
-    return pd.DataFrame({
-        "student": ["Ann", "Bob", "Cy"], "percent": [15.789473684210526, 100.0, 0.0],
-        "lessons_visited": [3, 19, 1], "lessons_done": [1, 19, 0], "lessons_total": [19, 19, 19],
-        "exercises_attempted": [2, 2, 0], "exercises_graded": [1, 2, 0], "hints_used": [1, 0, 0],
-        "last_active": pd.to_datetime(["2026-01-01 10:00", "2026-01-02 11:00", "2026-01-03 12:00"], utc=True),
-        "grade:rope": [0.5, 1.0, float("nan")], "grade:alibi": [float("nan"), 2 / 3, float("nan")],
-    })
+    return pd.DataFrame(
+        {
+            "student": ["Ann", "Bob", "Cy"],
+            "percent": [15.789473684210526, 100.0, 0.0],
+            "lessons_visited": [3, 19, 1],
+            "lessons_done": [1, 19, 0],
+            "lessons_total": [19, 19, 19],
+            "exercises_attempted": [2, 2, 0],
+            "exercises_graded": [1, 2, 0],
+            "hints_used": [1, 0, 0],
+            "last_active": pd.to_datetime(["2026-01-01 10:00", "2026-01-02 11:00", "2026-01-03 12:00"], utc=True),
+            "grade:rope": [0.5, 1.0, float("nan")],
+            "grade:alibi": [float("nan"), 2 / 3, float("nan")],
+        }
+    )
 
 
 def test_percentages_have_one_decimal_and_grades_are_points_out_of_the_suites_maximum():

@@ -55,15 +55,20 @@ def wait_until_graded(store: Store, student: str, exercise: str, job_id: str, ru
         if store.grading_job(job_id).status != "queued":
             return
         time.sleep(1.0)
-    logs = "\n".join(f"--- {log.name}\n" + "\n".join(log.read_text(errors="replace").splitlines()[-15:])
-                     for log in sorted(run_dir.glob("*.log")))
-    pytest.fail(f"{student}'s {exercise} was not graded within {GRADED_WITHIN:g} s: {store.grading_job(job_id)}\n{logs}")
+    logs = "\n".join(
+        f"--- {log.name}\n" + "\n".join(log.read_text(errors="replace").splitlines()[-15:])
+        for log in sorted(run_dir.glob("*.log"))
+    )
+    pytest.fail(
+        f"{student}'s {exercise} was not graded within {GRADED_WITHIN:g} s: {store.grading_job(job_id)}\n{logs}"
+    )
 
 
 def test_progress_and_a_submission_made_through_one_process_show_through_the_other(class_server):
     store = Store(class_server.db_url)
-    reference = subprocess.run([sys.executable, "-c", REFERENCE], capture_output=True, text=True, cwd=ROOT,
-                               check=True).stdout
+    reference = subprocess.run(
+        [sys.executable, "-c", REFERENCE], capture_output=True, text=True, cwd=ROOT, check=True
+    ).stdout
     store.save_draft("ada", "rope", reference, saved_by="earlier-tab")
     url, apps = class_server.url, class_server.apps
 
@@ -100,6 +105,7 @@ def test_progress_and_a_submission_made_through_one_process_show_through_the_oth
     score, maximum = re.search(r"grade ([\d.]+)/([\d.]+)", graded[0]).groups()
     assert float(score) == float(maximum) > 0, graded[0]
 
-    exposed = beyond_loopback(listeners(psutil.Process(class_server.process.pid)),
-                              allowed_port=class_server.public_port)
+    exposed = beyond_loopback(
+        listeners(psutil.Process(class_server.process.pid)), allowed_port=class_server.public_port
+    )
     assert not exposed, explain(exposed)

@@ -35,30 +35,79 @@ def openssl(*arguments: str, folder: Path) -> None:
 
 def certificates(folder: Path) -> dict[str, tuple[Path, Path]]:
     """A CA, and for each role a key and a certificate it signed (valid for 127.0.0.1)."""
-    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=poslab test CA",
-            "-keyout", "ca.key", "-out", "ca.pem", folder=folder)
+    openssl(
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=poslab test CA",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        folder=folder,
+    )
     (folder / "san.cnf").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
     made = {}
     for role in ROLES:
-        openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", f"/CN=poslab {role}",
-                "-keyout", f"{role}.key", "-out", f"{role}.csr", folder=folder)
-        openssl("x509", "-req", "-in", f"{role}.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-                "-days", "2", "-extfile", "san.cnf", "-out", f"{role}.pem", folder=folder)
+        openssl(
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-subj",
+            f"/CN=poslab {role}",
+            "-keyout",
+            f"{role}.key",
+            "-out",
+            f"{role}.csr",
+            folder=folder,
+        )
+        openssl(
+            "x509",
+            "-req",
+            "-in",
+            f"{role}.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-days",
+            "2",
+            "-extfile",
+            "san.cnf",
+            "-out",
+            f"{role}.pem",
+            folder=folder,
+        )
         made[role] = (folder / f"{role}.pem", folder / f"{role}.key")
     return made
 
 
 def tls_options(folder: Path, role: str) -> list[str]:
-    return ["--tls-ca-file", str(folder / "ca.pem"), "--tls-cert", str(folder / f"{role}.pem"),
-            "--tls-key", str(folder / f"{role}.key")]
+    return [
+        "--tls-ca-file",
+        str(folder / "ca.pem"),
+        "--tls-cert",
+        str(folder / f"{role}.pem"),
+        "--tls-key",
+        str(folder / f"{role}.key"),
+    ]
 
 
 def client_environment(folder: Path) -> dict[str, str]:
     """What the app or the CLI needs to reach a TLS cluster: Dask's own settings, nothing of ours."""
-    return {"DASK_DISTRIBUTED__COMM__REQUIRE_ENCRYPTION": "True",
-            "DASK_DISTRIBUTED__COMM__TLS__CA_FILE": str(folder / "ca.pem"),
-            "DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT": str(folder / "client.pem"),
-            "DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY": str(folder / "client.key")}
+    return {
+        "DASK_DISTRIBUTED__COMM__REQUIRE_ENCRYPTION": "True",
+        "DASK_DISTRIBUTED__COMM__TLS__CA_FILE": str(folder / "ca.pem"),
+        "DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT": str(folder / "client.pem"),
+        "DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY": str(folder / "client.key"),
+    }
 
 
 def scheduler_address(path: Path, process: subprocess.Popen, seconds: float = 120.0) -> str:
@@ -77,8 +126,12 @@ def tls_cluster(tmp_path_factory: pytest.TempPathFactory):
     require_system_part(shutil.which("openssl") is not None, "openssl is not installed (apt-get install openssl)")
     tmp_path = tmp_path_factory.mktemp("tls")
     certificates(tmp_path)
-    env = os.environ | {"DASK_CONFIG": str(ROOT / "deploy" / "dask"), "PYTHONPATH": str(ROOT),
-                        "DASK_DISTRIBUTED__COMM__REQUIRE_ENCRYPTION": "True", "POSLAB_GRADER_WARM_MODES": "hidden"}
+    env = os.environ | {
+        "DASK_CONFIG": str(ROOT / "deploy" / "dask"),
+        "PYTHONPATH": str(ROOT),
+        "DASK_DISTRIBUTED__COMM__REQUIRE_ENCRYPTION": "True",
+        "POSLAB_GRADER_WARM_MODES": "hidden",
+    }
     started = []
 
     def start(command: list[str], log: str) -> subprocess.Popen:
@@ -87,14 +140,49 @@ def tls_cluster(tmp_path_factory: pytest.TempPathFactory):
         return started[-1]
 
     try:
-        scheduler = start([sys.executable, "-m", "distributed.cli.dask_scheduler", "--protocol", "tls",
-                           "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--dashboard-address",
-                           "127.0.0.1:0", "--scheduler-file", str(tmp_path / "scheduler.json"),
-                           *tls_options(tmp_path, "scheduler")], "scheduler.log")
+        scheduler = start(
+            [
+                sys.executable,
+                "-m",
+                "distributed.cli.dask_scheduler",
+                "--protocol",
+                "tls",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--no-dashboard",
+                "--dashboard-address",
+                "127.0.0.1:0",
+                "--scheduler-file",
+                str(tmp_path / "scheduler.json"),
+                *tls_options(tmp_path, "scheduler"),
+            ],
+            "scheduler.log",
+        )
         address = scheduler_address(tmp_path / "scheduler.json", scheduler)
-        start([sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1", "--no-nanny",
-               "--memory-limit", "0", "--host", "127.0.0.1", "--no-dashboard", "--dashboard-address", "127.0.0.1:0",
-               "--preload", "grader.cluster", *tls_options(tmp_path, "worker")], "judge.log")
+        start(
+            [
+                sys.executable,
+                "-m",
+                "distributed.cli.dask_worker",
+                address,
+                "--nthreads",
+                "1",
+                "--no-nanny",
+                "--memory-limit",
+                "0",
+                "--host",
+                "127.0.0.1",
+                "--no-dashboard",
+                "--dashboard-address",
+                "127.0.0.1:0",
+                "--preload",
+                "grader.cluster",
+                *tls_options(tmp_path, "worker"),
+            ],
+            "judge.log",
+        )
         yield {"address": address, "folder": tmp_path, "processes": started}
     finally:
         for process in reversed(started):  # the judge first: it says goodbye to a scheduler still there
@@ -110,11 +198,27 @@ def test_grading_on_a_tls_cluster_with_a_client_certificate(tls_cluster):
     address, folder = tls_cluster["address"], tls_cluster["folder"]
     assert address.startswith("tls://127.0.0.1:")
     submission = folder / "ada.py"
-    submission.write_text(subprocess.run([sys.executable, "-c", REFERENCE], capture_output=True, text=True, cwd=ROOT,
-                                         check=True).stdout)
-    graded = subprocess.run([sys.executable, "-m", "grader", "grade", str(submission), "--out", str(folder / "grades"),
-                             "--scheduler", address], cwd=ROOT, capture_output=True, text=True, timeout=600,
-                            env=os.environ | client_environment(folder) | {"PYTHONPATH": str(ROOT)})
+    submission.write_text(
+        subprocess.run([sys.executable, "-c", REFERENCE], capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    )
+    graded = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            "grade",
+            str(submission),
+            "--out",
+            str(folder / "grades"),
+            "--scheduler",
+            address,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=os.environ | client_environment(folder) | {"PYTHONPATH": str(ROOT)},
+    )
     assert graded.returncode == 0, graded.stdout[-2000:] + graded.stderr[-2000:]
     [row] = list(csv.DictReader((folder / "grades" / "gradebook.csv").open()))
     assert row["status"] == "graded" and float(row["total"]) == float(row["max"]) > 0, row

@@ -46,8 +46,7 @@ def grading(warm_grader):
 def implemented(source: str) -> list[str]:
     """The exercises whose names the file defines at its top level (a corpus file written before an
     exercise existed is graded on the others)."""
-    defined = {node.name for node in ast.parse(source).body
-               if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    defined = {node.name for node in ast.parse(source).body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
     return [exercise.id for exercise in EXERCISES if set(exercise.names) <= defined]
 
 
@@ -57,13 +56,19 @@ def grade(grading: Grader, name: str, source: str, exercises: list[str] | None =
 
 
 def failures(result: SubmissionResult) -> list[str]:
-    return [f"    {test.name} [{test.max_score:g}, {test.visibility}] {test.output}"
-            for test in result.tests if test.status != "passed"]
+    return [
+        f"    {test.name} [{test.max_score:g}, {test.visibility}] {test.output}"
+        for test in result.tests
+        if test.status != "passed"
+    ]
 
 
 def lost_by_exercise(result: SubmissionResult) -> dict[str, float]:
-    return {exercise: score.max_score - score.score for exercise, score in result.exercises.items()
-            if score.max_score - score.score > 0}
+    return {
+        exercise: score.max_score - score.score
+        for exercise, score in result.exercises.items()
+        if score.max_score - score.score > 0
+    }
 
 
 def test_the_corpus_is_large_enough_and_covers_every_exercise():

@@ -22,9 +22,9 @@ from grader.suite.local import namespace_from_source
 from grader.suite.oracles import decode_visibility, oracle_decode
 from grader.suite.test_decode import value_cases
 from grader.suite.tolerances import cached_key_tolerance, decode_tolerance
+from poslab.encodings import decode
 
 VALUE_CASES = value_cases()
-from poslab.encodings import decode
 
 CORRECT = Path(__file__).parent / "corpus" / "correct"
 MARGIN = 3.0
@@ -32,8 +32,11 @@ MARGIN = 3.0
 
 @cache
 def correct_decoders() -> dict:
-    found = {path.stem: namespace_from_source(path.read_text(encoding="utf-8"), path.stem)["decode"]
-             for path in sorted(CORRECT.glob("c*.py")) if "\ndef decode(" in path.read_text(encoding="utf-8")}
+    found = {
+        path.stem: namespace_from_source(path.read_text(encoding="utf-8"), path.stem)["decode"]
+        for path in sorted(CORRECT.glob("c*.py"))
+        if "\ndef decode(" in path.read_text(encoding="utf-8")
+    }
     assert len(found) >= 4, found
     return found | {"reference": decode}
 
@@ -73,8 +76,17 @@ def test_oracle_agrees_with_the_reference_on_every_case_in_float64():
         assert gap < 1e-10, (case, float(gap))
 
 
-@pytest.mark.parametrize("style", ["c02_hf_sdpa_bloom", "c03_meta_llama_complex", "c08_neox_rotary_mpt_alibi",
-                                   "c13_hf_llama_float32", "c14_torchtune_cache", "reference"])
+@pytest.mark.parametrize(
+    "style",
+    [
+        "c02_hf_sdpa_bloom",
+        "c03_meta_llama_complex",
+        "c08_neox_rotary_mpt_alibi",
+        "c13_hf_llama_float32",
+        "c14_torchtune_cache",
+        "reference",
+    ],
+)
 def test_correct_decoders_stay_within_a_third_of_the_tolerance(style):
     decoder = correct_decoders()[style]
     worst = 0.0
@@ -128,16 +140,32 @@ def test_the_window_test_meets_every_boundary_of_prompt_decoded_and_window():
     cases = test_window_masks_the_full_forward.prepare()
     boundaries = set()
     for case in cases:
-        prompt_vs_window = ("shorter" if case.prompt_len < case.window else "equal" if case.prompt_len == case.window
-                            else "one longer" if case.prompt_len == case.window + 1 else "longer")
+        prompt_vs_window = (
+            "shorter"
+            if case.prompt_len < case.window
+            else "equal"
+            if case.prompt_len == case.window
+            else "one longer"
+            if case.prompt_len == case.window + 1
+            else "longer"
+        )
         decoded = min(case.length - case.prompt_len, 2)
         boundaries.add((prompt_vs_window, decoded, case.cache))
-    assert boundaries >= {(p, d, c) for p in ("shorter", "equal", "one longer", "longer") for d in (0, 1, 2)
-                          for c in ("rotated", "raw")}
+    assert boundaries >= {
+        (p, d, c) for p in ("shorter", "equal", "one longer", "longer") for d in (0, 1, 2) for c in ("rotated", "raw")
+    }
 
     def kind(case):
-        return ("stepped" if case.stride >= 2 and not case.spread else "far" if case.start or case.spread
-                else "given" if case.position_ids else "counted")
-    assert {(kind(case), case.pads is not None) for case in cases} >= {(k, p) for k in POSITION_KINDS
-                                                                       for p in (True, False)}
+        return (
+            "stepped"
+            if case.stride >= 2 and not case.spread
+            else "far"
+            if case.start or case.spread
+            else "given"
+            if case.position_ids
+            else "counted"
+        )
 
+    assert {(kind(case), case.pads is not None) for case in cases} >= {
+        (k, p) for k in POSITION_KINDS for p in (True, False)
+    }

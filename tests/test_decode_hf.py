@@ -26,8 +26,9 @@ HIDDEN, HEADS, HEAD_DIM = 32, 4, 8
 
 @pytest.fixture(scope="module")
 def transformers():
-    require_system_part(importlib.util.find_spec("transformers") is not None,
-                        "transformers (requirements-dev.txt) is not installed")
+    require_system_part(
+        importlib.util.find_spec("transformers") is not None, "transformers (requirements-dev.txt) is not installed"
+    )
     import transformers
 
     return transformers
@@ -36,9 +37,18 @@ def transformers():
 def tiny_model(transformers, sliding_window: int | None = None):
     """A one-layer model with q, k, v of order 1 (initializer_range 0.25 on a hidden size of 32)."""
     torch.manual_seed(0)
-    sizes = dict(hidden_size=HIDDEN, num_attention_heads=HEADS, num_key_value_heads=HEADS, head_dim=HEAD_DIM,
-                 intermediate_size=64, num_hidden_layers=1, vocab_size=16, max_position_embeddings=256,
-                 initializer_range=0.25, attn_implementation="eager")
+    sizes = dict(
+        hidden_size=HIDDEN,
+        num_attention_heads=HEADS,
+        num_key_value_heads=HEADS,
+        head_dim=HEAD_DIM,
+        intermediate_size=64,
+        num_hidden_layers=1,
+        vocab_size=16,
+        max_position_embeddings=256,
+        initializer_range=0.25,
+        attn_implementation="eager",
+    )
     if sliding_window is None:
         return transformers.LlamaModel(transformers.LlamaConfig(**sizes)).eval()
     return transformers.MistralModel(transformers.MistralConfig(sliding_window=sliding_window, **sizes)).eval()
@@ -55,18 +65,28 @@ def hf_decode(transformers, model, embeds, prompt_len, mask=None, positions=None
     """Prefill, then one token per call with the model's DynamicCache: (q, k, v, out, cached keys), [B, H, T, D]."""
     attention = model.layers[0].self_attn
     seen = {"q": [], "k": [], "v": [], "out": []}
-    hooks = [getattr(attention, f"{name}_proj").register_forward_hook(
-        lambda module, args, output, name=name: seen[name].append(output.detach())) for name in "qkv"]
+    hooks = [
+        getattr(attention, f"{name}_proj").register_forward_hook(
+            lambda module, args, output, name=name: seen[name].append(output.detach())
+        )
+        for name in "qkv"
+    ]
     hooks.append(attention.o_proj.register_forward_pre_hook(lambda module, args: seen["out"].append(args[0].detach())))
     cache = transformers.DynamicCache(config=model.config)
     spans = [(0, prompt_len)] + [(t, t + 1) for t in range(prompt_len, embeds.shape[1])]
-    full_mask = None if mask is None else torch.cat(
-        [mask.long(), torch.ones(mask.shape[0], embeds.shape[1] - prompt_len, dtype=torch.long)], dim=1)
+    full_mask = (
+        None
+        if mask is None
+        else torch.cat([mask.long(), torch.ones(mask.shape[0], embeds.shape[1] - prompt_len, dtype=torch.long)], dim=1)
+    )
     try:
         with torch.no_grad():
             for start, stop in spans:
-                extra = {} if mask is None else {"attention_mask": full_mask[:, :stop],
-                                                 "position_ids": positions[:, start:stop]}
+                extra = (
+                    {}
+                    if mask is None
+                    else {"attention_mask": full_mask[:, :stop], "position_ids": positions[:, start:stop]}
+                )
                 model(inputs_embeds=embeds[:, start:stop], cache=cache, use_cache=True, **extra)
     finally:
         for hook in hooks:
@@ -111,8 +131,10 @@ def test_llama_left_padded_batch(transformers):
     for given in ({"attention_mask": mask}, {"attention_mask": mask.bool(), "position_ids": positions}):
         for cache in ("rotated", "raw"):
             ours, ours_cached = decode(q, k, v, 6, cache=cache, **given)
-            print(f"\nLlama, left-padded batch, {', '.join(given)}, cache={cache}: "
-                  f"max |out - HF| = {gap(ours, out, real):.2e}")
+            print(
+                f"\nLlama, left-padded batch, {', '.join(given)}, cache={cache}: "
+                f"max |out - HF| = {gap(ours, out, real):.2e}"
+            )
             assert gap(ours, out, real) <= TOLERANCE
         ours, ours_cached = decode(q, k, v, 6, **given)
         assert gap(ours_cached, cached, real) <= TOLERANCE

@@ -96,11 +96,11 @@ def test_rope_rejects_odd_dimension():
 
 def test_alibi_slopes_power_of_two_by_hand():
     assert torch.allclose(alibi_slopes(8), torch.tensor([2.0 ** -(h + 1) for h in range(8)]))
-    assert torch.allclose(alibi_slopes(4), torch.tensor([2.0 ** -2, 2.0 ** -4, 2.0 ** -6, 2.0 ** -8]))
+    assert torch.allclose(alibi_slopes(4), torch.tensor([2.0**-2, 2.0**-4, 2.0**-6, 2.0**-8]))
 
 
 def test_alibi_slopes_twelve_heads_follow_the_reference_rule():
-    expected = [2.0 ** -e for e in (1, 2, 3, 4, 5, 6, 7, 8, 0.5, 1.5, 2.5, 3.5)]
+    expected = [2.0**-e for e in (1, 2, 3, 4, 5, 6, 7, 8, 0.5, 1.5, 2.5, 3.5)]
     slopes = alibi_slopes(12)
     assert slopes.dtype == torch.float32 and torch.allclose(slopes, torch.tensor(expected))
 

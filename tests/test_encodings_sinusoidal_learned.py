@@ -12,18 +12,20 @@ from tests.helpers import FLOAT32_EPS, random_permutation_matrix
 def test_sinusoidal_values_by_hand():
     table = sinusoidal_encoding(3, 4)
     # Column pair i=1 turns at 10000^(-2/4) = 0.01 rad per position.
-    expected = torch.tensor([
-        [0.0, 1.0, 0.0, 1.0],
-        [math.sin(1), math.cos(1), math.sin(0.01), math.cos(0.01)],
-        [math.sin(2), math.cos(2), math.sin(0.02), math.cos(0.02)],
-    ])
+    expected = torch.tensor(
+        [
+            [0.0, 1.0, 0.0, 1.0],
+            [math.sin(1), math.cos(1), math.sin(0.01), math.cos(0.01)],
+            [math.sin(2), math.cos(2), math.sin(0.02), math.cos(0.02)],
+        ]
+    )
     assert table.dtype == torch.float32 and table.device.type == "cpu"
     assert torch.allclose(table, expected, atol=1e-7)
 
 
 def test_sinusoidal_base_changes_the_frequencies():
     table = sinusoidal_encoding(2, 4, base=100.0)
-    assert math.isclose(table[1, 2].item(), math.sin(100.0 ** -0.5), rel_tol=1e-6)
+    assert math.isclose(table[1, 2].item(), math.sin(100.0**-0.5), rel_tol=1e-6)
 
 
 @pytest.mark.parametrize("max_position", [100, 1000, 100_000])
@@ -94,5 +96,5 @@ def test_learned_positions_break_equivariance(generator):
         perm = random_permutation_matrix(8, generator)
         positioned = module(x)
         permuted = module(perm @ x)
-        gap = (attention(permuted, permuted, permuted)[0] - perm @ attention(positioned, positioned, positioned)[0])
+        gap = attention(permuted, permuted, permuted)[0] - perm @ attention(positioned, positioned, positioned)[0]
     assert gap.abs().max() > 1e-2

@@ -44,8 +44,22 @@ def test_buckets_agree_with_the_formula_from_minus_to_plus_1000(bidirectional, n
 # bucket = 8 + floor(ln(n/8) / ln(16) * 8): n = 16 -> 8 + 2 = 10, n = 32 -> 8 + 4 = 12,
 # n = 64 -> 8 + 6 = 14, n = 127 -> ln(15.875)/ln(16) = 0.997 -> 8 + 7 = 15, n = 128 -> 16, clamped to 15.
 # A later key (r > 0) adds 16.
-BIDIRECTIONAL_32_128 = {0: 0, -3: 3, 3: 19, -7: 7, -8: 8, -16: 10, -32: 12, -64: 14, -127: 15, -128: 15,
-                        -1000: 15, 1: 17, 128: 31, 1000: 31}
+BIDIRECTIONAL_32_128 = {
+    0: 0,
+    -3: 3,
+    3: 19,
+    -7: 7,
+    -8: 8,
+    -16: 10,
+    -32: 12,
+    -64: 14,
+    -127: 15,
+    -128: 15,
+    -1000: 15,
+    1: 17,
+    128: 31,
+    1000: 31,
+}
 # Causal (32, 128): 32 buckets, 16 exact, all later keys in bucket 0; bucket = 16 + floor(ln(n/16)/ln(8)*16):
 # n = 32 -> 16 + 5.33 -> 21, n = 64 -> 16 + 10.67 -> 26, n = 100 -> ln(6.25)/ln(8) = 0.881 -> 16 + 14 = 30,
 # n = 128 -> 32, clamped to 31.
@@ -55,9 +69,11 @@ CAUSAL_32_128 = {5: 0, 1000: 0, 0: 0, -5: 5, -15: 15, -16: 16, -32: 21, -64: 26,
 BIDIRECTIONAL_8_20 = {-1: 1, -2: 2, -3: 2, -10: 3, -20: 3, 1: 5, 3: 6, 20: 7}
 
 
-@pytest.mark.parametrize("bidirectional, num_buckets, max_distance, values", [
-    (True, 32, 128, BIDIRECTIONAL_32_128), (False, 32, 128, CAUSAL_32_128), (True, 8, 20, BIDIRECTIONAL_8_20)],
-    ids=["bidirectional-32-128", "causal-32-128", "bidirectional-8-20"])
+@pytest.mark.parametrize(
+    "bidirectional, num_buckets, max_distance, values",
+    [(True, 32, 128, BIDIRECTIONAL_32_128), (False, 32, 128, CAUSAL_32_128), (True, 8, 20, BIDIRECTIONAL_8_20)],
+    ids=["bidirectional-32-128", "causal-32-128", "bidirectional-8-20"],
+)
 def test_buckets_match_values_worked_out_by_hand(bidirectional, num_buckets, max_distance, values):
     got = t5_relative_bucket(torch.tensor(list(values)), bidirectional, num_buckets, max_distance)
     assert dict(zip(values, got.tolist())) == values

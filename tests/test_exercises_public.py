@@ -38,7 +38,12 @@ def run_public_tests(*options: str) -> subprocess.CompletedProcess:
     env["COLUMNS"] = "400"  # the short summary keeps each failure's whole first line
     return subprocess.run(
         [sys.executable, "-m", "pytest", "exercises", "-n", "0", "-p", "no:cacheprovider", "-q", "-rf", *options],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def counts(output: str) -> dict[str, int]:
@@ -107,8 +112,9 @@ def test_stubs_raise_not_implemented(exercise):
 def test_spec_states_shapes_and_conventions(exercise):
     text = spec(exercise.id)
     assert all(name.split(".")[-1] in text for name in exercise.names)
-    assert any(shape in text for shape in ("[B, H, T", "[B, T", "[n_heads, T, T]", "[seq_len, d_model]",
-                                           "[n_heads, Tq, Tk]"))
+    assert any(
+        shape in text for shape in ("[B, H, T", "[B, T", "[n_heads, T, T]", "[seq_len, d_model]", "[n_heads, Tq, Tk]")
+    )
     if exercise.id == "t5":
         assert "key position - query position" in text and "LongTensor" in text
     if exercise.id == "sinusoidal":
@@ -116,8 +122,20 @@ def test_spec_states_shapes_and_conventions(exercise):
     if exercise.id == "rope":
         assert "(x[2i], x[2i+1])" in text and "(x[i], x[i + D/2])" in text
     if exercise.id == "decode":
-        assert all(word in text for word in ('"interleaved"', '"half"', '"rotated"', '"raw"', "position_ids",
-                                             "attention_mask", "window", "cached_keys", "[B, H, T, D]"))
+        assert all(
+            word in text
+            for word in (
+                '"interleaved"',
+                '"half"',
+                '"rotated"',
+                '"raw"',
+                "position_ids",
+                "attention_mask",
+                "window",
+                "cached_keys",
+                "[B, H, T, D]",
+            )
+        )
 
 
 @pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: e.id)

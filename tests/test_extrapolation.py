@@ -31,14 +31,16 @@ from poslab.experiments.tiny_transformer import ENCODINGS, CannotRun, ModelConfi
 from poslab.threads import one_intra_op_thread
 
 # Small enough for a test: 16-token sequences over 8 symbols (chance 1/8), few needles.
-TINY = replace(FULL, seeds=(0,), train_len=16, vocab_size=8, steps=150, warmup_steps=20, eval_tokens=2_048,
-               probe_trials=4)
+TINY = replace(
+    FULL, seeds=(0,), train_len=16, vocab_size=8, steps=150, warmup_steps=20, eval_tokens=2_048, probe_trials=4
+)
 
 
 def test_recall_targets_by_hand():
     tokens = torch.tensor([[7, 3, 9, 3, 5, 9], [4, 4, 4, 1, 4, 1]])
-    expected = torch.tensor([[IGNORE, IGNORE, IGNORE, 9, IGNORE, 3],
-                             [IGNORE, 4, 4, IGNORE, 1, 4]])  # the most recent match wins: 4 at t=2 -> 1
+    expected = torch.tensor(
+        [[IGNORE, IGNORE, IGNORE, 9, IGNORE, 3], [IGNORE, 4, 4, IGNORE, 1, 4]]
+    )  # the most recent match wins: 4 at t=2 -> 1
     assert torch.equal(recall_targets(tokens), expected)
 
 
@@ -80,7 +82,11 @@ def test_learned_table_refuses_lengths_past_its_rows():
         model(torch.zeros(1, 17, dtype=torch.long))
     rows = experiment.evaluate_all(model, TINY, "learned", seed=0)
     assert [(m.eval_len, m.status, m.accuracy is None) for m in rows] == [
-        (16, "ok", False), (32, "cannot_run", True), (64, "cannot_run", True), (128, "cannot_run", True)]
+        (16, "ok", False),
+        (32, "cannot_run", True),
+        (64, "cannot_run", True),
+        (128, "cannot_run", True),
+    ]
 
 
 @pytest.mark.parametrize("encoding", [e for e in ENCODINGS if e != "learned"])
@@ -102,13 +108,15 @@ def test_results_round_trip_through_csv_and_json(tmp_path):
     config = replace(TINY, steps=2)
     results = experiment.run_experiment(config, "quick", "test command")
     assert {(m.encoding, m.eval_len) for m in results.measurements} == {
-        (e, n) for e in ENCODINGS for n in config.eval_lens}
+        (e, n) for e in ENCODINGS for n in config.eval_lens
+    }
     assert ExtrapolationResults.from_json(results.to_json()) == results
     save_results(results, tmp_path / "r.csv")
     loaded = load_results(tmp_path / "r.csv")
     assert loaded.record == results.record and loaded.probes == results.probes  # counts: exact
     assert [(m.encoding, m.eval_len, m.status) for m in loaded.measurements] == [
-        (m.encoding, m.eval_len, m.status) for m in results.measurements]
+        (m.encoding, m.eval_len, m.status) for m in results.measurements
+    ]
     for saved, original in zip(loaded.measurements, results.measurements):
         for name in ("accuracy", "perplexity"):
             assert (getattr(saved, name) is None) == (getattr(original, name) is None)
@@ -122,9 +130,19 @@ def test_results_round_trip_through_csv_and_json(tmp_path):
 def test_a_file_made_before_perplexity_and_the_probe_still_loads(tmp_path):
     path = tmp_path / "old.csv"
     path.write_text("\n".join([",".join(COLUMNS), *GOOD_ROWS]) + "\n")
-    old_record = {"command": "x", "mode": "full", "seeds": [0], "config": {}, "task": "t", "chance_accuracy": 0.0625,
-                  "versions": {}, "run_time_s": 1.0, "ms_per_step": 1.0, "cpu_ms_per_step": 1.0,
-                  "finished_at": "2026-11-30T06:14:33+00:00"}
+    old_record = {
+        "command": "x",
+        "mode": "full",
+        "seeds": [0],
+        "config": {},
+        "task": "t",
+        "chance_accuracy": 0.0625,
+        "versions": {},
+        "run_time_s": 1.0,
+        "ms_per_step": 1.0,
+        "cpu_ms_per_step": 1.0,
+        "finished_at": "2026-11-30T06:14:33+00:00",
+    }
     sidecar_path(path).write_text(json.dumps(old_record))
     results = load_results(path)
     assert [m.perplexity for m in results.measurements] == [None, None]
@@ -142,27 +160,34 @@ HEADER = ",".join(COLUMNS)
 WITH_PERPLEXITY = HEADER + ",perplexity"
 
 
-@pytest.mark.parametrize("header, rows, message", [
-    ("encoding,seed,train_len,eval_len,status", ["rope,0,64,64,ok"], "missing column.*accuracy"),
-    (HEADER + ",note", [r + ",x" for r in GOOD_ROWS], "columns must be exactly .*optionally followed by perplexity"),
-    ("seed,encoding,train_len,eval_len,accuracy,status", ["0,rope,64,64,0.9,ok"], "columns must be exactly"),
-    (HEADER, ["rope,0,64,64,0.9,fine"], "line 2: status 'fine' is not one of ok, cannot_run"),
-    (HEADER, ["rope,0,64,64,1.2,ok"], r"line 2: accuracy 1.2 is outside \[0, 1\]"),
-    (HEADER, ["rope,0,64,64,-0.1,ok"], r"line 2: accuracy -0.1 is outside \[0, 1\]"),
-    (HEADER, ["rope,0,64,64,nan,ok"], r"outside \[0, 1\]"),
-    (HEADER, [GOOD_ROWS[0], "learned,0,64,128,0.5,cannot_run"], "line 3: accuracy given but"),
-    (HEADER, ["rope,0,64,64,,ok"], "line 2: status is ok but accuracy is empty"),
-    (HEADER, ["xpos,0,64,64,0.5,ok"], "line 2: unknown encoding 'xpos'"),
-    (HEADER, ["rope,zero,64,64,0.5,ok"], "line 2: seed must be a whole number"),
-    (HEADER, ["rope,0,64,64,high,ok"], "line 2: accuracy must be a number or empty"),
-    (HEADER, ["rope,0,64,64,0.5"], "line 2: expected 6 fields"),
-    (HEADER, [GOOD_ROWS[0], GOOD_ROWS[0]], "line 3: a second row for encoding rope"),
-    (WITH_PERPLEXITY, ["rope,0,64,64,0.5,ok,0.7"], "line 2: perplexity 0.7 is not a number of at least 1"),
-    (WITH_PERPLEXITY, ["rope,0,64,64,0.5,ok,inf"], "line 2: perplexity inf is not"),
-    (WITH_PERPLEXITY, ["learned,0,64,128,,cannot_run,3.0"], "line 2: perplexity given but status is cannot_run"),
-    (HEADER, [], "header but no rows"),
-    ("", [], "the file is empty"),
-])
+@pytest.mark.parametrize(
+    "header, rows, message",
+    [
+        ("encoding,seed,train_len,eval_len,status", ["rope,0,64,64,ok"], "missing column.*accuracy"),
+        (
+            HEADER + ",note",
+            [r + ",x" for r in GOOD_ROWS],
+            "columns must be exactly .*optionally followed by perplexity",
+        ),
+        ("seed,encoding,train_len,eval_len,accuracy,status", ["0,rope,64,64,0.9,ok"], "columns must be exactly"),
+        (HEADER, ["rope,0,64,64,0.9,fine"], "line 2: status 'fine' is not one of ok, cannot_run"),
+        (HEADER, ["rope,0,64,64,1.2,ok"], r"line 2: accuracy 1.2 is outside \[0, 1\]"),
+        (HEADER, ["rope,0,64,64,-0.1,ok"], r"line 2: accuracy -0.1 is outside \[0, 1\]"),
+        (HEADER, ["rope,0,64,64,nan,ok"], r"outside \[0, 1\]"),
+        (HEADER, [GOOD_ROWS[0], "learned,0,64,128,0.5,cannot_run"], "line 3: accuracy given but"),
+        (HEADER, ["rope,0,64,64,,ok"], "line 2: status is ok but accuracy is empty"),
+        (HEADER, ["xpos,0,64,64,0.5,ok"], "line 2: unknown encoding 'xpos'"),
+        (HEADER, ["rope,zero,64,64,0.5,ok"], "line 2: seed must be a whole number"),
+        (HEADER, ["rope,0,64,64,high,ok"], "line 2: accuracy must be a number or empty"),
+        (HEADER, ["rope,0,64,64,0.5"], "line 2: expected 6 fields"),
+        (HEADER, [GOOD_ROWS[0], GOOD_ROWS[0]], "line 3: a second row for encoding rope"),
+        (WITH_PERPLEXITY, ["rope,0,64,64,0.5,ok,0.7"], "line 2: perplexity 0.7 is not a number of at least 1"),
+        (WITH_PERPLEXITY, ["rope,0,64,64,0.5,ok,inf"], "line 2: perplexity inf is not"),
+        (WITH_PERPLEXITY, ["learned,0,64,128,,cannot_run,3.0"], "line 2: perplexity given but status is cannot_run"),
+        (HEADER, [], "header but no rows"),
+        ("", [], "the file is empty"),
+    ],
+)
 def test_loader_rejects_malformed_csv_saying_what_is_wrong(header, rows, message):
     with pytest.raises(ValueError, match=message):
         parse_measurements("\n".join([header, *rows]) + "\n")
@@ -176,18 +201,21 @@ def test_loader_reads_the_added_perplexity_column():
 PROBE_HEADER = ",".join(PROBE_COLUMNS)
 
 
-@pytest.mark.parametrize("row, message", [
-    ("rope,0,64,512,0.5,256,48,12,ok", None),
-    ("learned,0,64,128,0.0,127,48,,cannot_run", None),
-    ("rope,0,64,512,1.5,256,48,12,ok", r"depth 1.5 is outside \[0, 1\]"),
-    ("rope,0,64,512,0.5,512,48,12,ok", "distance 512 is not between 1 and eval_len - 1 = 511"),
-    ("rope,0,64,512,0.5,256,48,49,ok", "retrieved 49 is not a whole number from 0 to trials = 48"),
-    ("rope,0,64,512,0.5,256,48,0.5,ok", "retrieved must be a whole number"),
-    ("rope,0,64,512,0.5,256,0,0,ok", "trials must be positive"),
-    ("rope,0,64,512,0.5,256,48,,ok", "status is ok but retrieved is empty"),
-    ("learned,0,64,128,0.0,127,48,3,cannot_run", "retrieved 3 is given but status is cannot_run"),
-    ("rope,0,64,512,,256,48,3,ok", "line 2: depth is empty"),
-])
+@pytest.mark.parametrize(
+    "row, message",
+    [
+        ("rope,0,64,512,0.5,256,48,12,ok", None),
+        ("learned,0,64,128,0.0,127,48,,cannot_run", None),
+        ("rope,0,64,512,1.5,256,48,12,ok", r"depth 1.5 is outside \[0, 1\]"),
+        ("rope,0,64,512,0.5,512,48,12,ok", "distance 512 is not between 1 and eval_len - 1 = 511"),
+        ("rope,0,64,512,0.5,256,48,49,ok", "retrieved 49 is not a whole number from 0 to trials = 48"),
+        ("rope,0,64,512,0.5,256,48,0.5,ok", "retrieved must be a whole number"),
+        ("rope,0,64,512,0.5,256,0,0,ok", "trials must be positive"),
+        ("rope,0,64,512,0.5,256,48,,ok", "status is ok but retrieved is empty"),
+        ("learned,0,64,128,0.0,127,48,3,cannot_run", "retrieved 3 is given but status is cannot_run"),
+        ("rope,0,64,512,,256,48,3,ok", "line 2: depth is empty"),
+    ],
+)
 def test_passkey_loader_checks_each_row(row, message):
     text = "\n".join([PROBE_HEADER, row]) + "\n"
     if message is None:
@@ -219,8 +247,25 @@ def test_loader_needs_the_sidecar_and_names_the_file(tmp_path):
 
 def test_command_line_writes_csv_sidecar_and_a_progress_bar(tmp_path, capsys):
     out = tmp_path / "quick.csv"
-    assert experiment.main(["--out", str(out), "--quick", "--steps", "2", "--seeds", "5", "--jobs", "1",
-                            "--encodings", "learned", "alibi"]) == 0
+    assert (
+        experiment.main(
+            [
+                "--out",
+                str(out),
+                "--quick",
+                "--steps",
+                "2",
+                "--seeds",
+                "5",
+                "--jobs",
+                "1",
+                "--encodings",
+                "learned",
+                "alibi",
+            ]
+        )
+        == 0
+    )
     results = load_results(out)
     record = json.loads(sidecar_path(out).read_text())
     assert record["command"].endswith("--quick --steps 2 --seeds 5 --jobs 1 --encodings learned alibi")
@@ -228,18 +273,42 @@ def test_command_line_writes_csv_sidecar_and_a_progress_bar(tmp_path, capsys):
     assert record["mode"] == "quick" and record["config"]["steps"] == 2 and record["run_time_s"] > 0
     assert {"python", "torch", "poslab"} <= set(record["versions"]) and record["probe"].startswith("passkey")
     assert record["cores"] >= 1 and record["load_average"] >= 0
-    assert {m.seed for m in results.measurements} == {5} and {p.encoding for p in results.probes} == {"learned", "alibi"}
+    assert {m.seed for m in results.measurements} == {5} and {p.encoding for p in results.probes} == {
+        "learned",
+        "alibi",
+    }
     stderr = capsys.readouterr().err
     assert "100%" in stderr and "alibi, seed 5: step 2/2" in stderr and "ms CPU" in stderr
 
 
 def test_command_line_progress_as_json_lines_for_a_program(tmp_path, capsys):
     out = tmp_path / "quick.csv"
-    assert experiment.main(["--out", str(out), "--quick", "--steps", "10", "--jobs", "1", "--encodings", "rope",
-                            "alibi", "--progress", "json"]) == 0
+    assert (
+        experiment.main(
+            [
+                "--out",
+                str(out),
+                "--quick",
+                "--steps",
+                "10",
+                "--jobs",
+                "1",
+                "--encodings",
+                "rope",
+                "alibi",
+                "--progress",
+                "json",
+            ]
+        )
+        == 0
+    )
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert lines[0] == {"fraction": 0.5 * 10 / 10, "message": "rope, seed 0: step 10/10; testing", "runs_done": 0,
-                        "runs": 2}
+    assert lines[0] == {
+        "fraction": 0.5 * 10 / 10,
+        "message": "rope, seed 0: step 10/10; testing",
+        "runs_done": 0,
+        "runs": 2,
+    }
     assert lines[-1] == {"fraction": 1.0, "message": "alibi, seed 0: done", "runs_done": 2, "runs": 2}
     assert [line["runs_done"] for line in lines] == sorted(line["runs_done"] for line in lines)
 
@@ -259,8 +328,9 @@ def test_progress_bar_into_a_file_writes_few_whole_lines():
 def test_shipped_results_cover_every_encoding_length_seed_and_depth():
     results = load_results(experiment.SHIPPED_CSV)
     record = results.record
-    config = ExperimentConfig(**{key: tuple(value) if isinstance(value, list) else value
-                                 for key, value in record.config.items()})
+    config = ExperimentConfig(
+        **{key: tuple(value) if isinstance(value, list) else value for key, value in record.config.items()}
+    )
     cells = {(m.encoding, m.seed, m.eval_len): m for m in results.measurements}
     assert set(cells) == {(e, s, n) for e in ENCODINGS for s in record.seeds for n in config.eval_lens}
     assert len(record.seeds) >= 3 and record.mode == "full"
@@ -271,11 +341,14 @@ def test_shipped_results_cover_every_encoding_length_seed_and_depth():
         assert (m.perplexity is None) == past_table
     assert max(m.accuracy for m in results.measurements if m.eval_len == config.train_len) >= 0.5
     probes = {(p.encoding, p.seed, p.eval_len, p.depth): p for p in results.probes}
-    assert set(probes) == {(e, s, n, d) for e in ENCODINGS for s in record.seeds for n in config.eval_lens
-                           for d in config.probe_depths}
-    assert all(p.trials == config.probe_trials and (p.status == "cannot_run") == (p.eval_len > config.train_len
-                                                                                 and p.encoding == "learned")
-               for p in probes.values())
+    assert set(probes) == {
+        (e, s, n, d) for e in ENCODINGS for s in record.seeds for n in config.eval_lens for d in config.probe_depths
+    }
+    assert all(
+        p.trials == config.probe_trials
+        and (p.status == "cannot_run") == (p.eval_len > config.train_len and p.encoding == "learned")
+        for p in probes.values()
+    )
     assert record.probe_chance == pytest.approx(1 / (config.vocab_size - 1))
     # The columns a reader of the first shipped file relied on are still the first six, in order.
     assert experiment.SHIPPED_CSV.read_text().splitlines()[0].split(",")[:6] == list(COLUMNS)

@@ -37,7 +37,9 @@ def grade(grading: Grader, files: dict[str, str], exercises: list[str], name: st
 
 def corpus_file(name: str) -> dict[str, str]:
     path = next((CORPUS / "correct").glob(f"{name}_*.py"), None)
-    source = path.read_text(encoding="utf-8") if path else next(b for b in BUGS if b.name.startswith(f"{name}_")).source()
+    source = (
+        path.read_text(encoding="utf-8") if path else next(b for b in BUGS if b.name.startswith(f"{name}_")).source()
+    )
     return {"solution.py": source}
 
 
@@ -50,8 +52,10 @@ def test_index_error_from_an_explicit_check_gets_full_marks_and_a_lookup_error_d
         result = grade(grading, corpus_file(name), ["learned"])
         assert failed(result) == {}, name
     unchecked = grade(grading, corpus_file("b23"), ["learned"])  # nn.Embedding's own IndexError
-    assert set(failed(unchecked)) == {"learned: too long raises value error",
-                                      "learned: too long message names both numbers"}
+    assert set(failed(unchecked)) == {
+        "learned: too long raises value error",
+        "learned: too long message names both numbers",
+    }
     assert "from inside the lookup" in failed(unchecked)["learned: too long raises value error"]
 
 
@@ -74,10 +78,13 @@ def test_a_buffer_table_loses_only_one_trainable_table_and_a_numpy_table_only_th
 
 
 def test_the_graders_own_findings_are_never_reported_as_the_students_exceptions(grading):
-    outputs = {**failed(grade(grading, corpus_file("b07"), ["sinusoidal"])),
-               **failed(grade(grading, corpus_file("b09"), ["learned"]))}
-    unregistered = failed(grade(grading, {"solution.py": get_mutant("learned_table_not_registered").source},
-                                ["learned"]))
+    outputs = {
+        **failed(grade(grading, corpus_file("b07"), ["sinusoidal"])),
+        **failed(grade(grading, corpus_file("b09"), ["learned"])),
+    }
+    unregistered = failed(
+        grade(grading, {"solution.py": get_mutant("learned_table_not_registered").source}, ["learned"])
+    )
     forward = unregistered["learned: forward adds the first rows"]
     assert forward.startswith("The grader could not check that") and "no parameter (and no buffer)" in forward
     for name, output in {**outputs, **unregistered}.items():
@@ -87,8 +94,9 @@ def test_the_graders_own_findings_are_never_reported_as_the_students_exceptions(
 
 
 def test_a_syntax_error_gives_one_message_and_counts_in_no_pass_rate(grading):
-    result = grade(grading, {"rope.py": "def apply_rope(x:\n    return x\n", "alibi.py": "import torch\n"},
-                   ["rope", "attention"])
+    result = grade(
+        grading, {"rope.py": "def apply_rope(x:\n    return x\n", "alibi.py": "import torch\n"}, ["rope", "attention"]
+    )
     assert result.status == "import_failed"
     assert result.messages == ("rope.py could not be imported: SyntaxError on line 1: '(' was never closed.",)
     assert result.exercise_status("rope") == result.exercise_status("attention") == "did_not_import"
@@ -118,14 +126,18 @@ def test_every_point_a_flipped_rope_sign_loses_is_accounted_for(grading):
 
 VALUE_READING = (
     # learned: an explicit check that reads the positions' values and raises IndexError
-    ("        require(seq_len <= self.max_len,",
-     "        if int(torch.arange(seq_len, device=x.device).max()) >= self.max_len:\n"
-     "            raise IndexError(f\"sequence length {seq_len} is past the table (max_len {self.max_len})\")\n"
-     "        require(seq_len <= self.max_len,"),
+    (
+        "        require(seq_len <= self.max_len,",
+        "        if int(torch.arange(seq_len, device=x.device).max()) >= self.max_len:\n"
+        '            raise IndexError(f"sequence length {seq_len} is past the table (max_len {self.max_len})")\n'
+        "        require(seq_len <= self.max_len,",
+    ),
     # attention: a branch on the bias's values (a fully masked row), as tiled kernels take
-    ("    require(q.dim() >= 2 and k.dim() >= 2 and v.dim() >= 2,",
-     "    if bias is not None and bool(torch.isinf(bias).all()):\n        raise ValueError(\"every key is masked\")\n"
-     "    require(q.dim() >= 2 and k.dim() >= 2 and v.dim() >= 2,"),
+    (
+        "    require(q.dim() >= 2 and k.dim() >= 2 and v.dim() >= 2,",
+        '    if bias is not None and bool(torch.isinf(bias).all()):\n        raise ValueError("every key is masked")\n'
+        "    require(q.dim() >= 2 and k.dim() >= 2 and v.dim() >= 2,",
+    ),
 )
 
 
@@ -135,11 +147,13 @@ def test_the_meta_device_judges_devices_only_where_code_can_run_without_values(g
     from grader.mutants import apply_patches, reference_source
 
     batch3 = CORPUS / "batch3"
-    reads_values = grade(grading, {"solution.py": (batch3 / "correct" / "b3c05_vllm_cos_sin_cache.py").read_text()},
-                         ["rope"])
+    reads_values = grade(
+        grading, {"solution.py": (batch3 / "correct" / "b3c05_vllm_cos_sin_cache.py").read_text()}, ["rope"]
+    )
     assert failed(reads_values) == {}
-    on_the_cpu = grade(grading, {"solution.py": (batch3 / "bugs" / "b3b06_rope_default_positions_on_cpu.py")
-                                 .read_text()}, ["rope"])
+    on_the_cpu = grade(
+        grading, {"solution.py": (batch3 / "bugs" / "b3b06_rope_default_positions_on_cpu.py").read_text()}, ["rope"]
+    )
     assert set(failed(on_the_cpu)) == {"rope: meta device"}
     source = apply_patches(reference_source(), VALUE_READING, "value-reading checks")
     assert failed(grade(grading, {"solution.py": source}, ["attention", "learned"])) == {}
@@ -152,7 +166,9 @@ def test_code_that_raises_everywhere_earns_nothing(grading):
 
     names = sorted({name for exercise in EXERCISES for name in exercise.names})
     source = "".join(f"\n\ndef {name}(*args, **kwargs):\n    raise RuntimeError('nothing here')\n" for name in names)
-    source = source.replace("def LearnedPositionalEmbedding(*args, **kwargs):", "class LearnedPositionalEmbedding:\n"
-                            "    def __init__(self, *args, **kwargs):")
+    source = source.replace(
+        "def LearnedPositionalEmbedding(*args, **kwargs):",
+        "class LearnedPositionalEmbedding:\n    def __init__(self, *args, **kwargs):",
+    )
     result = grade(grading, {"solution.py": source}, [exercise.id for exercise in EXERCISES])
     assert result.score == 0, {test.name: test.output for test in result.tests if test.status == "passed"}

@@ -5,16 +5,30 @@ import json
 
 import pytest
 
-from grader.results import GRADEBOOK_HEADER, SubmissionResult, TestOutcome
 from grader.gradebook import GradebookError, load_gradebook
+from grader.results import GRADEBOOK_HEADER, SubmissionResult, TestOutcome
 
 
 def result(submission_id, rope_passes: bool, alibi_passes: bool) -> SubmissionResult:
     tests = (
-        TestOutcome("rope: relative", "rope", 3.0 if rope_passes else 0.0, 3.0,
-                    "passed" if rope_passes else "failed", "", "hidden"),
-        TestOutcome("alibi: slopes", "alibi", 1.0 if alibi_passes else 0.0, 1.0,
-                    "passed" if alibi_passes else "failed", "", "visible"),
+        TestOutcome(
+            "rope: relative",
+            "rope",
+            3.0 if rope_passes else 0.0,
+            3.0,
+            "passed" if rope_passes else "failed",
+            "",
+            "hidden",
+        ),
+        TestOutcome(
+            "alibi: slopes",
+            "alibi",
+            1.0 if alibi_passes else 0.0,
+            1.0,
+            "passed" if alibi_passes else "failed",
+            "",
+            "visible",
+        ),
     )
     return SubmissionResult(submission_id, "graded", tests, "bwrap", False, "h", "s", "0", 1.0)
 
@@ -56,10 +70,13 @@ def test_ids_that_are_paths_are_not_followed(tmp_path):
     assert "not a plain folder name" in book.problems[0] and book.pass_rates.empty
 
 
-@pytest.mark.parametrize("setup, message", [
-    (lambda folder: None, "has no gradebook.csv"),
-    (lambda folder: (folder / "gradebook.csv").write_text("name,score\nann,1\n"), "lacks the column"),
-])
+@pytest.mark.parametrize(
+    "setup, message",
+    [
+        (lambda folder: None, "has no gradebook.csv"),
+        (lambda folder: (folder / "gradebook.csv").write_text("name,score\nann,1\n"), "lacks the column"),
+    ],
+)
 def test_a_folder_that_is_not_a_gradebook_says_so(tmp_path, setup, message):
     setup(tmp_path)
     with pytest.raises(GradebookError, match=message):

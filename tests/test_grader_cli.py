@@ -21,7 +21,7 @@ import pytest
 from grader import cli
 from grader.api import load_submission, submission_id_for
 from grader.mutants import list_mutants
-from grader.release import build_bundle, ReleaseError
+from grader.release import ReleaseError, build_bundle
 from tests.hostile._support import PROBE_MAX, reference_submission, require_bwrap
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -66,15 +66,22 @@ def test_two_paths_with_one_id_are_a_usage_error(tmp_path, capsys):
         (tmp_path / folder).mkdir()
         (tmp_path / folder / "same.py").write_text("")
     with pytest.raises(SystemExit) as stopped:
-        cli.main(["grade", str(tmp_path / "a" / "same.py"), str(tmp_path / "b" / "same.py"), "--out", str(tmp_path / "o")])
+        cli.main(
+            ["grade", str(tmp_path / "a" / "same.py"), str(tmp_path / "b" / "same.py"), "--out", str(tmp_path / "o")]
+        )
     assert stopped.value.code == 2
     assert "same" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
 
 
 def test_help_states_the_default_timeout():
-    help_text = subprocess.run([sys.executable, "-m", "grader", "grade", "--help"], cwd=PROJECT_ROOT,
-                               capture_output=True, text=True, timeout=120)
+    help_text = subprocess.run(
+        [sys.executable, "-m", "grader", "grade", "--help"],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert help_text.returncode == 0
     assert "default 20" in " ".join(help_text.stdout.split())
 
@@ -82,7 +89,12 @@ def test_help_states_the_default_timeout():
 def test_grade_writes_the_gradebook_and_gradescope_results(submissions, tmp_path, probe_suite, capsys):
     require_bwrap()
     out = tmp_path / "out"
-    assert cli.main(["grade", *map(str, submissions), "--out", str(out), "--jobs", "2", "--timeout", "5"], suite=probe_suite) == 0
+    assert (
+        cli.main(
+            ["grade", *map(str, submissions), "--out", str(out), "--jobs", "2", "--timeout", "5"], suite=probe_suite
+        )
+        == 0
+    )
     lines = (out / "gradebook.csv").read_text().splitlines()
     assert lines[0] == "id,name,lms_id,late,status,attention,sinusoidal,learned,rope,alibi,t5,decode,total,max"
     rows = {row["id"]: row for row in csv.DictReader(lines)}
@@ -136,8 +148,13 @@ def test_an_interrupted_write_leaves_the_old_file_whole(tmp_path, monkeypatch):
 def test_validate_passes_with_the_real_suite_and_the_mutants_of_the_exercises_asked_for():
     # Every mutant is graded in tests/test_corpus.py; this checks the command, on two exercises' mutants.
     require_bwrap()
-    run = subprocess.run([sys.executable, "-m", "grader", "validate", "--jobs", "2", "--exercise", "alibi",
-                          "--exercise", "t5"], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=1800)
+    run = subprocess.run(
+        [sys.executable, "-m", "grader", "validate", "--jobs", "2", "--exercise", "alibi", "--exercise", "t5"],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     rows = [line.split() for line in run.stdout.splitlines()]
     verdicts = {row[0]: (row[1], row[-1]) for row in rows if len(row) >= 5 and row[-1] in ("caught", "marks")}
@@ -148,8 +165,13 @@ def test_validate_passes_with_the_real_suite_and_the_mutants_of_the_exercises_as
 
 
 def test_validate_says_which_exercises_it_knows():
-    run = subprocess.run([sys.executable, "-m", "grader", "validate", "--exercise", "bogus"], cwd=PROJECT_ROOT,
-                         capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-m", "grader", "validate", "--exercise", "bogus"],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 2 and "invalid choice: 'bogus'" in run.stderr and "decode" in run.stderr
 
 
@@ -165,10 +187,20 @@ def bundle(tmp_path_factory):
 
 def test_the_bundle_has_the_course_and_no_instructor_material(bundle):
     files = {str(p.relative_to(bundle)) for p in bundle.rglob("*") if p.is_file()}
-    for needed in ("app.py", "grader/api.py", "grader/sandbox/__init__.py", "grader/sandbox/session.py",
-                   "grader/sandboxed/worker.py", "grader/sandboxed/child.py", "grader/sandboxed/protocol.py",
-                   "grader/student.py", "poslab/exercises.py", ".streamlit/config.toml", "requirements.txt",
-                   ".poslab-bundle"):
+    for needed in (
+        "app.py",
+        "grader/api.py",
+        "grader/sandbox/__init__.py",
+        "grader/sandbox/session.py",
+        "grader/sandboxed/worker.py",
+        "grader/sandboxed/child.py",
+        "grader/sandboxed/protocol.py",
+        "grader/student.py",
+        "poslab/exercises.py",
+        ".streamlit/config.toml",
+        "requirements.txt",
+        ".poslab-bundle",
+    ):
         assert needed in files, needed
     assert any(name.startswith("app_pages/") for name in files)
     for name in files:
@@ -190,7 +222,8 @@ def test_a_bundle_grades_against_public_tests_in_the_sandbox(bundle, tmp_path):
     require_bwrap()
     public = tmp_path / "public"
     public.mkdir()
-    (public / "test_alibi.py").write_text(textwrap.dedent('''
+    (public / "test_alibi.py").write_text(
+        textwrap.dedent("""
         import torch
         from alibi import alibi_slopes
 
@@ -202,22 +235,25 @@ def test_a_bundle_grades_against_public_tests_in_the_sandbox(bundle, tmp_path):
 
         def test_sixteen_heads_start_at_2_to_the_minus_half():
             assert alibi_slopes(16)[0] == 2.0 ** -0.5, "the first of 16 slopes is 2^-0.5"
-    '''))
+    """)
+    )
     student = tmp_path / "student"
     student.mkdir()
-    (student / "alibi.py").write_text("import torch\n\ndef alibi_slopes(n_heads):\n"
-                                      "    return 2.0 ** -torch.arange(1.0, n_heads + 1.0)\n")
-    program = textwrap.dedent(f'''
+    (student / "alibi.py").write_text(
+        "import torch\n\ndef alibi_slopes(n_heads):\n    return 2.0 ** -torch.arange(1.0, n_heads + 1.0)\n"
+    )
+    program = textwrap.dedent(f"""
         import json
         from pathlib import Path
         from grader.api import Grader, load_submission, running_in_bundle
         assert running_in_bundle()
         with Grader(mode="public", public_tests_dir=Path({str(public)!r})) as grading:
             print(grading.grade(load_submission({str(student)!r})).to_json())
-    ''')
+    """)
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
-    run = subprocess.run([sys.executable, "-c", program], cwd=bundle, env=env, capture_output=True, text=True,
-                         timeout=600)
+    run = subprocess.run(
+        [sys.executable, "-c", program], cwd=bundle, env=env, capture_output=True, text=True, timeout=600
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     data = json.loads(run.stdout)
     assert data["public_tests_only"] is True and data["isolation"] == "bwrap"
@@ -243,8 +279,14 @@ print("TITLES", [t.value for t in at.title])
 def test_the_bundle_app_starts_on_its_own_without_the_instructor_page(bundle, tmp_path):
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     env["POSLAB_DB_URL"] = f"sqlite:///{tmp_path / 'bundle.db'}"
-    run = subprocess.run([sys.executable, "-c", BUNDLE_APP_CHECK, str(bundle)], cwd=bundle, env=env,
-                         capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [sys.executable, "-c", BUNDLE_APP_CHECK, str(bundle)],
+        cwd=bundle,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
     assert "TITLES ['Position Lab']" in run.stdout
     assert not (bundle / "app_pages" / "instructor.py").exists()

@@ -43,11 +43,17 @@ def run(tmp_path_factory):
         paths += [subs / f"{name}.py", subs / f"good_after_{name}.py"]
     listing_before = sorted(p.name for p in subs.iterdir())
     out = root / "out"
-    code = cli.main(["grade", *map(str, paths), "--out", str(out), "--jobs", "2", "--timeout", str(TIMEOUT)],
-                    suite="tests.hostile._support:ProbeSuite")
+    code = cli.main(
+        ["grade", *map(str, paths), "--out", str(out), "--jobs", "2", "--timeout", str(TIMEOUT)],
+        suite="tests.hostile._support:ProbeSuite",
+    )
     assert code == 0
-    return {"root": root, "out": out, "listing_before": listing_before,
-            "alive_after": sandbox_uids_alive(GraderSettings.from_env().uid_base)}
+    return {
+        "root": root,
+        "out": out,
+        "listing_before": listing_before,
+        "alive_after": sandbox_uids_alive(GraderSettings.from_env().uid_base),
+    }
 
 
 def result(run, name: str) -> dict:
@@ -154,4 +160,3 @@ def test_every_hostile_file_has_a_test_here():
     source = Path(__file__).read_text()
     missing = [name for name in HOSTILE if f'"{name}"' not in source]
     assert missing == []
-

@@ -21,8 +21,16 @@ from grader.sandbox import JudgeEncoder, decode_reply
 from grader.sandbox.worker_process import BOOTSTRAP
 from grader.sandboxed import protocol, tensor_codec
 from grader.sandboxed.exercise_calls import Decoder
-from grader.student import (TABLE_IN_BUFFER, CannotCheck, Layout, NotATensor, StudentError, TensorInfo, Viewed,
-                            transposed)
+from grader.student import (
+    TABLE_IN_BUFFER,
+    CannotCheck,
+    Layout,
+    NotATensor,
+    StudentError,
+    TensorInfo,
+    Viewed,
+    transposed,
+)
 
 GRADER_DIR = Path(__file__).resolve().parent.parent / "grader"
 
@@ -73,17 +81,20 @@ def test_a_closed_peer_and_a_deadline_are_told_apart(pair):
         protocol.recv_frame(right)
 
 
-@pytest.mark.parametrize("info", [
-    {"dtype": "object", "shape": [1], "device": "cpu", "nbytes": 8},
-    {"dtype": "float32", "shape": [-1], "device": "cpu", "nbytes": 0},
-    {"dtype": "float32", "shape": [1] * 9, "device": "cpu", "nbytes": 4},
-    {"dtype": "float32", "shape": [2, 2], "device": "cpu", "nbytes": 12},
-    {"dtype": "float32", "shape": [2], "device": "cuda", "nbytes": 8},
-    {"dtype": "float32", "shape": [2.5], "device": "cpu", "nbytes": 10},
-    {"dtype": "float32", "shape": [True], "device": "cpu", "nbytes": 4},
-    {"dtype": "float32", "shape": [2], "device": "cpu", "nbytes": 8, "requires_grad": "yes"},
-    "float32",
-])
+@pytest.mark.parametrize(
+    "info",
+    [
+        {"dtype": "object", "shape": [1], "device": "cpu", "nbytes": 8},
+        {"dtype": "float32", "shape": [-1], "device": "cpu", "nbytes": 0},
+        {"dtype": "float32", "shape": [1] * 9, "device": "cpu", "nbytes": 4},
+        {"dtype": "float32", "shape": [2, 2], "device": "cpu", "nbytes": 12},
+        {"dtype": "float32", "shape": [2], "device": "cuda", "nbytes": 8},
+        {"dtype": "float32", "shape": [2.5], "device": "cpu", "nbytes": 10},
+        {"dtype": "float32", "shape": [True], "device": "cpu", "nbytes": 4},
+        {"dtype": "float32", "shape": [2], "device": "cpu", "nbytes": 8, "requires_grad": "yes"},
+        "float32",
+    ],
+)
 def test_bad_tensor_descriptions_are_refused(info):
     with pytest.raises(protocol.ProtocolError):
         tensor_codec.check_tensor_info(info)
@@ -91,7 +102,11 @@ def test_bad_tensor_descriptions_are_refused(info):
 
 def test_tensor_bytes_round_trip_every_dtype():
     for dtype in protocol.DTYPES.values():
-        original = (torch.arange(6) % 2).to(dtype).reshape(2, 3) if dtype != torch.bool else torch.tensor([[True, False, True]])
+        original = (
+            (torch.arange(6) % 2).to(dtype).reshape(2, 3)
+            if dtype != torch.bool
+            else torch.tensor([[True, False, True]])
+        )
         rebuilt = tensor_codec.build_tensor(dtype, tuple(original.shape), tensor_codec.tensor_bytes(original))
         assert rebuilt.dtype == dtype and torch.equal(rebuilt, original)
     t = torch.randn(4, 5).t()  # non-contiguous
@@ -106,8 +121,20 @@ def test_a_bool_tensor_from_arbitrary_bytes_holds_only_true_and_false():
 def test_arguments_survive_the_trip_to_the_child():
     encoder = JudgeEncoder()
     t = torch.arange(6.0).reshape(2, 3)
-    values = [None, True, 3, 2.5, float("inf"), float("nan"), "half", (1, 2), [3], torch.float64,
-              transposed(t, 0, 1), torch.empty(2, 3, device="meta")]
+    values = [
+        None,
+        True,
+        3,
+        2.5,
+        float("inf"),
+        float("nan"),
+        "half",
+        (1, 2),
+        [3],
+        torch.float64,
+        transposed(t, 0, 1),
+        torch.empty(2, 3, device="meta"),
+    ]
     header = json.loads(json.dumps([encoder.value(v) for v in values], allow_nan=False))
     decoder = Decoder(encoder.tensors, bytearray(encoder.blob()))
     decoded = [decoder.value(item) for item in header]
@@ -120,10 +147,14 @@ def test_arguments_survive_the_trip_to_the_child():
 
 def test_every_layout_arrives_with_its_values_and_strides():
     t = torch.arange(2 * 3 * 4 * 5, dtype=torch.float64).reshape(2, 3, 4, 5)
-    layouts = {"heads transposed": Layout(order=(0, 2, 1, 3)), "channels last": Layout(order=(0, 2, 3, 1)),
-               "a slice of a fused projection": Layout(window=(3, 5, 1, 15)),
-               "every other token": Layout(order=(1, 0, 2, 3), window=(2, 1, 2, 9)),
-               "shared by the heads": Layout(broadcast=(1,)), "all at once": Layout((3, 2, 1, 0), (0, 0, 3, 4), (2,))}
+    layouts = {
+        "heads transposed": Layout(order=(0, 2, 1, 3)),
+        "channels last": Layout(order=(0, 2, 3, 1)),
+        "a slice of a fused projection": Layout(window=(3, 5, 1, 15)),
+        "every other token": Layout(order=(1, 0, 2, 3), window=(2, 1, 2, 9)),
+        "shared by the heads": Layout(broadcast=(1,)),
+        "all at once": Layout((3, 2, 1, 0), (0, 0, 3, 4), (2,)),
+    }
     for name, layout in layouts.items():
         values = layout.values(t)
         encoder = JudgeEncoder()
@@ -144,29 +175,39 @@ def cpu_info(shape, dtype="float32", nbytes=None):
     count = 1
     for dim in shape:
         count *= dim
-    return {"dtype": dtype, "shape": list(shape), "device": "cpu", "requires_grad": False,
-            "nbytes": count * size if nbytes is None else nbytes}
+    return {
+        "dtype": dtype,
+        "shape": list(shape),
+        "device": "cpu",
+        "requires_grad": False,
+        "nbytes": count * size if nbytes is None else nbytes,
+    }
 
 
 def test_a_well_formed_reply_is_decoded():
     blob = bytearray(struct.pack("<2f", 1.5, -2.0))
-    reply = result_reply({"$tuple": [{"$t": 0}, {"$info": {"shape": [3], "dtype": "int64", "device": "meta",
-                                                           "requires_grad": False}}]}, [cpu_info([2])])
+    reply = result_reply(
+        {"$tuple": [{"$t": 0}, {"$info": {"shape": [3], "dtype": "int64", "device": "meta", "requires_grad": False}}]},
+        [cpu_info([2])],
+    )
     result = decode_reply(reply, blob, "attention", 0, 0.1)
     assert torch.equal(result.output[0], torch.tensor([1.5, -2.0]))
     assert result.output[1] == TensorInfo((3,), "int64", "meta", False)
 
 
-@pytest.mark.parametrize("reply, blob", [
-    (result_reply({"$t": 1}, [cpu_info([2])]), bytearray(8)),  # reference out of range
-    (result_reply({"$t": 0}, [cpu_info([2])]), bytearray(12)),  # more bytes than described
-    (result_reply({"$t": 0}, [cpu_info([4])]), bytearray(8)),  # fewer bytes than described
-    (result_reply({"$t": 0}, [cpu_info([2])], [None, None]), bytearray(8)),  # wrong inputs_after count
-    (result_reply("hello", []), bytearray()),  # not a tensor at all
-    (result_reply({"$tuple": [{"$t": 0}] * 100}, [cpu_info([1])]), bytearray(4)),  # too many parts
-    ({"type": "surprise"}, bytearray()),
-    ({"type": "result", "output": {"$t": 0}}, bytearray()),  # no tensor list
-])
+@pytest.mark.parametrize(
+    "reply, blob",
+    [
+        (result_reply({"$t": 1}, [cpu_info([2])]), bytearray(8)),  # reference out of range
+        (result_reply({"$t": 0}, [cpu_info([2])]), bytearray(12)),  # more bytes than described
+        (result_reply({"$t": 0}, [cpu_info([4])]), bytearray(8)),  # fewer bytes than described
+        (result_reply({"$t": 0}, [cpu_info([2])], [None, None]), bytearray(8)),  # wrong inputs_after count
+        (result_reply("hello", []), bytearray()),  # not a tensor at all
+        (result_reply({"$tuple": [{"$t": 0}] * 100}, [cpu_info([1])]), bytearray(4)),  # too many parts
+        ({"type": "surprise"}, bytearray()),
+        ({"type": "result", "output": {"$t": 0}}, bytearray()),  # no tensor list
+    ],
+)
 def test_malformed_replies_are_protocol_errors(reply, blob):
     with pytest.raises(protocol.ProtocolError):
         decode_reply(reply, blob, "attention", 0, 0.1)
@@ -179,26 +220,40 @@ def test_findings_are_worded_by_the_judge_never_as_the_students_exceptions():
     with pytest.raises(CannotCheck, match="no parameter \\(and no buffer\\) of shape") as caught:
         decode_reply({"type": "finding", "code": "no_table", "parameters": 0, "buffers": 0}, bytearray(), "f", 0, 0.0)
     assert not isinstance(caught.value, StudentError)
-    reply = {**result_reply(RETURNED_NUMPY, [cpu_info([2])]), "type": "finding", "code": "not_a_tensor",
-             "returned": "numpy.ndarray"}
+    reply = {
+        **result_reply(RETURNED_NUMPY, [cpu_info([2])]),
+        "type": "finding",
+        "code": "not_a_tensor",
+        "returned": "numpy.ndarray",
+    }
     result = decode_reply(reply, bytearray(struct.pack("<2f", 1.0, 2.0)), "sinusoidal_encoding", 0, 0.0)
     assert isinstance(result.output, NotATensor) and result.output.returned == "numpy.ndarray"
     assert torch.equal(result.output.values, torch.tensor([1.0, 2.0]))
-    assert result.notes == ("sinusoidal_encoding returned a numpy.ndarray, not a torch.Tensor; this test "
-                            "converted it to a tensor to judge its values",)
-    noted = decode_reply({**result_reply({"$t": 0}, [cpu_info([2])]), "notes": ["table_in_buffer"]},
-                         bytearray(8), "LearnedPositionalEmbedding", 0, 0.0)
+    assert result.notes == (
+        "sinusoidal_encoding returned a numpy.ndarray, not a torch.Tensor; this test "
+        "converted it to a tensor to judge its values",
+    )
+    noted = decode_reply(
+        {**result_reply({"$t": 0}, [cpu_info([2])]), "notes": ["table_in_buffer"]},
+        bytearray(8),
+        "LearnedPositionalEmbedding",
+        0,
+        0.0,
+    )
     assert noted.notes == (TABLE_IN_BUFFER,)
 
 
-@pytest.mark.parametrize("reply", [
-    {"type": "finding", "code": "rm -rf"},  # unknown finding
-    {"type": "finding", "code": "no_table", "parameters": "many", "buffers": 0},  # malformed count
-    {**result_reply({"$t": 0}, [cpu_info([2])]), "type": "finding", "code": "not_a_tensor"},  # nothing non-tensor
-    result_reply(RETURNED_NUMPY, [cpu_info([2])]),  # a non-tensor part in a plain result
-    {**result_reply({"$t": 0}, [cpu_info([2])]), "notes": ["you passed"]},  # a note the judge does not know
-    {**result_reply({"$returned": 3, "values": None}, []), "type": "finding", "code": "not_a_tensor"},
-])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        {"type": "finding", "code": "rm -rf"},  # unknown finding
+        {"type": "finding", "code": "no_table", "parameters": "many", "buffers": 0},  # malformed count
+        {**result_reply({"$t": 0}, [cpu_info([2])]), "type": "finding", "code": "not_a_tensor"},  # nothing non-tensor
+        result_reply(RETURNED_NUMPY, [cpu_info([2])]),  # a non-tensor part in a plain result
+        {**result_reply({"$t": 0}, [cpu_info([2])]), "notes": ["you passed"]},  # a note the judge does not know
+        {**result_reply({"$returned": 3, "values": None}, []), "type": "finding", "code": "not_a_tensor"},
+    ],
+)
 def test_malformed_findings_are_protocol_errors(reply):
     blob = bytearray(8) if reply.get("tensors") else bytearray()
     with pytest.raises(protocol.ProtocolError):
@@ -213,8 +268,10 @@ def test_an_error_reply_is_a_student_error_with_a_clipped_message():
 
 def test_nothing_is_unpickled_anywhere_in_the_grader():
     """The trust boundary: no pickle, no torch.load (pickle too), no marshal, in any grader module."""
-    banned = re.compile(r"\b(import|from)\s+(pickle|cPickle|dill|marshal|shelve|multiprocessing)\b"
-                        r"|\b(pickle|marshal|dill)\.\w+\(|\btorch\.load\(|\bnp\.load\(")
+    banned = re.compile(
+        r"\b(import|from)\s+(pickle|cPickle|dill|marshal|shelve|multiprocessing)\b"
+        r"|\b(pickle|marshal|dill)\.\w+\(|\btorch\.load\(|\bnp\.load\("
+    )
     paths = sorted(GRADER_DIR.rglob("*.py"))
     assert GRADER_DIR / "sandboxed" / "protocol.py" in paths and GRADER_DIR / "sandbox" / "replies.py" in paths
     for path in paths:
@@ -227,7 +284,7 @@ def test_the_bootstrap_serves_the_sources_it_receives_as_one_package():
     """The worker's code arrives as source, with no order to load it in: siblings import each other."""
     sources = {
         "worker": "from . import zeta\nfrom .alpha import VALUE\n\n"
-                  "def main(control):\n    control.sendall((zeta.NAME + VALUE).encode())\n",
+        "def main(control):\n    control.sendall((zeta.NAME + VALUE).encode())\n",
         "zeta": "from .alpha import VALUE\nNAME = __name__ + ':' + VALUE + ':'\n",
         "alpha": "VALUE = 'ok'\n",
         "__init__": "",

@@ -32,7 +32,7 @@ from tests.hostile._support import PROBE_MAX, ProbeSuite, reference_submission, 
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SETTINGS = GraderSettings(timeout=3.0)
 
-TOY = textwrap.dedent('''
+TOY = textwrap.dedent("""
     import os, socket, torch
 
     def attention(q, k, v, bias=None):
@@ -67,7 +67,7 @@ TOY = textwrap.dedent('''
 
         def forward(self, x):
             return x + self.table[: x.shape[1]]
-''')
+""")
 
 
 @pytest.fixture(scope="module")
@@ -164,9 +164,12 @@ def test_call_overhead_is_measured(toy):
 
 def test_the_child_sees_no_project_no_network_and_runs_unprivileged(worker):
     # (PROJECT_ROOT itself may exist, empty: CI's venv lives inside the project and is mounted)
-    hidden = [os.path.join(PROJECT_ROOT, "poslab", "exercises.py"),
-              os.path.join(PROJECT_ROOT, "grader", "suite", "student.py"), "/etc/passwd"]
-    probe = textwrap.dedent(f'''
+    hidden = [
+        os.path.join(PROJECT_ROOT, "poslab", "exercises.py"),
+        os.path.join(PROJECT_ROOT, "grader", "suite", "student.py"),
+        "/etc/passwd",
+    ]
+    probe = textwrap.dedent(f"""
         import os, socket, torch
 
         def alibi_slopes(n_heads):
@@ -185,7 +188,7 @@ def test_the_child_sees_no_project_no_network_and_runs_unprivileged(worker):
             flags.append(os.getuid() == 0 or os.geteuid() == 0)
             flags.append(bool(os.environ.get("HOME", "").startswith({PROJECT_ROOT!r})))
             return torch.tensor(flags)
-    ''')
+    """)
     sandbox = SubmissionSandbox(worker, {"probe.py": probe}, SETTINGS.timeout)
     try:
         flags = sandbox.for_exercise(["probe.py"], ["alibi_slopes"]).alibi_slopes(1)
@@ -218,21 +221,31 @@ def test_import_problems_are_sentences_and_cost_only_their_exercise(tmp_path):
         result = grading.grade(load_submission(folder))
     scores = {exercise: score.score for exercise, score in result.exercises.items()}
     # sinusoidal_encoding is found in attention.py; learned looks through every file and hangs in rope.py
-    assert scores == {"attention": 2.0, "sinusoidal": 2.0, "learned": 0.0, "rope": 0.0, "alibi": 0.0, "t5": 0.0,
-                      "decode": 0.0}
+    assert scores == {
+        "attention": 2.0,
+        "sinusoidal": 2.0,
+        "learned": 0.0,
+        "rope": 0.0,
+        "alibi": 0.0,
+        "t5": 0.0,
+        "decode": 0.0,
+    }
     assert result.status == "import_failed"
     # What did not import is one message, not a "not implemented" failure per test (issue 11).
     named = ("attention", "sinusoidal", "learned", "rope", "alibi")
     assert {exercise: result.exercise_status(exercise) for exercise in named} == {
-        "attention": "graded", "sinusoidal": "graded", "learned": "did_not_import", "rope": "did_not_import",
-        "alibi": "did_not_import"}
+        "attention": "graded",
+        "sinusoidal": "graded",
+        "learned": "did_not_import",
+        "rope": "did_not_import",
+        "alibi": "did_not_import",
+    }
     assert not any("not implemented" in test.output for test in result.tests)
     text = " ".join(result.messages)
     assert "alibi.py could not be imported: SyntaxError on line 4" in text
     assert "rope.py could not be imported" in text and "time limit" in text
     assert "poslab" in text and "not available when grading" in text
     assert "test_mine.py" not in text
-
 
 
 def public_test_names(exercise: str) -> set[str]:
@@ -251,7 +264,9 @@ def test_a_practice_run_of_one_exercise_runs_its_public_tests_and_no_others():
     ran = {test.name.split("::")[-1].split("[")[0] for test in result.tests}
     assert ran == public_test_names("rope")
     assert {test.exercise for test in result.tests} == {"rope"}
-    assert all(test.status == "passed" for test in result.tests), [t.output for t in result.tests if t.status != "passed"]
+    assert all(test.status == "passed" for test in result.tests), [
+        t.output for t in result.tests if t.status != "passed"
+    ]
 
 
 # ---------------------------------------------------------------- the fallback (no bubblewrap)
@@ -274,7 +289,7 @@ def test_the_fallback_grades_a_full_submission_and_says_so(fallback):
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the fallback drops to a child uid only when run as root")
 def test_the_fallback_kills_a_setsid_grandchild_and_a_busy_call(fallback):
-    source = textwrap.dedent('''
+    source = textwrap.dedent("""
         import os, time, torch
 
         def alibi_slopes(n_heads):
@@ -286,7 +301,7 @@ def test_the_fallback_kills_a_setsid_grandchild_and_a_busy_call(fallback):
         def alibi_bias(n_heads, seq_len):
             while True:
                 pass
-    ''')
+    """)
     sandbox = SubmissionSandbox(fallback, {"s.py": source}, SETTINGS.timeout)
     student = sandbox.for_exercise(["s.py"], ["alibi_slopes", "alibi_bias"])
     uid = int(student.alibi_slopes(1).item())

@@ -109,14 +109,18 @@ def without_exercise(source: str, exercise) -> str:
     """``source`` with the exercise's names renamed away, so that the submission lacks it."""
     for name in exercise.names:
         assert f"def {name}(" in source or f"class {name}(" in source, name
-        source = source.replace(f"def {name}(", f"def _dropped_{name}(").replace(f"class {name}(", f"class _Dropped{name}(")
+        source = source.replace(f"def {name}(", f"def _dropped_{name}(").replace(
+            f"class {name}(", f"class _Dropped{name}("
+        )
     return source
 
 
 SUBMISSIONS = {
     "correct": {"solution.py": reference_source()},
-    "buggy": {"exercises/solution.py": without_exercise(buggy_mutant().source, EXERCISES[-1]),
-              "exercises/notes.py": "NOTE = 'a second file'\n"},
+    "buggy": {
+        "exercises/solution.py": without_exercise(buggy_mutant().source, EXERCISES[-1]),
+        "exercises/notes.py": "NOTE = 'a second file'\n",
+    },
     "syntax": {"attempt.py": "import torch\n\ndef attention(q, k, v, bias=None)\n    return q\n"},
     "hostile": {"hostile.py": hostile_source()},
 }
@@ -144,8 +148,9 @@ def readable_by(uid: int | None, path: Path) -> bool | None:
     """Can a process of this uid (and no groups) read ``path``? None where that cannot be tried."""
     if uid is None or os.geteuid() != 0 or shutil.which("setpriv") is None:
         return None
-    probe = subprocess.run(["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "cat", str(path)],
-                           capture_output=True)
+    probe = subprocess.run(
+        ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "cat", str(path)], capture_output=True
+    )
     return probe.returncode == 0
 
 
@@ -297,9 +302,19 @@ def test_the_zip_holds_what_judging_imports_and_nothing_for_instructors_only(pac
     names = set(zipfile.ZipFile(package).namelist())
     assert {"setup.sh", "run_autograder", "requirements.txt", "grader-settings.env"} <= names
     assert {f"grader/suite/{path.name}" for path in SUITE_DIR.glob("test_*.py")} <= names
-    assert {"grader/gradescope/run.py", "grader/api.py", "poslab/exercises.py", "poslab/content/exercises.toml"} <= names
-    assert not [name for name in names if name.startswith(("grader/mutants/", "tests/", "app_pages/", "pages/",
-                                                           "poslab/store/", "poslab/viz/", ".git"))]
+    assert {
+        "grader/gradescope/run.py",
+        "grader/api.py",
+        "poslab/exercises.py",
+        "poslab/content/exercises.toml",
+    } <= names
+    assert not [
+        name
+        for name in names
+        if name.startswith(
+            ("grader/mutants/", "tests/", "app_pages/", "pages/", "poslab/store/", "poslab/viz/", ".git")
+        )
+    ]
     assert not {"grader/cli.py", "grader/release.py", "app.py", "poslab/lessons.py"} & names
     assert not [name for name in names if name.startswith("grader/cli/")]
     modes = {info.filename: (info.external_attr >> 16) & 0o777 for info in zipfile.ZipFile(package).infolist()}
@@ -312,7 +327,9 @@ def test_setup_installs_python_311_torch_from_the_cpu_index_and_pinned_requireme
     assert "22.04" in setup and "python3.11" in setup and "bubblewrap" in setup
     assert "--index-url https://download.pytorch.org/whl/cpu torch==" in setup
     project = {line.strip() for line in (PROJECT_ROOT / "requirements.txt").read_text().splitlines()}
-    packaged = [line for line in archive.read("requirements.txt").decode().splitlines() if line and not line.startswith("#")]
+    packaged = [
+        line for line in archive.read("requirements.txt").decode().splitlines() if line and not line.startswith("#")
+    ]
     assert packaged and set(packaged) <= project
     assert any(line.startswith("torch==") for line in packaged)
     settings = archive.read("grader-settings.env").decode()
@@ -327,10 +344,12 @@ def test_an_import_the_requirements_do_not_pin_stops_the_build(tmp_path):
 
 def test_imports_only_for_type_checkers_are_not_followed(tmp_path):
     module = tmp_path / "module.py"
-    module.write_text("from typing import TYPE_CHECKING\nimport typing\n"
-                      "if TYPE_CHECKING:\n    from poslab.store import Store\n"
-                      "if typing.TYPE_CHECKING:\n    import poslab.viz\nelse:\n    import poslab.roster\n"
-                      "def later():\n    from poslab import lessons\n")
+    module.write_text(
+        "from typing import TYPE_CHECKING\nimport typing\n"
+        "if TYPE_CHECKING:\n    from poslab.store import Store\n"
+        "if typing.TYPE_CHECKING:\n    import poslab.viz\nelse:\n    import poslab.roster\n"
+        "def later():\n    from poslab import lessons\n"
+    )
     names = imported_names("poslab.module", module)
     assert {"poslab.roster", "poslab.lessons", "typing"} <= names
     assert not {"poslab.store", "poslab.store.Store", "poslab.viz"} & names

@@ -70,8 +70,9 @@ def test_the_grader_loads_folders_by_the_same_rules_and_lists_every_problem(tmp_
     (tmp_path / "attention.py").write_bytes(b"\xef\xbb\xbfx = 1\n")
     submission = load_submission(tmp_path)
     assert len(submission.problems) == 3
-    rope, alibi, learned = (next(p for p in submission.problems if p.startswith(name)) for name in
-                            ("rope.py", "alibi.py", "learned.py"))
+    rope, alibi, learned = (
+        next(p for p in submission.problems if p.startswith(name)) for name in ("rope.py", "alibi.py", "learned.py")
+    )
     assert "at most 200 KB" in rope and "not UTF-8" in alibi and "binary data" in learned
     assert submission.files["attention.py"] == "x = 1\n"  # the byte-order mark dropped, as for an upload
 
@@ -80,15 +81,21 @@ def test_an_upload_and_the_loader_word_a_shared_problem_alike(tmp_path):
     (tmp_path / "rope.py").write_bytes(b"\xff\xfe not text")
     with pytest.raises(SubmissionRejected) as refused:
         source_from_upload("rope.py", b"\xff\xfe not text")
-    loaded, = load_submission(tmp_path).problems
+    (loaded,) = load_submission(tmp_path).problems
     assert loaded == str(refused.value).replace("That file", "rope.py", 1)
 
 
 # --- the feedback drawn from a result -----------------------------------------------------------------
 
 RESULT = SubmissionResult(
-    submission_id="s", status="graded", isolation="bwrap", public_tests_only=False,
-    submission_hash="h", suite_hash="x", grader_version="0", execution_time=1.0,
+    submission_id="s",
+    status="graded",
+    isolation="bwrap",
+    public_tests_only=False,
+    submission_hash="h",
+    suite_hash="x",
+    grader_version="0",
+    execution_time=1.0,
     tests=(
         TestOutcome("rope: shapes", "rope", 2.0, 2.0, "passed", "Passed: shapes.", "visible", "shape"),
         TestOutcome("rope: secret property", "rope", 0.0, 3.0, "failed", "hidden detail", "hidden", "norm"),
@@ -102,14 +109,16 @@ def test_only_visible_tests_of_the_chosen_exercises_are_named():
     assert [test.name for test in visible_passes(RESULT, ["rope"])] == ["rope: shapes"]
     assert visible_failures(RESULT, ["rope"]) == []  # the failed ones in rope are not visible
     assert [(test.name, test.output) for test in visible_failures(RESULT, ["rope", "alibi"])] == [
-        ("alibi: slopes", "Slopes are wrong.")]
+        ("alibi: slopes", "Slopes are wrong.")
+    ]
 
 
 def test_hidden_tests_count_as_points_lost_per_family_without_their_names():
     losses = {loss.family: (loss.failed, loss.points) for loss in hidden_losses(RESULT, ["rope"])}
     assert losses == {"norm": (1, 3.0), "": (1, 1.0)}  # "after_due_date" is hidden too
-    assert summary(RESULT, "rope") == ("hidden tests: 1 about lengths failed, 3 points; "
-                                       "1 about other properties failed, 1 point")
+    assert summary(RESULT, "rope") == (
+        "hidden tests: 1 about lengths failed, 3 points; 1 about other properties failed, 1 point"
+    )
     assert summary(RESULT, "alibi") == "1 visible test failed, first alibi: slopes"
 
 
@@ -119,6 +128,7 @@ def test_score_lines_add_up_each_exercise():
 
 
 # --- the page's helpers around the service --------------------------------------------------------------
+
 
 def test_the_zip_holds_the_folders_python_files_under_exercises(tmp_path):
     (tmp_path / "rope.py").write_text("def apply_rope(): ...\n")
@@ -142,6 +152,7 @@ def test_a_pending_job_is_polled_fast_at_first_then_less_often(waited, every):
 
 
 # --- the service's practice runs and a module reload (no cluster behind it) ----------------------------
+
 
 @pytest.fixture
 def unreachable_service(tmp_path):
@@ -189,8 +200,16 @@ def test_the_documented_preload_grader_cluster_is_the_judge():
 
 # --- what a judge warms up, and its warm sandbox worker shared by suites ------------------------------
 
-@pytest.mark.parametrize("raw, modes", [(None, ["hidden", "public"]), ("hidden", ["hidden"]),
-                                        ("public, hidden", ["hidden", "public"]), ("nonsense", ["hidden"])])
+
+@pytest.mark.parametrize(
+    "raw, modes",
+    [
+        (None, ["hidden", "public"]),
+        ("hidden", ["hidden"]),
+        ("public, hidden", ["hidden", "public"]),
+        ("nonsense", ["hidden"]),
+    ],
+)
 def test_a_judge_warms_the_modes_its_environment_names(monkeypatch, raw, modes):
     from grader.service.judge import WARM_MODES_ENV, warm_modes
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from poslab.lessons import all_lessons
 from poslab import course_map as home
+from poslab.lessons import all_lessons
 from tests.app_harness import open_app
 
 

@@ -8,8 +8,20 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from poslab.identity import (
-    NAME_PARAM, PASSWORD_FAILURE_LIMIT, PASSWORD_WINDOW, Identity, IdentityFrame, clean_name, login_configured,
-    login_identity, name_from_query, password_matches, password_wait, resolve, sign_in_prompt)
+    NAME_PARAM,
+    PASSWORD_FAILURE_LIMIT,
+    PASSWORD_WINDOW,
+    Identity,
+    IdentityFrame,
+    clean_name,
+    login_configured,
+    login_identity,
+    name_from_query,
+    password_matches,
+    password_wait,
+    resolve,
+    sign_in_prompt,
+)
 from poslab.signin import client_address, link_url, links_csv, parse_trusted_proxies
 from poslab.store import RosterMember
 
@@ -22,10 +34,17 @@ def test_names_are_trimmed_and_inner_spaces_collapsed():
     assert clean_name("Zoë") == "Zoë"
 
 
-@pytest.mark.parametrize("bad, message", [
-    ("", "type a name"), ("   ", "type a name"), (None, "as text"), ("x" * 65, "at most 64"),
-    ("ann\x07", "control"), ("a\u200bnn", "invisible"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ("", "type a name"),
+        ("   ", "type a name"),
+        (None, "as text"),
+        ("x" * 65, "at most 64"),
+        ("ann\x07", "control"),
+        ("a\u200bnn", "invisible"),
+    ],
+)
 def test_bad_names_get_a_sentence(bad, message):
     with pytest.raises(ValueError, match=message):
         clean_name(bad)
@@ -58,6 +77,7 @@ def test_the_logged_in_email_in_lower_case_is_the_key_then_the_name():
 
 # -- the resolver, in each mode --------------------------------------------------------------------------
 
+
 def test_typed_names_without_a_login_or_a_roster_the_session_name_wins_over_the_url():
     assert resolve(IdentityFrame(params={"student": "Bob"}, typed_name="Carl")).identity == Identity("Carl", "name")
     found = resolve(IdentityFrame(params={"student": "Bob"}))
@@ -75,14 +95,21 @@ def test_a_login_wins_and_a_typed_or_url_name_is_refused_with_how_to_log_in():
 
 
 def test_with_a_roster_only_a_sign_in_names_the_student_and_names_are_refused():
-    signed = IdentityFrame(roster_active=True, roster_student="ada@uni.edu", roster_name="Ada Lovelace",
-                           params={"student": "bob@uni.edu"}, typed_name="bob@uni.edu")
+    signed = IdentityFrame(
+        roster_active=True,
+        roster_student="ada@uni.edu",
+        roster_name="Ada Lovelace",
+        params={"student": "bob@uni.edu"},
+        typed_name="bob@uni.edu",
+    )
     found = resolve(signed)
     assert found.identity == Identity("ada@uni.edu", "roster", "Ada Lovelace") and found.mode == "roster"
     assert found.identity.label == "Ada Lovelace (ada@uni.edu)"
     assert "personal links" in found.refused
-    for frame in (IdentityFrame(roster_active=True, params={"student": "ada@uni.edu"}),
-                  IdentityFrame(roster_active=True, typed_name="ada@uni.edu")):
+    for frame in (
+        IdentityFrame(roster_active=True, params={"student": "ada@uni.edu"}),
+        IdentityFrame(roster_active=True, typed_name="ada@uni.edu"),
+    ):
         refused = resolve(frame)
         assert refused.identity is None and "sign-in link your instructor sent you" in refused.refused
     assert resolve(IdentityFrame(roster_active=True)).refused is None  # nothing tried: nothing to refuse
@@ -109,6 +136,7 @@ def test_each_mode_says_how_to_sign_in():
 
 # -- the Instructor password -------------------------------------------------------------------------------
 
+
 def test_password_compare_needs_a_configured_password():
     assert password_matches("s3cret", "s3cret")
     assert not password_matches("s3cre", "s3cret")
@@ -130,6 +158,7 @@ def test_five_wrong_passwords_a_minute_then_a_wait_until_the_oldest_leaves_the_w
 
 # -- the client's address and the links ----------------------------------------------------------------------
 
+
 def test_x_forwarded_for_is_believed_only_from_a_trusted_proxy():
     trusted = parse_trusted_proxies("127.0.0.1, 10.0.0.0/8")
     assert client_address("203.0.113.9", ["198.51.100.1"], trusted) == "203.0.113.9"  # not a proxy: ignored
@@ -150,10 +179,21 @@ def test_a_bad_trusted_proxy_entry_is_named():
 
 def test_the_links_csv_has_one_row_per_new_link():
     expires = datetime(2026, 12, 31, 9, 30, tzinfo=UTC)
-    members = [RosterMember("ada@uni.edu", "Ada Lovelace", "ada@uni.edu", "17", "A", None, None),
-               RosterMember("bob@uni.edu", "Bob", "bob@uni.edu", "", "", None, None)]
+    members = [
+        RosterMember("ada@uni.edu", "Ada Lovelace", "ada@uni.edu", "17", "A", None, None),
+        RosterMember("bob@uni.edu", "Bob", "bob@uni.edu", "", "", None, None),
+    ]
     text = links_csv(members, {"ada@uni.edu": "TOKEN"}, "https://lab.uni.edu/", expires)
     assert list(csv.reader(io.StringIO(text))) == [
         ["name", "email", "id", "section", "key", "link", "expires_utc"],
-        ["Ada Lovelace", "ada@uni.edu", "17", "A", "ada@uni.edu", "https://lab.uni.edu/signin/TOKEN", "2026-12-31 09:30"]]
+        [
+            "Ada Lovelace",
+            "ada@uni.edu",
+            "17",
+            "A",
+            "ada@uni.edu",
+            "https://lab.uni.edu/signin/TOKEN",
+            "2026-12-31 09:30",
+        ],
+    ]
     assert link_url("http://127.0.0.1:8501", "T") == "http://127.0.0.1:8501/signin/T"

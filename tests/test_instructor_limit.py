@@ -18,8 +18,10 @@ from poslab.store.signin_schema import password_failures
 from tests.app_harness import button, go, open_app
 
 PASSWORD = "correct horse"
-WAIT = re.compile(r"Too many wrong passwords from this browser or this address\. Try again in (\d+) s "
-                  r"\(at \d\d:\d\d:\d\d UTC\)\.")
+WAIT = re.compile(
+    r"Too many wrong passwords from this browser or this address\. Try again in (\d+) s "
+    r"\(at \d\d:\d\d:\d\d UTC\)\."
+)
 
 
 def try_password(at, typed: str) -> list[str]:
@@ -43,7 +45,8 @@ def test_five_wrong_passwords_then_a_wait_even_for_the_right_one_and_from_a_new_
     elsewhere = go(open_app(), "app_pages/instructor.py")  # a new session, the same address
     assert WAIT.search(try_password(elsewhere, PASSWORD)[0]) and not elsewhere.dataframe
     by_session, by_address = Store(app_env).password_failures(
-        "no-such-session", "127.0.0.1", datetime.now(UTC) - timedelta(minutes=1))
+        "no-such-session", "127.0.0.1", datetime.now(UTC) - timedelta(minutes=1)
+    )
     assert (len(by_session), len(by_address)) == (0, 5)  # the limited tries were not counted as failures
 
 

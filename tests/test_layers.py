@@ -26,12 +26,13 @@ Every import counts, also one inside a function (a lazy import is still a depend
 ``importlib.import_module("...")`` with a literal name. Each rule is also run once on a small
 made-up source with a forbidden import, to show it can fail.
 """
+
 from __future__ import annotations
 
 import ast
 import sys
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 import pytest
 
@@ -105,8 +106,9 @@ def imports_in(source: str, path: str) -> list[Import]:
         elif isinstance(node, ast.ImportFrom):
             module = _absolute(node, path)
             # `from grader import api` depends on grader.api: name each imported item as well.
-            found += [Import(path, node.lineno, f"{module}.{alias.name}" if module else alias.name)
-                      for alias in node.names]
+            found += [
+                Import(path, node.lineno, f"{module}.{alias.name}" if module else alias.name) for alias in node.names
+            ]
         elif isinstance(node, ast.Call) and (name := _literal_import_call(node)):
             found.append(Import(path, node.lineno, name))
     return sorted(found, key=lambda item: item.line)
@@ -119,9 +121,13 @@ class Rule:
     forbidden: Callable[[Import], bool]
 
     def violations(self, sources: Iterable[tuple[str, str]]) -> list[str]:
-        return [f"{item.path}:{item.line} imports {item.module}: {self.what}"
-                for path, source in sources if self.applies_to(path)
-                for item in imports_in(source, path) if self.forbidden(item)]
+        return [
+            f"{item.path}:{item.line} imports {item.module}: {self.what}"
+            for path, source in sources
+            if self.applies_to(path)
+            for item in imports_in(source, path)
+            if self.forbidden(item)
+        ]
 
 
 def _under(folder: str) -> Callable[[str], bool]:
@@ -157,38 +163,62 @@ def _service_modules() -> tuple[str, ...]:
 
 def grader_core_rule(front_ends: tuple[str, ...]) -> Rule:
     upper = (*_service_modules(), *front_ends)
-    return Rule("the grader's core imports neither its service (grader.service, grader.cluster) nor a front end "
-                "(the command line, its commands, Gradescope)",
-                lambda path: path.startswith("grader/") and not _within_any(_module_of(path), upper),
-                lambda item: _within_any(item.module, upper))
+    return Rule(
+        "the grader's core imports neither its service (grader.service, grader.cluster) nor a front end "
+        "(the command line, its commands, Gradescope)",
+        lambda path: path.startswith("grader/") and not _within_any(_module_of(path), upper),
+        lambda item: _within_any(item.module, upper),
+    )
 
 
 def grader_service_rule(front_ends: tuple[str, ...]) -> Rule:
-    return Rule("the grading service (grader.service, grader.cluster) imports no front end",
-                lambda path: _within_any(_module_of(path), _service_modules()),
-                lambda item: _within_any(item.module, front_ends))
+    return Rule(
+        "the grading service (grader.service, grader.cluster) imports no front end",
+        lambda path: _within_any(_module_of(path), _service_modules()),
+        lambda item: _within_any(item.module, front_ends),
+    )
 
 
-LIBRARY = Rule("the library (poslab/) imports neither grader, streamlit nor the app",
-               _under("poslab"), lambda item: item.top in ("grader", "streamlit", "app", "app_pages"))
-GRADER_BELOW_THE_APP = Rule("grader/ never imports the app (app.py, app_pages/)",
-                            _under("grader"), lambda item: item.top in ("app", "app_pages"))
-SANDBOXED_SIDE = Rule("grader/sandboxed/ imports only the standard library, torch, numpy, pytest and itself",
-                      _under(SANDBOXED),
-                      lambda item: not (item.top in SANDBOX_MAY_IMPORT or item.is_within("grader.sandboxed")))
-EXERCISES = Rule("exercises/ imports nothing of the project: only the standard library, torch, numpy and pytest",
-                 _under("exercises"),
-                 lambda item: item.top not in EXERCISES_MAY_IMPORT and (item.path, item.module) not in EXERCISES_EXCEPTIONS)
-APP_GRADER = Rule(f"the app (app.py, app_pages/) imports from grader only {', '.join(APP_MAY_IMPORT_FROM_GRADER)}",
-                  lambda path: path == "app.py" or _under(APP_PAGES)(path),
-                  lambda item: item.top == "grader" and not _within_any(item.module, APP_MAY_IMPORT_FROM_GRADER))
-PAGES = Rule("a page (app_pages/) never imports sqlalchemy; it goes through the store",
-             _under(APP_PAGES), lambda item: item.top == "sqlalchemy")
-TRANSFORMERS_IN_TESTS_ONLY = Rule("only tests/ import transformers (a test-only dependency, requirements-dev.txt)",
-                                  lambda path: not path.startswith("tests/"), lambda item: item.top == "transformers")
-STREAMLIT_IN_THE_APP_ONLY = Rule("only app.py, app_pages/, tests/ and benchmarks/ import streamlit",
-                                 lambda path: not _in_app_tests_or_benchmarks(path),
-                                 lambda item: item.top == "streamlit")
+LIBRARY = Rule(
+    "the library (poslab/) imports neither grader, streamlit nor the app",
+    _under("poslab"),
+    lambda item: item.top in ("grader", "streamlit", "app", "app_pages"),
+)
+GRADER_BELOW_THE_APP = Rule(
+    "grader/ never imports the app (app.py, app_pages/)",
+    _under("grader"),
+    lambda item: item.top in ("app", "app_pages"),
+)
+SANDBOXED_SIDE = Rule(
+    "grader/sandboxed/ imports only the standard library, torch, numpy, pytest and itself",
+    _under(SANDBOXED),
+    lambda item: not (item.top in SANDBOX_MAY_IMPORT or item.is_within("grader.sandboxed")),
+)
+EXERCISES = Rule(
+    "exercises/ imports nothing of the project: only the standard library, torch, numpy and pytest",
+    _under("exercises"),
+    lambda item: item.top not in EXERCISES_MAY_IMPORT and (item.path, item.module) not in EXERCISES_EXCEPTIONS,
+)
+APP_GRADER = Rule(
+    f"the app (app.py, app_pages/) imports from grader only {', '.join(APP_MAY_IMPORT_FROM_GRADER)}",
+    lambda path: path == "app.py" or _under(APP_PAGES)(path),
+    lambda item: item.top == "grader" and not _within_any(item.module, APP_MAY_IMPORT_FROM_GRADER),
+)
+PAGES = Rule(
+    "a page (app_pages/) never imports sqlalchemy; it goes through the store",
+    _under(APP_PAGES),
+    lambda item: item.top == "sqlalchemy",
+)
+TRANSFORMERS_IN_TESTS_ONLY = Rule(
+    "only tests/ import transformers (a test-only dependency, requirements-dev.txt)",
+    lambda path: not path.startswith("tests/"),
+    lambda item: item.top == "transformers",
+)
+STREAMLIT_IN_THE_APP_ONLY = Rule(
+    "only app.py, app_pages/, tests/ and benchmarks/ import streamlit",
+    lambda path: not _in_app_tests_or_benchmarks(path),
+    lambda item: item.top == "streamlit",
+)
 
 
 def project_sources() -> list[tuple[str, str]]:
@@ -277,41 +307,122 @@ def test_only_tests_import_transformers():
 LAZY_GRADER_IMPORT = "import math\n\n\ndef grade():\n    from grader.api import grade_submission\n"
 
 
-@pytest.mark.parametrize("rule, path, source, expected", [
-    (LIBRARY, "poslab/grading.py", LAZY_GRADER_IMPORT, ["poslab/grading.py:5 imports grader.api.grade_submission"]),
-    (LIBRARY, "poslab/ui.py", "import streamlit as st\n", ["poslab/ui.py:1 imports streamlit"]),
-    (LIBRARY, "poslab/load.py", "import importlib\nimportlib.import_module('grader.cli')\n",
-     ["poslab/load.py:2 imports grader.cli"]),
-    (SANDBOXED_SIDE, f"{SANDBOXED}/child.py", "import os\nimport torch\nfrom . import protocol\nimport poslab\n",
-     [f"{SANDBOXED}/child.py:4 imports poslab"]),
-    (SANDBOXED_SIDE, f"{SANDBOXED}/child.py", "from .. import api\n", [f"{SANDBOXED}/child.py:1 imports grader.api"]),
-    (SANDBOXED_SIDE, f"{SANDBOXED}/worker.py", "def run():\n    import pandas\n", [f"{SANDBOXED}/worker.py:2 imports pandas"]),
-    (SANDBOXED_SIDE, f"{SANDBOXED}/worker.py", "from grader.student import Student\n",
-     [f"{SANDBOXED}/worker.py:1 imports grader.student.Student"]),
-    (PAGES, f"{APP_PAGES}/progress.py", "import streamlit as st\nfrom sqlalchemy import select\n",
-     [f"{APP_PAGES}/progress.py:2 imports sqlalchemy.select"]),
-    (STREAMLIT_IN_THE_APP_ONLY, "grader/cli/grade.py", "def show():\n    import streamlit\n",
-     ["grader/cli/grade.py:2 imports streamlit"]),
-    (STREAMLIT_IN_THE_APP_ONLY, "exercises/rope.py", "from streamlit import cache_data\n",
-     ["exercises/rope.py:1 imports streamlit.cache_data"]),
-    (LIBRARY, "poslab/page.py", "from app_pages.ui import frame\n", ["poslab/page.py:1 imports app_pages.ui.frame"]),
-    (GRADER_BELOW_THE_APP, "grader/api.py", "def show():\n    from app_pages.ui import feedback\n",
-     ["grader/api.py:2 imports app_pages.ui.feedback"]),
-    (EXERCISES, "exercises/rope.py", "import torch\nfrom poslab.encodings import apply_rope\n",
-     ["exercises/rope.py:2 imports poslab.encodings.apply_rope"]),
-    (EXERCISES, "exercises/test_rope.py", "import pytest\nimport pandas\n", ["exercises/test_rope.py:2 imports pandas"]),
-    (EXERCISES, "exercises/rope.py", "import poslab.encodings\n", ["exercises/rope.py:1 imports poslab.encodings"]),
-    (EXERCISES, "exercises/conftest.py", "def impl():\n    import poslab.store\n",
-     ["exercises/conftest.py:2 imports poslab.store"]),
-    (EXERCISES, "exercises/alibi.py", "from grader.suite import inputs\n", ["exercises/alibi.py:1 imports grader.suite.inputs"]),
-    (APP_GRADER, f"{APP_PAGES}/ui/grading.py", "from grader.sandbox import WorkerProcess\n",
-     [f"{APP_PAGES}/ui/grading.py:1 imports grader.sandbox.WorkerProcess"]),
-    (APP_GRADER, "app.py", "import grader.api\nfrom grader.suite import collect\n", ["app.py:2 imports grader.suite.collect"]),
-    (APP_GRADER, f"{APP_PAGES}/instructor.py", "def run():\n    from grader import cli\n",
-     [f"{APP_PAGES}/instructor.py:2 imports grader.cli"]),
-    (TRANSFORMERS_IN_TESTS_ONLY, "poslab/encodings/decode.py", "def check():\n    import transformers\n",
-     ["poslab/encodings/decode.py:2 imports transformers"]),
-])
+@pytest.mark.parametrize(
+    "rule, path, source, expected",
+    [
+        (LIBRARY, "poslab/grading.py", LAZY_GRADER_IMPORT, ["poslab/grading.py:5 imports grader.api.grade_submission"]),
+        (LIBRARY, "poslab/ui.py", "import streamlit as st\n", ["poslab/ui.py:1 imports streamlit"]),
+        (
+            LIBRARY,
+            "poslab/load.py",
+            "import importlib\nimportlib.import_module('grader.cli')\n",
+            ["poslab/load.py:2 imports grader.cli"],
+        ),
+        (
+            SANDBOXED_SIDE,
+            f"{SANDBOXED}/child.py",
+            "import os\nimport torch\nfrom . import protocol\nimport poslab\n",
+            [f"{SANDBOXED}/child.py:4 imports poslab"],
+        ),
+        (
+            SANDBOXED_SIDE,
+            f"{SANDBOXED}/child.py",
+            "from .. import api\n",
+            [f"{SANDBOXED}/child.py:1 imports grader.api"],
+        ),
+        (
+            SANDBOXED_SIDE,
+            f"{SANDBOXED}/worker.py",
+            "def run():\n    import pandas\n",
+            [f"{SANDBOXED}/worker.py:2 imports pandas"],
+        ),
+        (
+            SANDBOXED_SIDE,
+            f"{SANDBOXED}/worker.py",
+            "from grader.student import Student\n",
+            [f"{SANDBOXED}/worker.py:1 imports grader.student.Student"],
+        ),
+        (
+            PAGES,
+            f"{APP_PAGES}/progress.py",
+            "import streamlit as st\nfrom sqlalchemy import select\n",
+            [f"{APP_PAGES}/progress.py:2 imports sqlalchemy.select"],
+        ),
+        (
+            STREAMLIT_IN_THE_APP_ONLY,
+            "grader/cli/grade.py",
+            "def show():\n    import streamlit\n",
+            ["grader/cli/grade.py:2 imports streamlit"],
+        ),
+        (
+            STREAMLIT_IN_THE_APP_ONLY,
+            "exercises/rope.py",
+            "from streamlit import cache_data\n",
+            ["exercises/rope.py:1 imports streamlit.cache_data"],
+        ),
+        (
+            LIBRARY,
+            "poslab/page.py",
+            "from app_pages.ui import frame\n",
+            ["poslab/page.py:1 imports app_pages.ui.frame"],
+        ),
+        (
+            GRADER_BELOW_THE_APP,
+            "grader/api.py",
+            "def show():\n    from app_pages.ui import feedback\n",
+            ["grader/api.py:2 imports app_pages.ui.feedback"],
+        ),
+        (
+            EXERCISES,
+            "exercises/rope.py",
+            "import torch\nfrom poslab.encodings import apply_rope\n",
+            ["exercises/rope.py:2 imports poslab.encodings.apply_rope"],
+        ),
+        (
+            EXERCISES,
+            "exercises/test_rope.py",
+            "import pytest\nimport pandas\n",
+            ["exercises/test_rope.py:2 imports pandas"],
+        ),
+        (EXERCISES, "exercises/rope.py", "import poslab.encodings\n", ["exercises/rope.py:1 imports poslab.encodings"]),
+        (
+            EXERCISES,
+            "exercises/conftest.py",
+            "def impl():\n    import poslab.store\n",
+            ["exercises/conftest.py:2 imports poslab.store"],
+        ),
+        (
+            EXERCISES,
+            "exercises/alibi.py",
+            "from grader.suite import inputs\n",
+            ["exercises/alibi.py:1 imports grader.suite.inputs"],
+        ),
+        (
+            APP_GRADER,
+            f"{APP_PAGES}/ui/grading.py",
+            "from grader.sandbox import WorkerProcess\n",
+            [f"{APP_PAGES}/ui/grading.py:1 imports grader.sandbox.WorkerProcess"],
+        ),
+        (
+            APP_GRADER,
+            "app.py",
+            "import grader.api\nfrom grader.suite import collect\n",
+            ["app.py:2 imports grader.suite.collect"],
+        ),
+        (
+            APP_GRADER,
+            f"{APP_PAGES}/instructor.py",
+            "def run():\n    from grader import cli\n",
+            [f"{APP_PAGES}/instructor.py:2 imports grader.cli"],
+        ),
+        (
+            TRANSFORMERS_IN_TESTS_ONLY,
+            "poslab/encodings/decode.py",
+            "def check():\n    import transformers\n",
+            ["poslab/encodings/decode.py:2 imports transformers"],
+        ),
+    ],
+)
 def test_a_forbidden_import_is_reported_with_its_file_and_line(rule, path, source, expected):
     reported = rule.violations([(path, source)])
     assert reported == [f"{where_and_what}: {rule.what}" for where_and_what in expected]
@@ -320,38 +431,71 @@ def test_a_forbidden_import_is_reported_with_its_file_and_line(rule, path, sourc
 FRONT_ENDS_WITH_A_NEW_COMMAND = ("grader.cli", "grader.__main__", "grader.gradescope", "grader.mutation")
 
 
-@pytest.mark.parametrize("path, source, expected", [
-    ("grader/api.py", "from grader.service import GradingService\n", ["grader/api.py:1 imports grader.service.GradingService"]),
-    ("grader/results.py", "def f():\n    import grader.cli\n", ["grader/results.py:2 imports grader.cli"]),
-    ("grader/submissions.py", "from grader import cluster\n", ["grader/submissions.py:1 imports grader.cluster"]),
-    ("grader/sandbox/session.py", "from ..cli.common import atomic_write\n",
-     ["grader/sandbox/session.py:1 imports grader.cli.common.atomic_write"]),
-    ("grader/release.py", "import importlib\nimportlib.import_module('grader.gradescope.package')\n",
-     ["grader/release.py:2 imports grader.gradescope.package"]),
-    ("grader/api.py", "from grader.mutation import run\n", ["grader/api.py:1 imports grader.mutation.run"]),  # a registered command
-])
+@pytest.mark.parametrize(
+    "path, source, expected",
+    [
+        (
+            "grader/api.py",
+            "from grader.service import GradingService\n",
+            ["grader/api.py:1 imports grader.service.GradingService"],
+        ),
+        ("grader/results.py", "def f():\n    import grader.cli\n", ["grader/results.py:2 imports grader.cli"]),
+        ("grader/submissions.py", "from grader import cluster\n", ["grader/submissions.py:1 imports grader.cluster"]),
+        (
+            "grader/sandbox/session.py",
+            "from ..cli.common import atomic_write\n",
+            ["grader/sandbox/session.py:1 imports grader.cli.common.atomic_write"],
+        ),
+        (
+            "grader/release.py",
+            "import importlib\nimportlib.import_module('grader.gradescope.package')\n",
+            ["grader/release.py:2 imports grader.gradescope.package"],
+        ),
+        (
+            "grader/api.py",
+            "from grader.mutation import run\n",
+            ["grader/api.py:1 imports grader.mutation.run"],
+        ),  # a registered command
+    ],
+)
 def test_the_graders_core_rule_can_fail(path, source, expected):
     rule = grader_core_rule(FRONT_ENDS_WITH_A_NEW_COMMAND)
     assert rule.violations([(path, source)]) == [f"{where_and_what}: {rule.what}" for where_and_what in expected]
 
 
-@pytest.mark.parametrize("path, source, expected", [
-    ("grader/service/dispatch.py", "from grader.cli.common import atomic_write\n",
-     ["grader/service/dispatch.py:1 imports grader.cli.common.atomic_write"]),
-    ("grader/cluster.py", "def f():\n    import grader.gradescope.run\n", ["grader/cluster.py:2 imports grader.gradescope.run"]),
-])
+@pytest.mark.parametrize(
+    "path, source, expected",
+    [
+        (
+            "grader/service/dispatch.py",
+            "from grader.cli.common import atomic_write\n",
+            ["grader/service/dispatch.py:1 imports grader.cli.common.atomic_write"],
+        ),
+        (
+            "grader/cluster.py",
+            "def f():\n    import grader.gradescope.run\n",
+            ["grader/cluster.py:2 imports grader.gradescope.run"],
+        ),
+    ],
+)
 def test_the_service_rule_can_fail(path, source, expected):
     rule = grader_service_rule(FRONT_ENDS_WITH_A_NEW_COMMAND)
     assert rule.violations([(path, source)]) == [f"{where_and_what}: {rule.what}" for where_and_what in expected]
 
 
-@pytest.mark.parametrize("path, source", [
-    ("grader/api.py", "from grader.results import SubmissionResult\nfrom grader.sandbox import GraderFault\nimport poslab\n"),
-    ("grader/cli/grading.py", "from grader.service import GradingService\n"),  # a front end may use the service
-    ("grader/mutation/__init__.py", "from grader.cli.common import UsageError\n"),  # so may a registered command
-    ("grader/gradescope/run.py", "from grader.api import Grader\n"),
-    ("grader/service/__init__.py", "from grader.api import Grader\nfrom grader.cluster import task_for\n"),
-])
+@pytest.mark.parametrize(
+    "path, source",
+    [
+        (
+            "grader/api.py",
+            "from grader.results import SubmissionResult\nfrom grader.sandbox import GraderFault\nimport poslab\n",
+        ),
+        ("grader/cli/grading.py", "from grader.service import GradingService\n"),  # a front end may use the service
+        ("grader/mutation/__init__.py", "from grader.cli.common import UsageError\n"),  # so may a registered command
+        ("grader/gradescope/run.py", "from grader.api import Grader\n"),
+        ("grader/service/__init__.py", "from grader.api import Grader\nfrom grader.cluster import task_for\n"),
+    ],
+)
 def test_the_grader_rules_allow_what_the_layers_allow(path, source):
     for rule in (grader_core_rule(FRONT_ENDS_WITH_A_NEW_COMMAND), grader_service_rule(FRONT_ENDS_WITH_A_NEW_COMMAND)):
         assert rule.violations([(path, source)]) == [], rule.what
@@ -362,25 +506,40 @@ def test_registered_commands_are_read_from_the_table():
     assert registered_command_modules(table) == ("grader.cli.grade", "grader.mutation")
 
 
-@pytest.mark.parametrize("rule, path, source", [
-    (LIBRARY, "poslab/encodings/rope.py", "import torch\nfrom poslab.encodings._checks import require\n"),
-    (SANDBOXED_SIDE, f"{SANDBOXED}/child.py",
-     "from __future__ import annotations\nimport json, resource\nimport numpy\nimport pytest\n"
-     "from grader.sandboxed import protocol\nfrom .protocol import Decoder\nfrom . import worker\n"),
-    (PAGES, f"{APP_PAGES}/progress.py", "import streamlit as st\nfrom poslab.store import Store\n"),
-    (STREAMLIT_IN_THE_APP_ONLY, "app.py", "import streamlit as st\n"),
-    (STREAMLIT_IN_THE_APP_ONLY, f"{APP_PAGES}/ui/lesson_frame.py", "import streamlit as st\n"),
-    (STREAMLIT_IN_THE_APP_ONLY, "tests/test_app.py", "from streamlit.testing.v1 import AppTest\n"),
-    (STREAMLIT_IN_THE_APP_ONLY, "benchmarks/bench_pages.py", "import streamlit\n"),
-    (EXERCISES, "exercises/conftest.py", "import importlib.util\nimport pytest\n\n\ndef f():\n    import poslab.encodings\n"),
-    (EXERCISES, "exercises/test_rope.py", "import math\nimport torch\nimport numpy as np\nimport pytest\n"),
-    (APP_GRADER, f"{APP_PAGES}/ui/grading.py",
-     "from grader import api\nfrom grader.service import GradingService\nfrom grader.results import SubmissionResult\n"),
-    (APP_GRADER, f"{APP_PAGES}/instructor.py", "from grader.gradebook import load_gradebook\nfrom poslab.store import Store\n"),
-    (GRADER_BELOW_THE_APP, "grader/api.py", "import poslab.config\n"),
-
-
-    (TRANSFORMERS_IN_TESTS_ONLY, "tests/test_decode_hf.py", "from transformers import LlamaConfig\n"),
-])
+@pytest.mark.parametrize(
+    "rule, path, source",
+    [
+        (LIBRARY, "poslab/encodings/rope.py", "import torch\nfrom poslab.encodings._checks import require\n"),
+        (
+            SANDBOXED_SIDE,
+            f"{SANDBOXED}/child.py",
+            "from __future__ import annotations\nimport json, resource\nimport numpy\nimport pytest\n"
+            "from grader.sandboxed import protocol\nfrom .protocol import Decoder\nfrom . import worker\n",
+        ),
+        (PAGES, f"{APP_PAGES}/progress.py", "import streamlit as st\nfrom poslab.store import Store\n"),
+        (STREAMLIT_IN_THE_APP_ONLY, "app.py", "import streamlit as st\n"),
+        (STREAMLIT_IN_THE_APP_ONLY, f"{APP_PAGES}/ui/lesson_frame.py", "import streamlit as st\n"),
+        (STREAMLIT_IN_THE_APP_ONLY, "tests/test_app.py", "from streamlit.testing.v1 import AppTest\n"),
+        (STREAMLIT_IN_THE_APP_ONLY, "benchmarks/bench_pages.py", "import streamlit\n"),
+        (
+            EXERCISES,
+            "exercises/conftest.py",
+            "import importlib.util\nimport pytest\n\n\ndef f():\n    import poslab.encodings\n",
+        ),
+        (EXERCISES, "exercises/test_rope.py", "import math\nimport torch\nimport numpy as np\nimport pytest\n"),
+        (
+            APP_GRADER,
+            f"{APP_PAGES}/ui/grading.py",
+            "from grader import api\nfrom grader.service import GradingService\nfrom grader.results import SubmissionResult\n",
+        ),
+        (
+            APP_GRADER,
+            f"{APP_PAGES}/instructor.py",
+            "from grader.gradebook import load_gradebook\nfrom poslab.store import Store\n",
+        ),
+        (GRADER_BELOW_THE_APP, "grader/api.py", "import poslab.config\n"),
+        (TRANSFORMERS_IN_TESTS_ONLY, "tests/test_decode_hf.py", "from transformers import LlamaConfig\n"),
+    ],
+)
 def test_an_allowed_import_is_not_reported(rule, path, source):
     assert rule.violations([(path, source)]) == []

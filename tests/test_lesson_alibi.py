@@ -6,10 +6,9 @@ import pytest
 
 from poslab.viz import alibi as lesson
 from poslab.viz.common import MAX_HEATMAP_CELLS, convention_problems
-
 from tests.app_harness import chart_titles
 
-TWELVE_HEADS = [2 ** -e for e in (1, 2, 3, 4, 5, 6, 7, 8, 0.5, 1.5, 2.5, 3.5)]  # the paper's rule, by hand
+TWELVE_HEADS = [2**-e for e in (1, 2, 3, 4, 5, 6, 7, 8, 0.5, 1.5, 2.5, 3.5)]  # the paper's rule, by hand
 
 
 def test_twelve_heads_take_eight_plus_the_odd_sixteen_head_slopes():
@@ -22,7 +21,7 @@ def test_twelve_heads_take_eight_plus_the_odd_sixteen_head_slopes():
 
 def test_power_of_two_heads_form_a_geometric_sequence():
     slopes = list(lesson.slopes_frame(4)["slope"])
-    assert slopes == pytest.approx([2 ** -2, 2 ** -4, 2 ** -6, 2 ** -8])
+    assert slopes == pytest.approx([2**-2, 2**-4, 2**-6, 2**-8])
     assert lesson.power_of_two_below(4) == 4 and lesson.power_of_two_below(12) == 8
 
 
@@ -36,7 +35,7 @@ def test_window_is_ln_100_over_the_slope_by_hand():
     frame = lesson.window_frame(8, 0.01)
     assert frame["window"].iloc[0] == pytest.approx(4.605170186 / 0.5)  # ln 100 = 4.60517...
     assert frame["window"].iloc[7] == pytest.approx(4.605170186 * 256)
-    ratios = (frame["window"].iloc[1:].to_numpy() / frame["window"].iloc[:-1].to_numpy())
+    ratios = frame["window"].iloc[1:].to_numpy() / frame["window"].iloc[:-1].to_numpy()
     assert ratios == pytest.approx([2.0] * 7)  # halving the slope doubles the window
 
 

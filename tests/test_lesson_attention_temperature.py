@@ -16,7 +16,7 @@ LESSON = "attention-temperature"
 
 def test_multipliers_by_hand():
     assert lesson.multiplier("none", 10_000, 4096) == 1.0
-    assert lesson.multiplier("log-n", 4096 ** 2, 4096) == pytest.approx(2.0)  # ln(L^2) / ln L
+    assert lesson.multiplier("log-n", 4096**2, 4096) == pytest.approx(2.0)  # ln(L^2) / ln L
     assert lesson.multiplier("YaRN", 8 * 4096, 4096) == pytest.approx((0.1 * math.log(8) + 1) ** 2)  # 1.459
     assert lesson.multiplier("YaRN", 1000, 4096) == 1.0  # no extension below L
     # Llama 4, floor_scale 8,192 and attn_scale 0.1: 1 + 0.1 ln(1 + floor(n / 8192))
@@ -75,6 +75,9 @@ def test_page_numbers_follow_the_formulas(lesson_page):
     at.select_slider(key="at-keys").set_value(4096).run()
     shown = metrics(at)
     # at the training length the log-n and YaRN factors are 1: every scheme agrees with no scaling
-    assert not at.exception and shown["needle weight, log-n"] == shown["needle weight, none"] == shown["needle weight, YaRN"]
+    assert (
+        not at.exception
+        and shown["needle weight, log-n"] == shown["needle weight, none"] == shown["needle weight, YaRN"]
+    )
     at.select_slider(key="at-spread").set_value(2.0).run()
     assert not at.exception and metrics(at)["needle weight, none"] != shown["needle weight, none"]

@@ -30,8 +30,10 @@ def test_default_source_is_the_seed_program():
     assert "print(torch.allclose(P @ out_orig, out_perm, atol=1e-5))" in source
 
 
-@pytest.mark.parametrize("n_tokens, d_model, order, seed", [(4, 8, (2, 0, 3, 1), 0), (6, 16, (5, 4, 3, 2, 1, 0), 3),
-                                                           (2, 2, (1, 0), 9), (8, 64, (1, 2, 3, 4, 5, 6, 7, 0), 42)])
+@pytest.mark.parametrize(
+    "n_tokens, d_model, order, seed",
+    [(4, 8, (2, 0, 3, 1), 0), (6, 16, (5, 4, 3, 2, 1, 0), 3), (2, 2, (1, 0), 9), (8, 64, (1, 2, 3, 4, 5, 6, 7, 0), 42)],
+)
 @pytest.mark.parametrize("tolerance", list(demo.TOLERANCES))
 @pytest.mark.parametrize("positional", [False, True])
 def test_the_program_prints_what_the_page_reports(n_tokens, d_model, order, seed, tolerance, positional):

@@ -43,7 +43,13 @@ def test_flags_by_hand_for_each_schedule(factor):
     # NTK-aware: theta'_i / theta_i = s^(-2i/(D-2)), so s theta'_i / theta_i = s^(1 - 2i/126) > 1 for i < 63.
     assert flagged(view, "NTK-aware") == (17, "46-62")
     # Interpolation, YaRN (slow pairs fully interpolated: i >= ceil(45.04)) and Llama 3 (lambda > L): none.
-    for schedule in ("Position interpolation (linear)", "YaRN (code's ramp)", "YaRN (paper's ramp)", "Llama 3.1 (llama3)", "Dynamic NTK"):
+    for schedule in (
+        "Position interpolation (linear)",
+        "YaRN (code's ramp)",
+        "YaRN (paper's ramp)",
+        "Llama 3.1 (llama3)",
+        "Dynamic NTK",
+    ):
         assert flagged(view, schedule) == (0, "none")
 
 
@@ -52,7 +58,9 @@ def test_four_k_to_a_million_is_a_factor_of_256():
     assert view.target_len == 1_048_576
     row = view.flags.set_index("schedule").loc["No scaling"]
     assert row["largest angle ratio, slow pairs"] == pytest.approx(256)
-    assert view.flags.set_index("schedule").loc["YaRN (code's ramp)", "attention scale"] == pytest.approx(0.1 * math.log(256) + 1)
+    assert view.flags.set_index("schedule").loc["YaRN (code's ramp)", "attention scale"] == pytest.approx(
+        0.1 * math.log(256) + 1
+    )
 
 
 def test_a_larger_base_leaves_more_pairs_slow():
@@ -90,7 +98,9 @@ def test_page_factor_changes_the_target_length_and_the_flags(lesson_page):
     assert _metrics(at)[:2] == ["1,048,576", "18 of 64"]
     at.select_slider(key="ext-factor").set_value(1).run()
     assert not at.exception and _metrics(at)[0] == "4,096"
-    flags = next(table.value for table in at.dataframe if "flagged pairs" in table.value.columns)  # not a chart's numbers
+    flags = next(
+        table.value for table in at.dataframe if "flagged pairs" in table.value.columns
+    )  # not a chart's numbers
     assert (flags["flagged pairs"] == 0).all()
 
 
@@ -107,8 +117,10 @@ def yarn_ramps_by_hand(d: int, base: float, length: int, s: float) -> tuple[list
     theta = [base ** (-2 * i / d) for i in range(d // 2)]
     edge = [d * math.log(length / (n * 2 * math.pi)) / (2 * math.log(base)) for n in (32, 1)]
     low, high = max(math.floor(edge[0]), 0), min(math.ceil(edge[1]), d - 1)
-    code = [t * (1 - r) + t / s * r for t, r in
-            zip(theta, [min(max((i - low) / (high - low), 0), 1) for i in range(d // 2)])]
+    code = [
+        t * (1 - r) + t / s * r
+        for t, r in zip(theta, [min(max((i - low) / (high - low), 0), 1) for i in range(d // 2)])
+    ]
     keep = [min(max((length * t / (2 * math.pi) - 1) / 31, 0), 1) for t in theta]
     paper = [t * g + t / s * (1 - g) for t, g in zip(theta, keep)]
     return code, paper

@@ -27,51 +27,120 @@ def distance(length: int, depth: float) -> int:
     return length - 1 - int(depth * (length - 3) + 0.5)
 
 
-def make_results(table: dict[str, list[list[float | None]]], perplexity: dict[str, list[float]] | None = None,
-                 probes: dict[str, dict[int, list[int]]] | None = None, trials: int = 10) -> ExtrapolationResults:
+def make_results(
+    table: dict[str, list[list[float | None]]],
+    perplexity: dict[str, list[float]] | None = None,
+    probes: dict[str, dict[int, list[int]]] | None = None,
+    trials: int = 10,
+) -> ExtrapolationResults:
     """``{encoding: [[seed 0 accuracy per length], ...]}``, None: cannot run; ``perplexity``: seed 0's per
     length (other seeds get the same); ``probes``: ``{encoding: {length: [retrieved per depth]}}`` (every seed)."""
     seeds = range(max(len(s) for s in table.values()))
-    rows = [Measurement(encoding, seed, 64, length, accuracy, "ok" if accuracy is not None else "cannot_run",
-                        (perplexity or {}).get(encoding, [None] * 4)[index] if accuracy is not None else None)
-            for encoding, per_seed in table.items() for seed, accuracies in enumerate(per_seed)
-            for index, (length, accuracy) in enumerate(zip(LENGTHS, accuracies))]
-    probe_rows = [ProbeMeasurement(encoding, seed, 64, length, depth, distance(length, depth), trials, hits,
-                                   "ok" if hits is not None else "cannot_run")
-                  for encoding, by_length in (probes or {}).items() for seed in seeds
-                  for length, per_depth in by_length.items() for depth, hits in zip(DEPTHS, per_depth)]
-    config = {"encodings": list(table), "steps": 800, "batch_size": 16, "train_len": 64, "vocab_size": 16,
-              "n_layers": 2, "d_model": 64, "probe_trials": trials, "probe_depths": list(DEPTHS),
-              "eval_multiples": [1, 2, 4, 8]}
-    record = RunRecord("python -m poslab.experiments.extrapolation --out x.csv", "full", tuple(seeds), config,
-                       "task", 1 / 16, {"torch": "x"}, 600.0, 40.0, 30.0, "2026-01-01T00:00:00+00:00",
-                       "passkey" if probes else None, 1 / 15 if probes else None)
+    rows = [
+        Measurement(
+            encoding,
+            seed,
+            64,
+            length,
+            accuracy,
+            "ok" if accuracy is not None else "cannot_run",
+            (perplexity or {}).get(encoding, [None] * 4)[index] if accuracy is not None else None,
+        )
+        for encoding, per_seed in table.items()
+        for seed, accuracies in enumerate(per_seed)
+        for index, (length, accuracy) in enumerate(zip(LENGTHS, accuracies))
+    ]
+    probe_rows = [
+        ProbeMeasurement(
+            encoding,
+            seed,
+            64,
+            length,
+            depth,
+            distance(length, depth),
+            trials,
+            hits,
+            "ok" if hits is not None else "cannot_run",
+        )
+        for encoding, by_length in (probes or {}).items()
+        for seed in seeds
+        for length, per_depth in by_length.items()
+        for depth, hits in zip(DEPTHS, per_depth)
+    ]
+    config = {
+        "encodings": list(table),
+        "steps": 800,
+        "batch_size": 16,
+        "train_len": 64,
+        "vocab_size": 16,
+        "n_layers": 2,
+        "d_model": 64,
+        "probe_trials": trials,
+        "probe_depths": list(DEPTHS),
+        "eval_multiples": [1, 2, 4, 8],
+    }
+    record = RunRecord(
+        "python -m poslab.experiments.extrapolation --out x.csv",
+        "full",
+        tuple(seeds),
+        config,
+        "task",
+        1 / 16,
+        {"torch": "x"},
+        600.0,
+        40.0,
+        30.0,
+        "2026-01-01T00:00:00+00:00",
+        "passkey" if probes else None,
+        1 / 15 if probes else None,
+    )
     return ExtrapolationResults(tuple(rows), record, tuple(probe_rows))
 
 
-PAPER_LIKE = make_results({
-    "none": [[0.30, 0.25, 0.2, 0.15], [0.34, 0.27, 0.2, 0.13]],
-    "sinusoidal": [[0.95, 0.55, 0.30, 0.17], [0.97, 0.53, 0.28, 0.16]],
-    "learned": [[0.85, None, None, None], [0.83, None, None, None]],
-    "rope": [[0.99, 0.96, 0.55, 0.31], [1.00, 0.97, 0.60, 0.33]],
-    "alibi": [[0.91, 0.88, 0.85, 0.84], [0.90, 0.86, 0.84, 0.82]],
-}, perplexity={"none": [6.0, 9.0, 12.0, 15.0], "sinusoidal": [1.1, 40.0, 400.0, 1000.0],
-               "learned": [1.2, None, None, None], "rope": [1.0, 1.3, 30.0, 250.0], "alibi": [1.2, 1.3, 1.4, 1.5]},
+PAPER_LIKE = make_results(
+    {
+        "none": [[0.30, 0.25, 0.2, 0.15], [0.34, 0.27, 0.2, 0.13]],
+        "sinusoidal": [[0.95, 0.55, 0.30, 0.17], [0.97, 0.53, 0.28, 0.16]],
+        "learned": [[0.85, None, None, None], [0.83, None, None, None]],
+        "rope": [[0.99, 0.96, 0.55, 0.31], [1.00, 0.97, 0.60, 0.33]],
+        "alibi": [[0.91, 0.88, 0.85, 0.84], [0.90, 0.86, 0.84, 0.82]],
+    },
+    perplexity={
+        "none": [6.0, 9.0, 12.0, 15.0],
+        "sinusoidal": [1.1, 40.0, 400.0, 1000.0],
+        "learned": [1.2, None, None, None],
+        "rope": [1.0, 1.3, 30.0, 250.0],
+        "alibi": [1.2, 1.3, 1.4, 1.5],
+    },
     # needles found of 10 at depths 0%, 50%, 100%
-    probes={"none": {64: [3, 3, 7], 512: [6, 1, 1]}, "rope": {64: [9, 10, 10], 512: [1, 1, 1]},
-            "alibi": {64: [4, 9, 10], 512: [1, 1, 10]}, "learned": {64: [5, 10, 10], 512: [None] * 3}})
-ROPE_WINS = make_results({
-    "sinusoidal": [[0.95, 0.55, 0.30, 0.17]],
-    "learned": [[0.85, None, None, None]],
-    "rope": [[0.99, 0.98, 0.97, 0.96]],
-    "alibi": [[0.60, 0.50, 0.45, 0.40]],
-}, perplexity={"sinusoidal": [1.1, 3.0, 9.0, 17.0], "learned": [1.2] * 4, "rope": [1.0, 1.05, 1.1, 1.2],
-               "alibi": [2.0, 2.1, 2.2, 2.3]},
-    probes={"rope": {64: [10, 10, 10], 512: [9, 8, 10]}, "alibi": {64: [5, 9, 10], 512: [1, 2, 10]}})
-ALIBI_MISSES = make_results({
-    "rope": [[0.99, 0.98, 0.90, 0.80]],
-    "alibi": [[0.20, 0.20, 0.20, 0.20]],
-})
+    probes={
+        "none": {64: [3, 3, 7], 512: [6, 1, 1]},
+        "rope": {64: [9, 10, 10], 512: [1, 1, 1]},
+        "alibi": {64: [4, 9, 10], 512: [1, 1, 10]},
+        "learned": {64: [5, 10, 10], 512: [None] * 3},
+    },
+)
+ROPE_WINS = make_results(
+    {
+        "sinusoidal": [[0.95, 0.55, 0.30, 0.17]],
+        "learned": [[0.85, None, None, None]],
+        "rope": [[0.99, 0.98, 0.97, 0.96]],
+        "alibi": [[0.60, 0.50, 0.45, 0.40]],
+    },
+    perplexity={
+        "sinusoidal": [1.1, 3.0, 9.0, 17.0],
+        "learned": [1.2] * 4,
+        "rope": [1.0, 1.05, 1.1, 1.2],
+        "alibi": [2.0, 2.1, 2.2, 2.3],
+    },
+    probes={"rope": {64: [10, 10, 10], 512: [9, 8, 10]}, "alibi": {64: [5, 9, 10], 512: [1, 2, 10]}},
+)
+ALIBI_MISSES = make_results(
+    {
+        "rope": [[0.99, 0.98, 0.90, 0.80]],
+        "alibi": [[0.20, 0.20, 0.20, 0.20]],
+    }
+)
 
 
 def test_summary_is_mean_and_range_over_seeds_by_hand():
@@ -80,7 +149,12 @@ def test_summary_is_mean_and_range_over_seeds_by_hand():
     assert alibi.mean == pytest.approx(0.83) and (alibi.low, alibi.high, alibi.n_seeds) == (0.82, 0.84, 2)
     assert not cells[("learned", 128)].can_run and cells[("learned", 64)].mean == pytest.approx(0.84)
     assert [c.encoding for c in data.summarize(PAPER_LIKE.measurements)][::4] == [
-        "none", "sinusoidal", "learned", "rope", "alibi"]
+        "none",
+        "sinusoidal",
+        "learned",
+        "rope",
+        "alibi",
+    ]
     perplexity = {(c.encoding, c.eval_len): c for c in data.summarize(PAPER_LIKE.measurements, "perplexity")}
     assert perplexity[("rope", 512)].mean == 250.0 and not perplexity[("learned", 256)].can_run
 
@@ -97,12 +171,15 @@ def test_retrieval_is_pooled_into_near_and_far_needles_by_hand():
 
 def test_reading_of_a_paper_like_result():
     text = reading(PAPER_LIKE)
-    assert ("the task was learned (at least 50% right; chance is 6%) by RoPE (100%), sinusoidal (96%), "
-            "ALiBi (90%) and learned (84%); not by NoPE (32%).") in text
+    assert (
+        "the task was learned (at least 50% right; chance is 6%) by RoPE (100%), sinusoidal (96%), "
+        "ALiBi (90%) and learned (84%); not by NoPE (32%)."
+    ) in text
     assert "At 512 tokens (8x the training length) ALiBi held up best** with 83% (seeds 82%-84%)" in text
     assert "RoPE came next with 32%." in text
-    assert ("**Failed past the training length:** NoPE (32% to 14%), sinusoidal (96% to 16%), "
-            "RoPE (100% to 32%)") in text  # NoPE learned partly (above twice chance), so it is judged too
+    assert (
+        "**Failed past the training length:** NoPE (32% to 14%), sinusoidal (96% to 16%), RoPE (100% to 32%)"
+    ) in text  # NoPE learned partly (above twice chance), so it is judged too
     assert "**Held up:** ALiBi (90% to 83%) kept at least 90% of its margin" in text
     assert "**learned cannot run** at 128 tokens or more" in text
     assert "As in the ALiBi paper's figure" in text and "One seed" not in text
@@ -113,8 +190,10 @@ def test_reading_holds_nope_to_the_length_claim_and_says_it_is_under_trained():
     # Margin kept from 64 to 512, (a512 - 1/16) / (a64 - 1/16): NoPE (0.14 - 0.0625) / (0.32 - 0.0625) = 30%;
     # ALiBi (0.83 - .0625) / (0.905 - .0625) = 91%; RoPE (0.32 - .0625) / (0.995 - .0625) = 28%;
     # sinusoidal (0.165 - .0625) / (0.96 - .0625) = 11%.
-    assert ("From 64 to 512 tokens this NoPE kept 30% of its margin over chance, less than ALiBi, unlike the "
-            "papers' finding (ALiBi 91%, RoPE 28%, sinusoidal 11%).") in text
+    assert (
+        "From 64 to 512 tokens this NoPE kept 30% of its margin over chance, less than ALiBi, unlike the "
+        "papers' finding (ALiBi 91%, RoPE 28%, sinusoidal 11%)."
+    ) in text
     assert "about 100M parameters on synthetic reasoning and arithmetic tasks" in text and "Wang et al. (2024" in text
     assert "This toy NoPE is under-trained" in text and "32% at the training length against RoPE's 100%" in text
     nope_wins = make_results({"none": [[0.9, 0.9, 0.9, 0.9]], "rope": [[1.0, 0.5, 0.3, 0.2]]})
@@ -135,8 +214,10 @@ def test_reading_follows_the_data_when_the_paper_is_not_reproduced():
 
 def test_perplexity_reading_by_hand():
     text = perplexity_reading(PAPER_LIKE)
-    assert ("**Perplexity from 64 to 512 tokens:** ALiBi 1.2 to 1.5, NoPE 6.0 to 15.0, RoPE 1.0 to 250.0, "
-            "sinusoidal 1.1 to 1000.0") in text
+    assert (
+        "**Perplexity from 64 to 512 tokens:** ALiBi 1.2 to 1.5, NoPE 6.0 to 15.0, RoPE 1.0 to 250.0, "
+        "sinusoidal 1.1 to 1000.0"
+    ) in text
     assert "**ALiBi kept the lowest perplexity.**" in text
     assert "RoPE and sinusoidal ended clearly worse than a uniform guess" in text  # NoPE's 15 is under 16
     assert "ended clearly worse" not in perplexity_reading(ROPE_WINS)  # sinusoidal's 17 is within 10% of 16
@@ -146,10 +227,13 @@ def test_perplexity_reading_by_hand():
 def test_probe_reading_answers_the_question_from_the_data():
     text = probe_reading(PAPER_LIKE)
     assert "the needles retrieved were: RoPE 97%, learned 83%, ALiBi 77%, NoPE 43% (a guess gets 7%)" in text
-    assert ("**At 512 tokens, needles 64 or more tokens back** (beyond any gap in training): NoPE 35%, "
-            "RoPE 10%, ALiBi 10%") in text
-    assert ("**Does the encoding that extrapolates in perplexity also retrieve? Not here.** ALiBi has the lowest "
-            "perplexity (1.5 at 512 tokens), yet it found only 10% of the needles 64 or more tokens back") in text
+    assert (
+        "**At 512 tokens, needles 64 or more tokens back** (beyond any gap in training): NoPE 35%, RoPE 10%, ALiBi 10%"
+    ) in text
+    assert (
+        "**Does the encoding that extrapolates in perplexity also retrieve? Not here.** ALiBi has the lowest "
+        "perplexity (1.5 at 512 tokens), yet it found only 10% of the needles 64 or more tokens back"
+    ) in text
     assert "against 100% of those within reach" in text and "Press et al. (2022) and Chi et al. (2023)" in text
     # NoPE's 35% against ALiBi's 10% over 40 far needles each: 25 points, more than two standard errors of a
     # difference, sqrt(2) / sqrt(40) = 22 points.
@@ -165,12 +249,16 @@ def test_probe_reading_answers_the_question_from_the_data():
 
 
 def test_probe_reading_says_when_the_run_cannot_answer():
-    untrained = make_results({"rope": [[0.1] * 4], "alibi": [[0.1] * 4]},
-                             perplexity={"rope": [15.0, 15.5, 16.0, 16.0], "alibi": [14.0] * 4},
-                             probes={"rope": {64: [1, 1, 1], 512: [1, 0, 1]}, "alibi": {64: [1, 1, 1], 512: [1, 1, 1]}})
+    untrained = make_results(
+        {"rope": [[0.1] * 4], "alibi": [[0.1] * 4]},
+        perplexity={"rope": [15.0, 15.5, 16.0, 16.0], "alibi": [14.0] * 4},
+        probes={"rope": {64: [1, 1, 1], 512: [1, 0, 1]}, "alibi": {64: [1, 1, 1], 512: [1, 1, 1]}},
+    )
     text = probe_reading(untrained)
-    assert ("**Does the encoding that extrapolates in perplexity also retrieve? This run cannot say.** ALiBi has "
-            "the lowest perplexity (14.0 at 512 tokens), but it found 10% of even the nearest needles") in text
+    assert (
+        "**Does the encoding that extrapolates in perplexity also retrieve? This run cannot say.** ALiBi has "
+        "the lowest perplexity (14.0 at 512 tokens), but it found 10% of even the nearest needles"
+    ) in text
 
 
 def test_charts_follow_the_course_conventions_and_keep_cannot_run_off_the_axis():
@@ -221,8 +309,12 @@ def test_tables_show_mean_range_and_cannot_run():
 
 def test_provenance_says_where_the_numbers_come_from():
     text = lesson.view(PAPER_LIKE, "t").provenance
-    assert text.startswith("Full run: `python -m poslab.experiments.extrapolation --out x.csv`; 5 encodings x seeds 0, 1")
-    assert "Passkey probe: 10 needles per seed at each of 3 depths and 4 lengths." in text and "load average" not in text
+    assert text.startswith(
+        "Full run: `python -m poslab.experiments.extrapolation --out x.csv`; 5 encodings x seeds 0, 1"
+    )
+    assert (
+        "Passkey probe: 10 needles per seed at each of 3 depths and 4 lengths." in text and "load average" not in text
+    )
     busy = ExtrapolationResults(PAPER_LIKE.measurements, replace(PAPER_LIKE.record, cores=2, load_average=15.2))
     assert "CPU per training step; load average 15.2 on 2 cores as it ended)" in lesson.provenance(busy)
 

@@ -18,12 +18,19 @@ def test_longrope_factors_match_transformers_for_long_inputs():
     from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
 
     factors = longrope_factors()
-    config = Phi3Config(hidden_size=3072, num_attention_heads=32, max_position_embeddings=131_072,
-                        original_max_position_embeddings=4096,
-                        rope_parameters={"rope_type": "longrope", "rope_theta": 10_000.0,
-                                         "long_factor": list(factors.long_factor),
-                                         "short_factor": list(factors.short_factor),
-                                         "original_max_position_embeddings": 4096})
+    config = Phi3Config(
+        hidden_size=3072,
+        num_attention_heads=32,
+        max_position_embeddings=131_072,
+        original_max_position_embeddings=4096,
+        rope_parameters={
+            "rope_type": "longrope",
+            "rope_theta": 10_000.0,
+            "long_factor": list(factors.long_factor),
+            "short_factor": list(factors.short_factor),
+            "original_max_position_embeddings": 4096,
+        },
+    )
     inv_freq, attention = ROPE_INIT_FUNCTIONS["longrope"](config, "cpu", seq_len=8192)
     frame = lesson.longrope_frame()
     ours = 2 * math.pi / torch.tensor(frame["wavelength"].to_numpy()) / torch.tensor(frame["long_factor"].to_numpy())
@@ -78,4 +85,7 @@ def test_page_computes_each_scheme(lesson_page):
     at.select_slider(key="hy-context").set_value(4096).run()
     assert metrics(at)["KV cache vs all global"] == f"{(10 * 4096 + 52 * 1024) / (62 * 4096):.1%}"
     table = at.table[0].value
-    assert "factor 16" in table.loc["Llama 4 Scout", "rope_scaling"] and at.table[1].value.loc["Phi-4", "checked against"] == "unchecked"
+    assert (
+        "factor 16" in table.loc["Llama 4 Scout", "rope_scaling"]
+        and at.table[1].value.loc["Phi-4", "checked against"] == "unchecked"
+    )

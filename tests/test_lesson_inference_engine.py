@@ -27,9 +27,9 @@ def causal_attention_by_hand(q, k, v, positions, window=None):
     out = np.zeros_like(v)
     for i in range(len(q)):
         first = 0 if window is None else max(0, i - window + 1)
-        scores = rk[first:i + 1] @ rq[i] / np.sqrt(q.shape[1])
+        scores = rk[first : i + 1] @ rq[i] / np.sqrt(q.shape[1])
         weights = np.exp(scores - scores.max())
-        out[i] = weights @ v[first:i + 1] / weights.sum()
+        out[i] = weights @ v[first : i + 1] / weights.sum()
     return out
 
 
@@ -38,7 +38,9 @@ def test_full_forward_is_causal_rope_attention(window):
     q, k, v = rules.projections(10, 8, seed=3)
     freqs = rules.rope_inverse_frequencies(8, 10_000.0, torch.float64)
     ours = rules.full_forward(q, k, v, torch.arange(10), freqs, window).numpy()
-    assert np.allclose(ours, causal_attention_by_hand(q.numpy(), k.numpy(), v.numpy(), np.arange(10), window), atol=1e-12)
+    assert np.allclose(
+        ours, causal_attention_by_hand(q.numpy(), k.numpy(), v.numpy(), np.arange(10), window), atol=1e-12
+    )
 
 
 def test_mask_positions_skip_the_padding():
@@ -84,8 +86,13 @@ def test_streaming_distances_stay_within_the_cache_only_when_re_indexed():
 
 
 def test_views_follow_the_chart_conventions():
-    for view in (lesson.cache_mode_view(8), lesson.padding_view((9, 4), 3), lesson.rolling_view(12, 4),
-                 lesson.dynamic_view(12, 8), lesson.streaming_view(20, 2, 4)):
+    for view in (
+        lesson.cache_mode_view(8),
+        lesson.padding_view((9, 4), 3),
+        lesson.rolling_view(12, 4),
+        lesson.dynamic_view(12, 8),
+        lesson.streaming_view(20, 2, 4),
+    ):
         assert convention_problems(view.chart) == [] and len(view.chart.to_dict()["description"]) > 40
 
 
@@ -97,8 +104,10 @@ def shown_rules(at) -> dict[str, tuple[str, str, str, str]]:
     values = [metric.value for metric in at.metric]
     captions = [c.value for c in at.caption if "First step that goes wrong" in c.value]
     assert len(values) == len(captions) == 2 * len(SECTIONS)
-    return {name: (values[2 * i], values[2 * i + 1], captions[2 * i], captions[2 * i + 1])
-            for i, name in enumerate(SECTIONS)}
+    return {
+        name: (values[2 * i], values[2 * i + 1], captions[2 * i], captions[2 * i + 1])
+        for i, name in enumerate(SECTIONS)
+    }
 
 
 def test_page_shows_each_rule_kept_and_broken(lesson_page):

@@ -60,8 +60,13 @@ def test_fit_view_numbers_and_charts():
     view = lesson.fit_view(**SMALL)
     assert view.untrained_row_norm < 0.2 < view.trained_row_norm
     assert view.neighbour_similarity > view.distant_similarity
-    charts = [view.learned_table, view.sinusoidal_table, view.learned_similarity, view.sinusoidal_similarity,
-              view.loss_chart]
+    charts = [
+        view.learned_table,
+        view.sinusoidal_table,
+        view.learned_similarity,
+        view.sinusoidal_similarity,
+        view.loss_chart,
+    ]
     assert all(convention_problems(chart) == [] for chart in charts)
 
 

@@ -16,8 +16,13 @@ def test_every_required_paper_is_linked_by_its_abs_page():
 
 def test_every_required_explanation_is_there():
     hosts = " ".join(reading.url for reading in references.readings())
-    for needle in ("huggingface.co/blog", "d2l.ai", "nlp.seas.harvard.edu/annotated-transformer",
-                   "blog.eleuther.ai/rotary-embeddings", "nn.labml.ai"):
+    for needle in (
+        "huggingface.co/blog",
+        "d2l.ai",
+        "nlp.seas.harvard.edu/annotated-transformer",
+        "blog.eleuther.ai/rotary-embeddings",
+        "nn.labml.ai",
+    ):
         assert needle in hosts
 
 

@@ -1,6 +1,5 @@
 """The position problem: permutation parsing, the equivariance experiment, the RNN contrast, the page."""
 
-
 import pytest
 import torch
 
@@ -21,15 +20,18 @@ def test_typed_orders_parse(text, expected):
     assert lab.parse_order(text, 5) == expected
 
 
-@pytest.mark.parametrize("text, message", [
-    ("", "Type an order"),
-    ("0 1 2", "You gave 3 positions, but there are 5 tokens"),
-    ("0 1 2 3 5", "5 is out of range: positions run from 0 to 4"),
-    ("0 -1 2 3 4", "-1 is out of range"),
-    ("0 1 1 3 4", "1 appears more than once, so 2 is missing"),
-    ("0 1 2 3 x", "'x' is not a whole number"),
-    ("0 1 2 3 4.5", "'4.5' is not a whole number"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("", "Type an order"),
+        ("0 1 2", "You gave 3 positions, but there are 5 tokens"),
+        ("0 1 2 3 5", "5 is out of range: positions run from 0 to 4"),
+        ("0 -1 2 3 4", "-1 is out of range"),
+        ("0 1 1 3 4", "1 appears more than once, so 2 is missing"),
+        ("0 1 2 3 x", "'x' is not a whole number"),
+        ("0 1 2 3 4.5", "'4.5' is not a whole number"),
+    ],
+)
 def test_bad_typed_orders_say_what_is_wrong(text, message):
     with pytest.raises(lab.PermutationError, match=message):
         lab.parse_order(text, 5)
@@ -123,11 +125,21 @@ def test_identity_order_holds_with_everything_on():
 
 
 def test_every_outcome_has_its_explanation_in_the_lesson_text():
-    keys = {lab.equivariance_experiment(DOG, order, positional=p, causal=c, pooled=pool).explanation_key
-            for order in (SWAP_DOG_AND_MAN, (0, 1, 2, 3, 4))
-            for p in (False, True) for c in (False, True) for pool in (False, True)}
-    assert keys == {"why-identity", "why-equivariant", "why-invariant", "why-positional", "why-causal",
-                    "why-positional-and-causal"}
+    keys = {
+        lab.equivariance_experiment(DOG, order, positional=p, causal=c, pooled=pool).explanation_key
+        for order in (SWAP_DOG_AND_MAN, (0, 1, 2, 3, 4))
+        for p in (False, True)
+        for c in (False, True)
+        for pool in (False, True)
+    }
+    assert keys == {
+        "why-identity",
+        "why-equivariant",
+        "why-invariant",
+        "why-positional",
+        "why-causal",
+        "why-positional-and-causal",
+    }
     for key in keys:
         assert lesson_text("position-problem", key).strip()
 

@@ -47,7 +47,7 @@ def test_exact_ranges():
     every = np.arange(1 << 17, dtype=np.float64)
     assert lesson.exact_up_to(torch.float16) == int(np.argmax(float16_by_hand(every) != every)) - 1 == 2048
     assert lesson.exact_up_to(torch.bfloat16) == int(np.argmax(bfloat16_by_hand(every) != every)) - 1 == 256
-    assert lesson.exact_up_to(torch.float32) == 2 ** 24
+    assert lesson.exact_up_to(torch.float32) == 2**24
 
 
 def rope_score_by_hand(q: np.ndarray, k: np.ndarray, offset: float, base: float = 10_000.0) -> float:
@@ -81,7 +81,7 @@ def test_page_shows_the_exact_ranges_and_the_segment_errors(lesson_page):
     assert not at.exception
     assert shown["float16: every integer exact up to"] == "2,048"
     assert shown["bfloat16: every integer exact up to"] == "256"
-    assert shown["float32: every integer exact up to"] == f"{2 ** 24:,}"
+    assert shown["float32: every integer exact up to"] == f"{2**24:,}"
     assert shown["float16, 4,096–8,191"] == "2"
     assert shown["float16, 8,192–16,383"] == "4"
     assert shown["bfloat16, 4,096–8,191"] == "16"

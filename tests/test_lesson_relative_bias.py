@@ -46,7 +46,10 @@ def test_bucket_table_has_one_row_per_bucket_and_exact_buckets_first(lesson_page
     assert list(table["bucket"]) == list(range(16))  # the earlier keys' half of 32
     assert list(table["distances"][:8]) == ["1"] * 8 and table["first distance"][8] == 8
     # The last bucket holds every distance from its first on: no last distance, no count (not "4096 and beyond").
-    assert (table["last distance"].iloc[-1], table["distances"].iloc[-1]) == ("none: every distance beyond", "unbounded")
+    assert (table["last distance"].iloc[-1], table["distances"].iloc[-1]) == (
+        "none: every distance beyond",
+        "unbounded",
+    )
     at.selectbox(key="rb-max-distance").set_value(512).run()
     wider = ranges(at)
     assert not at.exception and wider["first distance"].iloc[-1] > table["first distance"].iloc[-1]

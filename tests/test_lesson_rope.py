@@ -67,7 +67,7 @@ def test_decay_bound_for_four_dimensions_by_hand():
 
 def test_decay_bound_trends_down_with_distance():
     bound = lesson.decay_bound(128, 10000.0, 1000)["bound"]
-    windows = [bound.iloc[start:start + 100].mean() for start in (0, 200, 400, 800)]
+    windows = [bound.iloc[start : start + 100].mean() for start in (0, 200, 400, 800)]
     assert windows == sorted(windows, reverse=True)
     assert windows[-1] < windows[0] / 2
 
@@ -115,8 +115,11 @@ def test_clock_hands_point_at_position_times_theta():
 
 
 def test_charts_follow_the_conventions():
-    charts = [lesson.clock_chart(16, 10000.0, 2, 5), lesson.shift_view(16, 10000.0, 2, 5, 100).chart,
-              lesson.decay_chart(16, 10000.0, 100)]
+    charts = [
+        lesson.clock_chart(16, 10000.0, 2, 5),
+        lesson.shift_view(16, 10000.0, 2, 5, 100).chart,
+        lesson.decay_chart(16, 10000.0, 100),
+    ]
     assert all(convention_problems(chart) == [] for chart in charts)
 
 

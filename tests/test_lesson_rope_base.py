@@ -30,8 +30,9 @@ def test_turns_and_critical_dimension_by_hand(lesson_page):
     at.selectbox(key="base-head-dim").set_value(64).run()
     assert not at.exception and metrics(at)["pairs with a full turn within L"].endswith("of 32")
     turns = numbers(at, 0)
-    assert len(turns) == 32 and (turns["full turn"] == "yes").sum() == int(metrics(at)[
-        "pairs with a full turn within L"].split()[0])
+    assert len(turns) == 32 and (turns["full turn"] == "yes").sum() == int(
+        metrics(at)["pairs with a full turn within L"].split()[0]
+    )
 
 
 def test_first_negative_margin_matches_the_formula(lesson_page):
@@ -82,7 +83,9 @@ def test_at_16k_code_llamas_base_passes_between_the_two_numbers(lesson_page):
 def test_configuration_table_names_llama_31_and_32_scaling_and_every_source(lesson_page):
     at = lesson_page(LESSON)
     table = at.table[0].value
-    assert "factor 8," in table.loc["Llama 3.1 8B", "rope_scaling"] and table.loc["Llama 3 8B", "rope_scaling"] == "none"
+    assert (
+        "factor 8," in table.loc["Llama 3.1 8B", "rope_scaling"] and table.loc["Llama 3 8B", "rope_scaling"] == "none"
+    )
     assert "factor 32," in table.loc["Llama 3.2 1B / 3B", "rope_scaling"]
     assert table.loc["Llama 2 7B", "rope_theta"] == "10,000"
     sources = at.table[1].value

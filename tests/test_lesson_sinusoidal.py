@@ -30,9 +30,10 @@ def test_shift_matrix_is_block_diagonal_with_the_rotation_blocks(k):
                 assert matrix[row, col] == 0.0
     for i in range(D // 2):
         angle = k * hand_frequency(i)
-        block = matrix[2 * i:2 * i + 2, 2 * i:2 * i + 2]
-        expected = torch.tensor([[math.cos(angle), math.sin(angle)], [-math.sin(angle), math.cos(angle)]],
-                                dtype=torch.float64)
+        block = matrix[2 * i : 2 * i + 2, 2 * i : 2 * i + 2]
+        expected = torch.tensor(
+            [[math.cos(angle), math.sin(angle)], [-math.sin(angle), math.cos(angle)]], dtype=torch.float64
+        )
         assert torch.allclose(block, expected, atol=1e-12)
         assert torch.det(block).item() == pytest.approx(1.0)
 
@@ -96,8 +97,12 @@ def test_wavelengths_of_the_first_and_last_columns():
 def test_big_table_heatmap_is_capped_and_charts_follow_the_conventions():
     view = lesson.table_view(512, 256, BASE)
     assert len(view.chart.data) <= MAX_HEATMAP_CELLS
-    charts = [view.chart, lesson.waves_chart(64, D, BASE, (0, 3)), lesson.dot_view(64, D, BASE).chart,
-              lesson.shift_view(3, 64, D, BASE).matrix_chart]
+    charts = [
+        view.chart,
+        lesson.waves_chart(64, D, BASE, (0, 3)),
+        lesson.dot_view(64, D, BASE).chart,
+        lesson.shift_view(3, 64, D, BASE).matrix_chart,
+    ]
     assert all(convention_problems(chart) == [] for chart in charts)
 
 
@@ -146,7 +151,7 @@ def test_the_longest_wavelength_is_2_pi_base_to_the_d_minus_2_over_d(lesson_page
     assert shown["2π·base, for comparison"] == "62,832"
     at.select_slider(key="sin-d").set_value(8).run()
     assert not at.exception
-    assert metrics(at)["longest wavelength 2π·base^((d−2)/d) (last pair)"] == f"{2 * math.pi * 10 ** 3:,.0f}"
+    assert metrics(at)["longest wavelength 2π·base^((d−2)/d) (last pair)"] == f"{2 * math.pi * 10**3:,.0f}"
 
 
 def test_page_dimension_and_base_change_what_is_shown(lesson_page):

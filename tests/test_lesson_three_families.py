@@ -44,8 +44,10 @@ def test_impossible_sizes_are_explained(d_model, n_heads, message):
         families.position_budget("rope", d_model, 1024, n_heads)
 
 
-@pytest.mark.parametrize("method_id, relative", [("sinusoidal", False), ("learned", False), ("rope", True), ("relative-bias", True),
-                                                ("alibi", True)])
+@pytest.mark.parametrize(
+    "method_id, relative",
+    [("sinusoidal", False), ("learned", False), ("rope", True), ("relative-bias", True), ("alibi", True)],
+)
 def test_only_methods_inside_attention_give_distance_only_logits(method_id, relative):
     assert families.depends_only_on_distance(method_id) is relative
 
@@ -56,18 +58,22 @@ def test_rope_logit_of_a_token_with_itself_is_its_norm_at_every_position():
     scores = families.probe_scores("rope")
     token = families._constant_token()[0]
     # A rotation keeps lengths, so the diagonal is |x|^2 / sqrt(d) everywhere.
-    expected = float(token @ token) / families.PROBE_DIM ** 0.5
+    expected = float(token @ token) / families.PROBE_DIM**0.5
     assert torch.allclose(scores.diagonal(), torch.full((families.PROBE_LEN,), expected, dtype=scores.dtype))
 
 
-@pytest.mark.parametrize("method_id, runs", [("sinusoidal", True), ("learned", False), ("rope", True), ("relative-bias", True),
-                                          ("alibi", True)])
+@pytest.mark.parametrize(
+    "method_id, runs",
+    [("sinusoidal", True), ("learned", False), ("rope", True), ("relative-bias", True), ("alibi", True)],
+)
 def test_only_the_learned_table_refuses_positions_past_max_len(method_id, runs):
     assert families.runs_past_max_len(method_id) is runs
 
 
-@pytest.mark.parametrize("method_id, carries", [("sinusoidal", True), ("learned", True), ("rope", False), ("relative-bias", False),
-                                              ("alibi", False)])
+@pytest.mark.parametrize(
+    "method_id, carries",
+    [("sinusoidal", True), ("learned", True), ("rope", False), ("relative-bias", False), ("alibi", False)],
+)
 def test_values_carry_position_only_for_input_encodings(method_id, carries):
     assert families.values_carry_position(method_id) is carries
 

@@ -61,18 +61,25 @@ def listeners(root: psutil.Process) -> set[Listener]:
 
 
 def grader_role(command: str) -> str | None:
-    """"scheduler" or "judge" for the grading service's processes (Dask retitles them), else None."""
-    for role, marks in (("judge", ("dask worker", "grader.service.launch worker")),
-                        ("scheduler", ("dask scheduler", "grader.service.launch scheduler"))):
+    """ "scheduler" or "judge" for the grading service's processes (Dask retitles them), else None."""
+    for role, marks in (
+        ("judge", ("dask worker", "grader.service.launch worker")),
+        ("scheduler", ("dask scheduler", "grader.service.launch scheduler")),
+    ):
         if any(mark in command for mark in marks):
             return role
     return None
 
 
 def beyond_loopback(found: set[Listener], allowed_port: int | None = None) -> list[Listener]:
-    return sorted((item for item in found
-                   if not ipaddress.ip_address(item.address.split("%")[0]).is_loopback and item.port != allowed_port),
-                  key=str)
+    return sorted(
+        (
+            item
+            for item in found
+            if not ipaddress.ip_address(item.address.split("%")[0]).is_loopback and item.port != allowed_port
+        ),
+        key=str,
+    )
 
 
 def explain(exposed: list[Listener]) -> str:
@@ -89,14 +96,17 @@ def _wait_for_judges(root: psutil.Process, seconds: float = 240.0) -> set[Listen
             time.sleep(2.0)
             return found | listeners(root)
         time.sleep(0.5)
-    pytest.fail(f"the grading service's {JUDGES} judges did not listen within {seconds:g} s; seen: "
-                + ", ".join(map(str, listeners(root))))
+    pytest.fail(
+        f"the grading service's {JUDGES} judges did not listen within {seconds:g} s; seen: "
+        + ", ".join(map(str, listeners(root)))
+    )
 
 
 def test_the_app_and_its_grading_service_listen_on_loopback_only():
     # startup: as a student's app starts (tests/app_harness.py sets on_demand for AppTest in this process).
     server = AppServer.start(ROOT, env={"POSLAB_GRADER_WORKERS": str(JUDGES), "POSLAB_GRADER_START": "startup"})
     try:
+
         async def open_one_page() -> None:
             session, run = await ProtocolSession.open(server.url, "socket-test", "rope", timeout=120)
             await session.close()
@@ -117,12 +127,23 @@ def test_the_app_and_its_grading_service_listen_on_loopback_only():
 
 def test_grading_from_the_command_line_listens_on_loopback_only(tmp_path: Path):
     submission = tmp_path / "ada.py"
-    submission.write_text(subprocess.run([sys.executable, "-c", REFERENCE], capture_output=True, text=True,
-                                         cwd=ROOT, check=True).stdout)
-    command = [sys.executable, "-m", "grader", "grade", str(submission), "--out", str(tmp_path / "grades"),
-               "--jobs", str(JUDGES)]
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               env=os.environ | {"PYTHONPATH": str(ROOT)})
+    submission.write_text(
+        subprocess.run([sys.executable, "-c", REFERENCE], capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    )
+    command = [
+        sys.executable,
+        "-m",
+        "grader",
+        "grade",
+        str(submission),
+        "--out",
+        str(tmp_path / "grades"),
+        "--jobs",
+        str(JUDGES),
+    ]
+    process = subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=os.environ | {"PYTHONPATH": str(ROOT)}
+    )
     root, seen = psutil.Process(process.pid), set()
     try:
         while process.poll() is None:  # the whole run, judges' start-up and grading included
@@ -134,15 +155,24 @@ def test_grading_from_the_command_line_listens_on_loopback_only(tmp_path: Path):
     output = process.stdout.read().decode(errors="replace")
     assert process.returncode == 0, output[-2000:]
     assert {grader_role(item.command) for item in seen} >= {"scheduler", "judge"}, (
-        "the scheduler's and a judge's sockets were never seen: " + ", ".join(map(str, seen)))
+        "the scheduler's and a judge's sockets were never seen: " + ", ".join(map(str, seen))
+    )
     exposed = beyond_loopback(seen)
     assert not exposed, explain(exposed)
 
 
 def test_the_check_fails_on_a_child_listening_on_all_interfaces():
-    child = subprocess.Popen([sys.executable, "-c", "import socket, time\ns = socket.socket()\n"
-                              "s.bind(('0.0.0.0', 0)); s.listen(); print(s.getsockname()[1], flush=True)\n"
-                              "time.sleep(60)"], stdout=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import socket, time\ns = socket.socket()\n"
+            "s.bind(('0.0.0.0', 0)); s.listen(); print(s.getsockname()[1], flush=True)\n"
+            "time.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         port = int(child.stdout.readline())
         exposed = beyond_loopback(listeners(psutil.Process(child.pid)))

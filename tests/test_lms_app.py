@@ -21,9 +21,11 @@ from tests.lms_builders import CanvasStudent, MoodleParticipant, canvas_gradeboo
 
 PASSWORD = "correct horse"
 MAXIMA = {"rope": 6.0, "alibi": 4.0}  # a stand-in suite's points: 10 in all
-CLASS = [CanvasStudent("Lovelace, Ada", "101", sis_user_id="S1", sis_login_id="ada@example.edu"),
-         CanvasStudent("李雷", "103", sis_user_id="S3", sis_login_id="lilei"),
-         CanvasStudent("Ångström, Zoë", "102", sis_user_id="S2", sis_login_id="zoe@example.edu")]
+CLASS = [
+    CanvasStudent("Lovelace, Ada", "101", sis_user_id="S1", sis_login_id="ada@example.edu"),
+    CanvasStudent("李雷", "103", sis_user_id="S3", sis_login_id="lilei"),
+    CanvasStudent("Ångström, Zoë", "102", sis_user_id="S2", sis_login_id="zoe@example.edu"),
+]
 
 
 def record(store: Store) -> None:
@@ -86,8 +88,10 @@ def test_instructor_fills_a_moodle_worksheet_and_a_bad_file_gets_a_sentence(app_
     store.record_attempt("ada@example.edu", "rope", 2, 2)
     at = unlocked_section(monkeypatch)
     at.radio(key="lms-export-kind").set_value(section.MOODLE).run()
-    people = [MoodleParticipant("Ada Lovelace", "5001", "ada@example.edu"),
-              MoodleParticipant("Zoë Ångström", "5002", "zoe@example.edu")]
+    people = [
+        MoodleParticipant("Ada Lovelace", "5001", "ada@example.edu"),
+        MoodleParticipant("Zoë Ångström", "5002", "zoe@example.edu"),
+    ]
     upload(at, "worksheet.csv", moodle_worksheet(people, maximum="10.00"))
     written = next(table.value for table in at.dataframe if "grade written" in table.value.columns)
     assert list(written["grade written"]) == ["6.00"]  # all of rope's 6 of 10 points; Zoë blank

@@ -10,11 +10,13 @@ from poslab.lms_sheets import canvas_display_name, student_key
 from poslab.roster import RosterStudent, read_roster
 from tests.lms_builders import CanvasStudent, canvas_gradebook
 
-MOODLE_PARTICIPANTS = ("First name,Last name,ID number,Email address,Roles,Groups,Last access to course\n"
-                       "Ada,Lovelace,S101,Ada.Lovelace@Example.edu,Student,Group A,Now\n"
-                       "Zoë,Ångström,,zoe@example.edu,Student,Group B,Never\n"
-                       "Tim,Teacher,,tim@example.edu,Teacher,,Now\n"
-                       "雷,李,S103,li@example.edu,Student,Group A,Now\n")
+MOODLE_PARTICIPANTS = (
+    "First name,Last name,ID number,Email address,Roles,Groups,Last access to course\n"
+    "Ada,Lovelace,S101,Ada.Lovelace@Example.edu,Student,Group A,Now\n"
+    "Zoë,Ångström,,zoe@example.edu,Student,Group B,Never\n"
+    "Tim,Teacher,,tim@example.edu,Teacher,,Now\n"
+    "雷,李,S103,li@example.edu,Student,Group A,Now\n"
+)
 
 
 def test_the_key_is_the_email_in_lower_case_else_the_lms_id():
@@ -24,15 +26,16 @@ def test_the_key_is_the_email_in_lower_case_else_the_lms_id():
 
 
 def test_a_plain_roster_with_optional_id_and_section():
-    data = ("name,email,id,section\n"
-            "Ada Lovelace,ADA@example.edu,101,A\n"
-            "Zoë Ångström,zoe@example.edu,,B\n"
-            "李雷,,103,A\n").encode("utf-8")
+    data = (
+        "name,email,id,section\nAda Lovelace,ADA@example.edu,101,A\nZoë Ångström,zoe@example.edu,,B\n李雷,,103,A\n"
+    ).encode()
     roster = read_roster(data)
     assert roster.format == "plain" and roster.problems == ()
-    assert roster.students == (RosterStudent("Ada Lovelace", "ada@example.edu", "101", "A", "ada@example.edu"),
-                               RosterStudent("Zoë Ångström", "zoe@example.edu", "", "B", "zoe@example.edu"),
-                               RosterStudent("李雷", "", "103", "A", "103"))
+    assert roster.students == (
+        RosterStudent("Ada Lovelace", "ada@example.edu", "101", "A", "ada@example.edu"),
+        RosterStudent("Zoë Ångström", "zoe@example.edu", "", "B", "zoe@example.edu"),
+        RosterStudent("李雷", "", "103", "A", "103"),
+    )
 
 
 def test_a_plain_roster_with_only_name_and_email_and_a_byte_order_mark_and_crlf():
@@ -41,14 +44,16 @@ def test_a_plain_roster_with_only_name_and_email_and_a_byte_order_mark_and_crlf(
 
 
 def test_a_canvas_gradebook_export_as_a_roster_skips_points_possible_and_the_test_student():
-    students = [CanvasStudent("Lovelace, Ada", "101", sis_user_id="S101", sis_login_id="ada@example.edu",
-                              section="Section 2"),
-                CanvasStudent("李雷", "103", sis_user_id="S103", sis_login_id="lilei")]
+    students = [
+        CanvasStudent("Lovelace, Ada", "101", sis_user_id="S101", sis_login_id="ada@example.edu", section="Section 2"),
+        CanvasStudent("李雷", "103", sis_user_id="S103", sis_login_id="lilei"),
+    ]
     roster = read_roster(canvas_gradebook(students))
     assert roster.format == "canvas" and roster.problems == ()
     assert roster.students == (
         RosterStudent("Ada Lovelace", "ada@example.edu", "101", "Section 2", "ada@example.edu"),
-        RosterStudent("李雷", "", "103", "Section 1", "103"))  # its login is not an email: keyed by Canvas ID
+        RosterStudent("李雷", "", "103", "Section 1", "103"),
+    )  # its login is not an email: keyed by Canvas ID
 
 
 def test_a_moodle_participants_export_leaves_teachers_out():
@@ -57,33 +62,43 @@ def test_a_moodle_participants_export_leaves_teachers_out():
     assert [(student.name, student.key, student.lms_id, student.section) for student in roster.students] == [
         ("Ada Lovelace", "ada.lovelace@example.edu", "S101", "Group A"),
         ("Zoë Ångström", "zoe@example.edu", "", "Group B"),
-        ("雷 李", "li@example.edu", "S103", "Group A")]
+        ("雷 李", "li@example.edu", "S103", "Group A"),
+    ]
     assert roster.problems == ("1 participant(s) whose Roles name no student role were left out.",)
 
 
 def test_duplicates_missing_keys_and_bad_emails_are_sentences():
-    data = ("name,email,id\n"
-            "Ada,ada@example.edu,\n"
-            "Ada again,ADA@example.edu,\n"
-            "Nobody,,\n"
-            "Typo,ada(at)example.edu,\n"
-            "Typo with id,bob(at)example.edu,202\n").encode("utf-8")
+    data = (
+        b"name,email,id\n"
+        b"Ada,ada@example.edu,\n"
+        b"Ada again,ADA@example.edu,\n"
+        b"Nobody,,\n"
+        b"Typo,ada(at)example.edu,\n"
+        b"Typo with id,bob(at)example.edu,202\n"
+    )
     roster = read_roster(data)
     assert [student.key for student in roster.students] == ["ada@example.edu", "202"]
     assert roster.problems == (
         "Line 3: ada@example.edu appears again (first on line 2); the second is left out.",
         "Line 4 (Nobody) has neither an email address nor an id; left out.",
         "Line 5 (Typo): 'ada(at)example.edu' is not an email address and there is no id; left out.",
-        "Line 6 (Typo with id): 'bob(at)example.edu' is not an email address; the student is keyed by the id 202.")
+        "Line 6 (Typo with id): 'bob(at)example.edu' is not an email address; the student is keyed by the id 202.",
+    )
 
 
-@pytest.mark.parametrize("data, message", [
-    (b"student,mail\nAda,ada@example.edu\n", "is not in a format this app reads (its first row has student, mail). "
-                                             "It accepts a plain CSV with the columns name,email"),
-    (b"", "The roster is empty"),
-    ("name,email\nZoë,zoe@example.edu\n".encode("cp1252"), "The roster is not UTF-8 text"),
-    (b'name,email\n"Ada,ada@example.edu\n', "a quoted cell opened on line 2 never closes"),
-])
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        (
+            b"student,mail\nAda,ada@example.edu\n",
+            "is not in a format this app reads (its first row has student, mail). "
+            "It accepts a plain CSV with the columns name,email",
+        ),
+        (b"", "The roster is empty"),
+        ("name,email\nZoë,zoe@example.edu\n".encode("cp1252"), "The roster is not UTF-8 text"),
+        (b'name,email\n"Ada,ada@example.edu\n', "a quoted cell opened on line 2 never closes"),
+    ],
+)
 def test_an_unreadable_or_unknown_roster_is_one_sentence_naming_what_is_accepted(data, message):
     roster = read_roster(data)
     assert roster.format is None and roster.students == ()
@@ -102,21 +117,19 @@ def test_canvas_names_become_first_last():
 
 
 def test_render_changes_only_the_cells_asked_for():
-    text = ('\ufeffa;"b;c";d\r\n'
-            '1;"multi\nline";3\r\n'
-            '4;5\r\n'
-            '"7";8;9')
+    text = '\ufeffa;"b;c";d\r\n1;"multi\nline";3\r\n4;5\r\n"7";8;9'
     table = read_csv(text.encode("utf-8"), "The file")
     assert table.delimiter == ";" and table.bom
-    assert [record.cells for record in table.records] == [("a", "b;c", "d"), ("1", "multi\nline", "3"), ("4", "5"),
-                                                           ("7", "8", "9")]
+    assert [record.cells for record in table.records] == [
+        ("a", "b;c", "d"),
+        ("1", "multi\nline", "3"),
+        ("4", "5"),
+        ("7", "8", "9"),
+    ]
     assert [record.line for record in table.records] == [1, 2, 4, 5]
     assert table.render({}) == text
     changed = table.render({(2, 2): "x;y", (3, 0): "70", (1, 0): '1"'})
-    assert changed == ('\ufeffa;"b;c";d\r\n'
-                       '"1""";"multi\nline";3\r\n'
-                       '4;5;"x;y"\r\n'
-                       '"70";8;9')
+    assert changed == ('\ufeffa;"b;c";d\r\n"1""";"multi\nline";3\r\n4;5;"x;y"\r\n"70";8;9')
 
 
 def test_numbers_in_either_locale():

@@ -36,8 +36,11 @@ def sampled_family() -> list:
 
 def lost_points(variant, families: set[str] | None = None) -> list[str]:
     student = LocalStudent.from_source(variant.source, variant.name)
-    outcomes = [run_case(case, student) for case in collect()
-                if case.exercise == variant.exercise and (families is None or case.family in families)]
+    outcomes = [
+        run_case(case, student)
+        for case in collect()
+        if case.exercise == variant.exercise and (families is None or case.family in families)
+    ]
     return [f"{outcome.name}: {outcome.output}" for outcome in outcomes if outcome.status != "passed"]
 
 
@@ -59,14 +62,24 @@ def test_every_member_of_the_family_gets_full_marks(variant):
 
 SCALE_BLIND = {
     # (what is made blind, the function replaced, its replacement): each ignores the size of its inputs
-    "angle error without the position": ("angle_error", lambda positions, frequencies: torch.full(
-        (*torch.as_tensor(positions).shape, len(frequencies)), 1e-6, dtype=torch.float64)),
-    "softmax error without the logits' size": ("softmax_relative_error", lambda q, k, bias=None: torch.full(
-        (*q.shape[:-1], 1), 1e-6, dtype=torch.float64)),
-    "ALiBi bias without the distance": ("alibi_bias_tolerance", lambda slopes, seq_len: torch.full(
-        (len(slopes), seq_len, seq_len), 1e-7, dtype=torch.float64)),
-    "decode's out without the scores' size": ("decode_tolerance", lambda q, k, v, *_: torch.full(
-        q.shape, 1e-7, dtype=torch.float64)),
+    "angle error without the position": (
+        "angle_error",
+        lambda positions, frequencies: torch.full(
+            (*torch.as_tensor(positions).shape, len(frequencies)), 1e-6, dtype=torch.float64
+        ),
+    ),
+    "softmax error without the logits' size": (
+        "softmax_relative_error",
+        lambda q, k, bias=None: torch.full((*q.shape[:-1], 1), 1e-6, dtype=torch.float64),
+    ),
+    "ALiBi bias without the distance": (
+        "alibi_bias_tolerance",
+        lambda slopes, seq_len: torch.full((len(slopes), seq_len, seq_len), 1e-7, dtype=torch.float64),
+    ),
+    "decode's out without the scores' size": (
+        "decode_tolerance",
+        lambda q, k, v, *_: torch.full(q.shape, 1e-7, dtype=torch.float64),
+    ),
 }
 
 
@@ -76,8 +89,12 @@ def test_the_harness_fails_when_a_tolerance_ignores_its_inputs_scale(monkeypatch
     monkeypatch.setattr(tolerances, name, replacement)
     modules = [import_module(f"grader.suite.{module}") for module in suite_modules()]  # (and what they import)
     suite_parts = [module for name, module in sys.modules.items() if name.startswith("grader.suite.")]
-    caches = {id(value): value for module in modules + suite_parts for value in vars(module).values()
-              if hasattr(value, "cache_clear")}.values()  # the expectations the suite caches per process
+    caches = {
+        id(value): value
+        for module in modules + suite_parts
+        for value in vars(module).values()
+        if hasattr(value, "cache_clear")
+    }.values()  # the expectations the suite caches per process
     for cached in caches:
         cached.cache_clear()  # computed with the true model
     try:
@@ -85,6 +102,8 @@ def test_the_harness_fails_when_a_tolerance_ignores_its_inputs_scale(monkeypatch
     finally:
         for cached in caches:
             cached.cache_clear()  # leave no expectation of the blind model behind
-    print(f"\n{blind}: {len(failing)} members lose points, e.g. " + "; ".join(
-        f"{name}: {lost[0][:160]}" for name, lost in list(failing.items())[:3]))
+    print(
+        f"\n{blind}: {len(failing)} members lose points, e.g. "
+        + "; ".join(f"{name}: {lost[0][:160]}" for name, lost in list(failing.items())[:3])
+    )
     assert failing

@@ -15,7 +15,7 @@ from grader.mutation.generate import generate
 from grader.mutation.recording import differences, digest_of
 from poslab.config import PROJECT_ROOT
 
-SOURCE = '''from __future__ import annotations
+SOURCE = """from __future__ import annotations
 
 import torch
 
@@ -32,7 +32,7 @@ def alibi_bias(n_heads: int, seq_len: int) -> torch.Tensor:
 
 def unused(x: int = 3) -> int:
     return x + 1
-'''
+"""
 
 
 def test_mutants_are_whole_sources_of_reached_code_without_annotations_or_messages():
@@ -55,8 +55,10 @@ def write(tmp_path, text: str):
 
 
 def test_equivalents_are_parsed_matched_and_refused_when_malformed(tmp_path):
-    entry = ("[[equivalent]]\nfunction = 'f'\noriginal = 'a  =  1'\nmutated = '*'\nexercises = ['rope']\n"
-             "reason = 'never runs'\n")
+    entry = (
+        "[[equivalent]]\nfunction = 'f'\noriginal = 'a  =  1'\nmutated = '*'\nexercises = ['rope']\n"
+        "reason = 'never runs'\n"
+    )
     exact = entry.replace("mutated = '*'", "mutated = 'a = 2'").replace("never runs", "exact")
     claims = load_equivalents(write(tmp_path, entry + "\n" + exact))
     assert claim_for(claims, ("f", "a = 1", "a = 2"), "rope").reason == "exact"  # an exact entry first
@@ -94,8 +96,13 @@ def test_differences_allow_the_named_members_call_by_call():
 
 def test_the_command_scores_an_exercise_and_checks_its_equivalents(tmp_path):
     report = tmp_path / "mutation.json"
-    done = subprocess.run([sys.executable, "-m", "grader", "mutation", "--exercise", "learned", "--json", str(report)],
-                          cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=900)
+    done = subprocess.run(
+        [sys.executable, "-m", "grader", "mutation", "--exercise", "learned", "--json", str(report)],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     line = done.stdout.splitlines()[0]
     assert line.startswith("learned: 100.0% (") and "non-equivalent" in line and "equivalent)" in line

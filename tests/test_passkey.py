@@ -50,9 +50,18 @@ class Constant(Oracle):
         return logits
 
 
-@pytest.mark.parametrize("seq_len, depth, expected", [
-    (64, 0.0, 0), (64, 1.0, 61), (64, 0.5, 31), (64, 0.25, 15), (512, 0.75, 382), (3, 1.0, 0), (10, 0.5, 4),
-])
+@pytest.mark.parametrize(
+    "seq_len, depth, expected",
+    [
+        (64, 0.0, 0),
+        (64, 1.0, 61),
+        (64, 0.5, 31),
+        (64, 0.25, 15),
+        (512, 0.75, 382),
+        (3, 1.0, 0),
+        (10, 0.5, 4),
+    ],
+)
 def test_needle_position_by_hand(seq_len, depth, expected):
     # p = round half up of depth * (T - 3): 0.5 * 61 = 30.5 -> 31; 0.25 * 61 = 15.25 -> 15; 0.75 * 509 = 381.75 -> 382
     assert needle_position(seq_len, depth) == expected
@@ -81,7 +90,7 @@ def test_the_recall_rule_answers_the_needle_and_nothing_else_holds_the_key(seq_l
 def test_filler_and_values_are_uniform_over_the_other_tokens():
     needles = needle_batch(4_000, 32, 0.5, V, torch.Generator().manual_seed(0))
     keys = needles.tokens[:, -1]
-    filler = torch.cat([needles.tokens[:, :needles.position], needles.tokens[:, needles.position + 2:-1]], dim=1)
+    filler = torch.cat([needles.tokens[:, : needles.position], needles.tokens[:, needles.position + 2 : -1]], dim=1)
     # Each of the V - 1 other tokens: 1/(V-1) of the filler, within a few standard errors.
     shifted = (filler - keys[:, None]) % V  # 0 would be the key; 1..V-1 the others
     counts = torch.bincount(shifted.flatten(), minlength=V).double() / filler.numel()

@@ -6,9 +6,26 @@ import torch
 from poslab.lessons import all_lessons, get_lesson, lesson_ids, neighbours
 from poslab.permutation import check_order, permutation_matrix
 
-ISSUE_LESSON_IDS = {"position-problem", "three-families", "sinusoidal", "learned", "rope", "alibi",
-                    "context-extension", "extrapolation", "code", "links", "relative-bias", "rope-base", "long-context",
-                    "attention-temperature", "hybrid-schemes", "extension-production", "inference-engine", "precision"}
+ISSUE_LESSON_IDS = {
+    "position-problem",
+    "three-families",
+    "sinusoidal",
+    "learned",
+    "rope",
+    "alibi",
+    "context-extension",
+    "extrapolation",
+    "code",
+    "links",
+    "relative-bias",
+    "rope-base",
+    "long-context",
+    "attention-temperature",
+    "hybrid-schemes",
+    "extension-production",
+    "inference-engine",
+    "precision",
+}
 
 
 def test_permutation_matrix_reorders_rows():
@@ -17,8 +34,10 @@ def test_permutation_matrix_reorders_rows():
     assert torch.equal(permutation_matrix(order) @ x, x[list(order)])
 
 
-@pytest.mark.parametrize("order, n, message", [((0, 1), 3, "needs 3"), ((0, 0, 1), 3, "repeated: \\[0\\]"),
-                                               ((0, 1, 3), 3, "missing: \\[2\\]")])
+@pytest.mark.parametrize(
+    "order, n, message",
+    [((0, 1), 3, "needs 3"), ((0, 0, 1), 3, "repeated: \\[0\\]"), ((0, 1, 3), 3, "missing: \\[2\\]")],
+)
 def test_bad_orders_are_explained(order, n, message):
     with pytest.raises(ValueError, match=message):
         check_order(order, n)

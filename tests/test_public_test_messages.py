@@ -30,8 +30,9 @@ def failures(tmp_path, source: str) -> list[dict]:
     folder = tmp_path / "exercises"
     shutil.copytree(ROOT / "exercises", folder)
     (folder / "rope.py").write_text(source)
-    run = subprocess.run([sys.executable, "-c", RUN, str(folder)], cwd=ROOT, capture_output=True, text=True,
-                         timeout=120, check=True)
+    run = subprocess.run(
+        [sys.executable, "-c", RUN, str(folder)], cwd=ROOT, capture_output=True, text=True, timeout=120, check=True
+    )
     found = json.loads(run.stdout.splitlines()[-1])
     assert found, "the broken rope.py failed no public test: the check checked nothing"
     return found
@@ -53,10 +54,13 @@ def test_a_failed_assertion_shows_its_line_and_values(tmp_path):
     assert_no_plumbing(message, str(tmp_path))
 
 
-@pytest.mark.parametrize("source, expected", [
-    (RAISES, ["rope.py, line 6", "return x.view(-1, 7)", "RuntimeError: shape '[-1, 7]' is invalid"]),
-    ("def apply_rope(x:\n    return x\n", ['File "rope.py", line 1', "SyntaxError: '(' was never closed"]),
-])
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        (RAISES, ["rope.py, line 6", "return x.view(-1, 7)", "RuntimeError: shape '[-1, 7]' is invalid"]),
+        ("def apply_rope(x:\n    return x\n", ['File "rope.py", line 1', "SyntaxError: '(' was never closed"]),
+    ],
+)
 def test_an_error_in_the_students_code_shows_where_in_it(tmp_path, source, expected):
     message = failures(tmp_path, source)[0]["message"]
     assert all(part in message for part in expected), message

@@ -109,15 +109,31 @@ def test_the_two_yarn_ramps_agree_at_the_edges_and_differ_in_between():
 def _hf_config(rope_parameters: dict):
     from transformers import LlamaConfig
 
-    return LlamaConfig(hidden_size=256, num_attention_heads=2, head_dim=128, max_position_embeddings=65_536,
-                       rope_parameters={"rope_theta": 10_000.0, **rope_parameters})
+    return LlamaConfig(
+        hidden_size=256,
+        num_attention_heads=2,
+        head_dim=128,
+        max_position_embeddings=65_536,
+        rope_parameters={"rope_theta": 10_000.0, **rope_parameters},
+    )
 
 
-@pytest.mark.parametrize("name, parameters", [
-    ("yarn", {"rope_type": "yarn", "factor": 16.0, "original_max_position_embeddings": 4096}),
-    ("llama3", {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-                "original_max_position_embeddings": 8192}),
-])
+@pytest.mark.parametrize(
+    "name, parameters",
+    [
+        ("yarn", {"rope_type": "yarn", "factor": 16.0, "original_max_position_embeddings": 4096}),
+        (
+            "llama3",
+            {
+                "rope_type": "llama3",
+                "factor": 8.0,
+                "low_freq_factor": 1.0,
+                "high_freq_factor": 4.0,
+                "original_max_position_embeddings": 8192,
+            },
+        ),
+    ],
+)
 def test_code_ramps_match_transformers(name, parameters):
     from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
 

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from grader.service import GradingService, as_completed
-from grader.service.judge import WARM_MODES_ENV
 from grader.service.embedded import dask_environment
+from grader.service.judge import WARM_MODES_ENV
 from poslab.config import PROJECT_ROOT
 from poslab.store import Store
 from tests.hostile._support import reference_submission, require_bwrap
@@ -58,20 +58,42 @@ class DaskCluster:
         # The scheduler settings docs/scaling.md asks for; these judges grade hidden submissions only.
         self.env = {**dask_environment(), WARM_MODES_ENV: "hidden"}
         dask = str(Path(sys.executable).parent / "dask")
-        self.scheduler = self._start([dask, "scheduler", "--host", "127.0.0.1", "--port", str(self.port),
-                                      "--no-dashboard"], "scheduler.log")
-        self.workers = [self._start([dask, "worker", self.address, "--nthreads", "1", "--no-nanny",
-                                     "--no-dashboard", "--memory-limit", "0", "--host", "127.0.0.1",
-                                     "--preload", "grader.cluster", "--name", f"w{index}"], f"w{index}.log")
-                        for index in range(2)]
+        self.scheduler = self._start(
+            [dask, "scheduler", "--host", "127.0.0.1", "--port", str(self.port), "--no-dashboard"], "scheduler.log"
+        )
+        self.workers = [
+            self._start(
+                [
+                    dask,
+                    "worker",
+                    self.address,
+                    "--nthreads",
+                    "1",
+                    "--no-nanny",
+                    "--no-dashboard",
+                    "--memory-limit",
+                    "0",
+                    "--host",
+                    "127.0.0.1",
+                    "--preload",
+                    "grader.cluster",
+                    "--name",
+                    f"w{index}",
+                ],
+                f"w{index}.log",
+            )
+            for index in range(2)
+        ]
 
     def _start(self, command: list[str], log: str) -> subprocess.Popen:
         with open(self.folder / log, "wb") as stream:
             return subprocess.Popen(command, cwd=PROJECT_ROOT, env=self.env, stdout=stream, stderr=subprocess.STDOUT)
 
     def logs(self) -> str:
-        return "\n".join(f"--- {path.name}\n" + path.read_text(errors="replace")[-3000:]
-                         for path in sorted(self.folder.glob("*.log")))
+        return "\n".join(
+            f"--- {path.name}\n" + path.read_text(errors="replace")[-3000:]
+            for path in sorted(self.folder.glob("*.log"))
+        )
 
     def wait_for_workers(self, client) -> None:
         deadline = time.monotonic() + START_SECONDS
@@ -147,8 +169,17 @@ def test_the_cli_grades_on_the_cluster_though_a_worker_is_killed(cluster, tmp_pa
     out = tmp_path / "grades"
     with Client(cluster.address, set_as_default=False) as client:
         cluster.wait_for_workers(client)
-        command = [sys.executable, "-m", "grader", "grade", *sorted(map(str, folder.glob("*.py"))),
-                   "--out", str(out), "--scheduler", cluster.address]
+        command = [
+            sys.executable,
+            "-m",
+            "grader",
+            "grade",
+            *sorted(map(str, folder.glob("*.py"))),
+            "--out",
+            str(out),
+            "--scheduler",
+            cluster.address,
+        ]
         run = subprocess.Popen(command, cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + START_SECONDS
         while not list(out.glob("*/results.json")):

@@ -40,12 +40,15 @@ def child_processes() -> set[int]:
 
 def result_for(task: dict, public: bool) -> dict:
     """What a judge would answer: rope 1 of 2 points (public) or 3 of 4 (hidden)."""
-    tests = [TestOutcome("rope: a", "rope", 1.0, 1.0, "passed", "ok", "visible"),
-             TestOutcome("rope: b", "rope", 0.0, 1.0, "failed", "no", "visible")]
+    tests = [
+        TestOutcome("rope: a", "rope", 1.0, 1.0, "passed", "ok", "visible"),
+        TestOutcome("rope: b", "rope", 0.0, 1.0, "failed", "no", "visible"),
+    ]
     if not public:
         tests.insert(1, TestOutcome("rope: a2", "rope", 2.0, 2.0, "passed", "ok", "hidden", "values"))
-    return SubmissionResult(task["submission_id"], "graded", tuple(tests), "bwrap", public, "h", "s", "v",
-                            0.1).to_dict()
+    return SubmissionResult(
+        task["submission_id"], "graded", tuple(tests), "bwrap", public, "h", "s", "v", 0.1
+    ).to_dict()
 
 
 class StandInClient:
@@ -142,10 +145,12 @@ def test_start_is_idempotent_and_safe_from_many_threads(opened, store):
 
 
 def test_one_settings_object_holds_the_services_and_the_graders_settings(store):
-    service = GradingService("tcp://127.0.0.1:9", workers=3, store=store, settings=GraderSettings(timeout=7.0),
-                             warm_modes=["hidden"])
-    assert service.settings == ServiceSettings(grader=GraderSettings(timeout=7.0), scheduler="tcp://127.0.0.1:9",
-                                               judges=3, warm_modes=("hidden",))
+    service = GradingService(
+        "tcp://127.0.0.1:9", workers=3, store=store, settings=GraderSettings(timeout=7.0), warm_modes=["hidden"]
+    )
+    assert service.settings == ServiceSettings(
+        grader=GraderSettings(timeout=7.0), scheduler="tcp://127.0.0.1:9", judges=3, warm_modes=("hidden",)
+    )
     assert not hasattr(service, "config")
 
 
@@ -196,7 +201,9 @@ def test_the_service_records_a_submission_and_its_status_comes_from_the_store(op
     job.result(timeout=10)
     wait_for(lambda: service.job(job.id) is None)
     attempts = store.attempt_details("bob")
-    assert [(a.exercise, a.score, a.max_score, a.code, a.kind) for a in attempts] == [("rope", 3.0, 4.0, CODE, "submission")]
+    assert [(a.exercise, a.score, a.max_score, a.code, a.kind) for a in attempts] == [
+        ("rope", 3.0, 4.0, CODE, "submission")
+    ]
     assert store.practice_runs("bob") == ()
     again = GradingService(store=store)  # another replica, or the app after a reload
     status = again.status(job.id)
@@ -219,7 +226,10 @@ def test_a_submission_whose_judges_died_is_done_with_a_sentence_and_no_attempt(o
     assert result.messages[0].startswith("Your code stopped the grader twice; nothing was graded.")
     wait_for(lambda: service.job(job.id) is None)
     record = store.grading_job(job.id)
-    assert record.status == "done" and (record.result["status"], record.result["isolation"]) == ("stopped_grader", "none")
+    assert record.status == "done" and (record.result["status"], record.result["isolation"]) == (
+        "stopped_grader",
+        "none",
+    )
     assert store.attempt_details("cem") == ()  # nothing was graded: no attempt
     assert service.status(job.id).result.status == "stopped_grader"
     service.close()

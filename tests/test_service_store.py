@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from grader.service import AlreadyPending, GradingService, SubmissionRejected, attempts_of, stopped_grader_message
 from grader.results import SubmissionResult, TestOutcome
+from grader.service import AlreadyPending, GradingService, SubmissionRejected, attempts_of, stopped_grader_message
 from poslab.store import Store
 from poslab.store.jobs import AttemptToRecord, PendingJobExists
 
@@ -25,7 +25,13 @@ def add(store, job_id, student="ann", holder="replica-a", lease_seconds=60.0):
 
 def test_a_job_is_recorded_queued_with_its_code_student_and_time(store):
     job = add(store, "j1")
-    assert (job.status, job.student, job.files, job.exercises, job.mode) == ("queued", "ann", FILES, ("rope",), "hidden")
+    assert (job.status, job.student, job.files, job.exercises, job.mode) == (
+        "queued",
+        "ann",
+        FILES,
+        ("rope",),
+        "hidden",
+    )
     assert job.submitted_at.tzinfo is not None and job.lease_holder == "replica-a"
     assert store.pending_grading_job("ann").id == "j1"
 
@@ -54,13 +60,31 @@ def test_a_graded_job_counts_in_the_per_test_pass_rates_and_a_failed_import_does
     def outcome(name, exercise, status):
         return TestOutcome(name, exercise, 2.0 if status == "passed" else 0.0, 2.0, status, "", "hidden", "values")
 
-    graded = SubmissionResult("ann", "graded", (outcome("rope: norm", "rope", "passed"),
-                                                outcome("rope: values", "rope", "failed")),
-                              "bwrap", False, "s", "h", "1", 0.1)
+    graded = SubmissionResult(
+        "ann",
+        "graded",
+        (outcome("rope: norm", "rope", "passed"), outcome("rope: values", "rope", "failed")),
+        "bwrap",
+        False,
+        "s",
+        "h",
+        "1",
+        0.1,
+    )
     add(store, "j1")
     store.finish_grading_job("j1", graded.to_dict(), attempts_of(graded, FILES, ["rope"]))
-    unimportable = SubmissionResult("bob", "import_failed", (outcome("rope: norm", "rope", "did_not_import"),),
-                                    "bwrap", False, "s", "h", "1", 0.1, ("rope.py could not be imported.",))
+    unimportable = SubmissionResult(
+        "bob",
+        "import_failed",
+        (outcome("rope: norm", "rope", "did_not_import"),),
+        "bwrap",
+        False,
+        "s",
+        "h",
+        "1",
+        0.1,
+        ("rope.py could not be imported.",),
+    )
     add(store, "j2", student="bob")
     store.finish_grading_job("j2", unimportable.to_dict(), attempts_of(unimportable, FILES, ["rope"]))
     rates = store.per_test_pass_rates("rope").set_index("test")
@@ -96,11 +120,16 @@ def test_a_failed_job_keeps_its_sentence_and_records_no_attempt(store):
 
 
 def test_attempts_are_cut_to_each_asked_for_exercise():
-    tests = (TestOutcome("rope: a", "rope", 2.0, 2.0, "passed", "ok", "visible"),
-             TestOutcome("alibi: a", "alibi", 0.0, 3.0, "failed", "no", "visible"))
+    tests = (
+        TestOutcome("rope: a", "rope", 2.0, 2.0, "passed", "ok", "visible"),
+        TestOutcome("alibi: a", "alibi", 0.0, 3.0, "failed", "no", "visible"),
+    )
     result = SubmissionResult("ann", "graded", tests, "bwrap", False, "h", "s", "v", 0.1)
     attempts = attempts_of(result, {"rope.py": "R", "alibi.py": "A"}, ["rope", "alibi", "learned"])
-    assert [(a.exercise, a.score, a.max_score, a.code) for a in attempts] == [("rope", 2.0, 2.0, "R"), ("alibi", 0.0, 3.0, "A")]
+    assert [(a.exercise, a.score, a.max_score, a.code) for a in attempts] == [
+        ("rope", 2.0, 2.0, "R"),
+        ("alibi", 0.0, 3.0, "A"),
+    ]
     assert [test["name"] for test in attempts[0].details["tests"]] == ["rope: a"]
 
 

@@ -65,8 +65,13 @@ def run_apart(coroutine):
 
 
 def sidebar_lines(run) -> list[str]:
-    return [text for text in run.texts if text.startswith(("Signed in as", "Studying as", "Open the personal",
-                                                           "This class signs in", "That sign-in link"))]
+    return [
+        text
+        for text in run.texts
+        if text.startswith(
+            ("Signed in as", "Studying as", "Open the personal", "This class signs in", "That sign-in link")
+        )
+    ]
 
 
 def test_a_link_signs_the_browser_in_with_a_cookie_and_leaves_the_address_bar(roster_app):
@@ -74,7 +79,7 @@ def test_a_link_signs_the_browser_in_with_a_cookie_and_leaves_the_address_bar(ro
     token = store.issue_links([email("ada")], timedelta(days=1))[email("ada")]
     url = link_url(server.url, token)
     status, headers, body = answer(url)
-    assert status == 200 and "ada@class.test" in body and "<form method=\"post\">" in body
+    assert status == 200 and "ada@class.test" in body and '<form method="post">' in body
     assert headers.get("Set-Cookie") is None and headers["Cache-Control"] == "no-store"
     assert store.roster_members()[0].link_used is None  # looking at the page signs nobody in
     status, _, _ = answer(url, "POST", {"Origin": "https://elsewhere.example"})
@@ -123,10 +128,28 @@ def test_the_benchmarks_sign_in_is_the_browsers(roster_app):
 
 def test_an_unreadable_roster_stops_the_server_with_a_sentence(tmp_path):
     port = free_port()
-    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-               "--server.address", "127.0.0.1", "--server.headless", "true"]
-    env = {**os.environ, **ON_DEMAND, "POSLAB_ROSTER": str(tmp_path / "missing.csv"),
-           "POSLAB_DATA_DIR": str(tmp_path), "POSLAB_DB_URL": f"sqlite:///{tmp_path / 'store.db'}"}
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        "app.py",
+        "--server.port",
+        str(port),
+        "--server.address",
+        "127.0.0.1",
+        "--server.headless",
+        "true",
+    ]
+    env = {
+        **os.environ,
+        **ON_DEMAND,
+        "POSLAB_ROSTER": str(tmp_path / "missing.csv"),
+        "POSLAB_DATA_DIR": str(tmp_path),
+        "POSLAB_DB_URL": f"sqlite:///{tmp_path / 'store.db'}",
+    }
     finished = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert finished.returncode != 0
-    assert "POSLAB_ROSTER" in finished.stderr + finished.stdout and "cannot be read" in finished.stderr + finished.stdout
+    assert (
+        "POSLAB_ROSTER" in finished.stderr + finished.stdout and "cannot be read" in finished.stderr + finished.stdout
+    )

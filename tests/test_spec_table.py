@@ -58,8 +58,11 @@ def clauses(text: str) -> list[str]:
                 continue  # "Rules:", "Accepted layouts (...):"
             defines = " = " in stripped or " -> " in stripped  # a formula line is a clause of its own
             in_bullet = bool(items) and items[-1][0].startswith("- ") and _indent(line) > (start_indent or 0)
-            continues = start_indent is not None and not stripped.startswith("- ") and (in_bullet or (
-                not defines and (_indent(line) > start_indent or previous.rstrip().endswith(","))))
+            continues = (
+                start_indent is not None
+                and not stripped.startswith("- ")
+                and (in_bullet or (not defines and (_indent(line) > start_indent or previous.rstrip().endswith(","))))
+            )
             if continues:
                 items[-1].append(stripped)
             else:

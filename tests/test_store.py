@@ -229,11 +229,22 @@ def test_attempts_stored_before_test_rows_existed_keep_counting_in_pass_rates(st
             migration(conn)
             applied = datetime(2026, 1, 1, tzinfo=UTC)
             conn.execute(sa.insert(schema.schema_version).values(version=version, applied_at=applied))
-        for details in ({"tests": [{"name": "norm", "status": "passed"}, {"name": "shape", "status": "failed"}]},
-                        {"tests": [{"name": "norm", "passed": False}, {"oops": 1}]}, {"unexpected": "shape"}):
-            conn.execute(sa.insert(schema.attempts).values(
-                student="ann", exercise="rope", score=1, max_score=2, public_tests_only=False,
-                details=json.dumps(details), at=datetime(2026, 1, 2, tzinfo=UTC)))
+        for details in (
+            {"tests": [{"name": "norm", "status": "passed"}, {"name": "shape", "status": "failed"}]},
+            {"tests": [{"name": "norm", "passed": False}, {"oops": 1}]},
+            {"unexpected": "shape"},
+        ):
+            conn.execute(
+                sa.insert(schema.attempts).values(
+                    student="ann",
+                    exercise="rope",
+                    score=1,
+                    max_score=2,
+                    public_tests_only=False,
+                    details=json.dumps(details),
+                    at=datetime(2026, 1, 2, tzinfo=UTC),
+                )
+            )
     engine.dispose()
     rates = Store(store_url, catalogue=TEST_CATALOGUE).per_test_pass_rates()
     assert {(row.test, row.pass_rate, row.n) for row in rates.itertuples()} == {("norm", 0.5, 2), ("shape", 0.0, 1)}
@@ -454,7 +465,16 @@ def test_the_lock_is_waited_for_when_released_in_time(tmp_path):
 
 def test_attempts_frame_columns_are_stable(store):
     table = store.attempts("nobody")
-    assert list(table.columns) == ["id", "student", "exercise", "time", "score", "max_score", "fraction", "public_tests_only"]
+    assert list(table.columns) == [
+        "id",
+        "student",
+        "exercise",
+        "time",
+        "score",
+        "max_score",
+        "fraction",
+        "public_tests_only",
+    ]
     assert isinstance(table, pd.DataFrame)
 
 

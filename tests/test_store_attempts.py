@@ -15,8 +15,7 @@ import pytest
 import sqlalchemy as sa
 from test_store_support import TEST_CATALOGUE, store, store_url  # noqa: F401 (fixtures)
 
-from poslab.store import AttemptToRecord, Store, TestRow
-from poslab.store import schema
+from poslab.store import AttemptToRecord, Store, TestRow, schema
 from poslab.vocabulary import AttemptKind
 
 CODE = "def apply_rope(x):\n    return x\n"
@@ -25,11 +24,19 @@ T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
 def test_a_practice_run_is_kept_for_its_student_and_never_counts(store):
     store.record_practice_run("ann", "rope", 1, 2, CODE, {"tests": [], "public_tests_only": True})
-    store.record_practice_runs("ann", [AttemptToRecord("rope", 2, 2, {"n": 2}, CODE, True,
-                                                       (TestRow("rope", "exercises/test_rope.py::test_x", True),))])
+    store.record_practice_runs(
+        "ann",
+        [
+            AttemptToRecord(
+                "rope", 2, 2, {"n": 2}, CODE, True, (TestRow("rope", "exercises/test_rope.py::test_x", True),)
+            )
+        ],
+    )
     runs = store.practice_runs("ann", "rope")
     assert [(run.score, run.max_score, run.code, run.kind) for run in runs] == [
-        (1, 2, CODE, "practice"), (2, 2, CODE, "practice")]
+        (1, 2, CODE, "practice"),
+        (2, 2, CODE, "practice"),
+    ]
     assert runs[0].details == {"tests": [], "public_tests_only": True} and runs[0].public_tests_only
     assert store.practice_runs("bob") == ()
     # Not an attempt: not in the attempts, the progress, or the pass rates, public or not.
@@ -52,10 +59,12 @@ def stored_attempt(url: str) -> dict:
     engine = sa.create_engine(url)
     try:
         with engine.connect() as conn:
-            row = conn.execute(sa.text("SELECT id, exercise, score, max_score, public_tests_only, details, code, kind "
-                                       "FROM attempts")).one()
-            tests = conn.execute(sa.text("SELECT test, passed FROM attempt_tests WHERE attempt_id = :id ORDER BY test"),
-                                 {"id": row.id}).all()
+            row = conn.execute(
+                sa.text("SELECT id, exercise, score, max_score, public_tests_only, details, code, kind FROM attempts")
+            ).one()
+            tests = conn.execute(
+                sa.text("SELECT test, passed FROM attempt_tests WHERE attempt_id = :id ORDER BY test"), {"id": row.id}
+            ).all()
     finally:
         engine.dispose()
     return {**row._asdict(), "id": None, "details": json.loads(row.details), "tests": [tuple(test) for test in tests]}
@@ -71,9 +80,17 @@ def test_a_handed_in_attempt_is_the_same_row_whoever_writes_it(store_url, writer
         store.add_grading_job("j1", "ann", {"rope.py": CODE}, ["rope"], "hidden", "replica-a", 60)
         store.finish_grading_job("j1", {"k": [1]}, [AttemptToRecord("rope", 3, 4, {"k": [1]}, CODE, False, tests)])
     store.close()
-    assert stored_attempt(store_url) == {"id": None, "exercise": "rope", "score": 3.0, "max_score": 4.0,
-                                         "public_tests_only": False, "details": {"k": [1]}, "code": CODE,
-                                         "kind": "submission", "tests": [("norm", True), ("values", False)]}
+    assert stored_attempt(store_url) == {
+        "id": None,
+        "exercise": "rope",
+        "score": 3.0,
+        "max_score": 4.0,
+        "public_tests_only": False,
+        "details": {"k": [1]},
+        "code": CODE,
+        "kind": "submission",
+        "tests": [("norm", True), ("values", False)],
+    }
 
 
 def test_attempts_are_inserted_in_one_place_only():
@@ -86,8 +103,13 @@ def test_attempts_are_inserted_in_one_place_only():
             if not isinstance(function, ast.FunctionDef):
                 continue
             for node in ast.walk(function):
-                if (isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "insert" and node.args
-                        and "attempts" in ast.unparse(node.args[0]) and "attempt_tests" not in ast.unparse(node.args[0])):
+                if (
+                    isinstance(node, ast.Call)
+                    and getattr(node.func, "attr", None) == "insert"
+                    and node.args
+                    and "attempts" in ast.unparse(node.args[0])
+                    and "attempt_tests" not in ast.unparse(node.args[0])
+                ):
                     found.add((path.name, function.name))
     assert found == allowed
     assert {name for name, _ in allowed} <= {path.name for path in Path(schema.__file__).parent.glob("*.py")}
@@ -95,10 +117,12 @@ def test_attempts_are_inserted_in_one_place_only():
 
 # -- version 4 -> 5 --------------------------------------------------------------------------------
 
+
 def version_4_attempts(metadata: sa.MetaData) -> sa.Table:
     """``attempts`` as versions 1 to 4 made it: no ``kind`` column."""
     return sa.Table(
-        "attempts", metadata,
+        "attempts",
+        metadata,
         sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
         sa.Column("student", sa.String(64), nullable=False, index=True),
         sa.Column("at", schema.UtcDateTime, nullable=False),
@@ -124,25 +148,86 @@ def make_version_4_database(url: str) -> None:
                 table.create(conn)
         schema.practice_runs.create(conn)
         conn.execute(sa.insert(schema.schema_version), [{"version": v, "applied_at": T0} for v in range(1, 5)])
-        conn.execute(sa.insert(attempts), [
-            {"student": "ann", "at": T0, "exercise": "rope", "score": 3, "max_score": 4, "public_tests_only": False,
-             "details": json.dumps({"first": True}), "code": "first = 1\n"},
-            {"student": "ann", "at": T0 + timedelta(minutes=5), "exercise": "rope", "score": 4, "max_score": 4,
-             "public_tests_only": False, "details": None, "code": None},
-            {"student": "bob", "at": T0 + timedelta(minutes=1), "exercise": "alibi", "score": 1, "max_score": 2,
-             "public_tests_only": True, "details": json.dumps({"bundle": 1}), "code": "b = 1\n"}])
-        conn.execute(sa.insert(schema.attempt_tests), [{"attempt_id": 1, "test": "norm", "passed": True},
-                                                       {"attempt_id": 1, "test": "values", "passed": False}])
-        conn.execute(sa.insert(schema.practice_runs), [
-            {"student": "ann", "at": T0 + timedelta(minutes=2), "exercise": "rope", "score": 1, "max_score": 2,
-             "code": "draft = 1\n", "result": json.dumps({"practice": 1})},
-            {"student": "ann", "at": T0 + timedelta(minutes=3), "exercise": "alibi", "score": 0, "max_score": 3,
-             "code": "draft = 2\n", "result": json.dumps({"practice": 2})}])
-        conn.execute(sa.insert(schema.grading_jobs).values(
-            id="j1", student="cem", at=T0, mode="hidden", exercises='["rope"]', files='{"rope.py": "x"}',
-            status="queued", lease_holder="replica-a", lease_until=T0))
-        conn.execute(sa.insert(schema.drafts).values(student="ann", exercise="rope", code="draft = 2\n",
-                                                     revision=3, saved_at=T0, saved_by="tab"))
+        conn.execute(
+            sa.insert(attempts),
+            [
+                {
+                    "student": "ann",
+                    "at": T0,
+                    "exercise": "rope",
+                    "score": 3,
+                    "max_score": 4,
+                    "public_tests_only": False,
+                    "details": json.dumps({"first": True}),
+                    "code": "first = 1\n",
+                },
+                {
+                    "student": "ann",
+                    "at": T0 + timedelta(minutes=5),
+                    "exercise": "rope",
+                    "score": 4,
+                    "max_score": 4,
+                    "public_tests_only": False,
+                    "details": None,
+                    "code": None,
+                },
+                {
+                    "student": "bob",
+                    "at": T0 + timedelta(minutes=1),
+                    "exercise": "alibi",
+                    "score": 1,
+                    "max_score": 2,
+                    "public_tests_only": True,
+                    "details": json.dumps({"bundle": 1}),
+                    "code": "b = 1\n",
+                },
+            ],
+        )
+        conn.execute(
+            sa.insert(schema.attempt_tests),
+            [{"attempt_id": 1, "test": "norm", "passed": True}, {"attempt_id": 1, "test": "values", "passed": False}],
+        )
+        conn.execute(
+            sa.insert(schema.practice_runs),
+            [
+                {
+                    "student": "ann",
+                    "at": T0 + timedelta(minutes=2),
+                    "exercise": "rope",
+                    "score": 1,
+                    "max_score": 2,
+                    "code": "draft = 1\n",
+                    "result": json.dumps({"practice": 1}),
+                },
+                {
+                    "student": "ann",
+                    "at": T0 + timedelta(minutes=3),
+                    "exercise": "alibi",
+                    "score": 0,
+                    "max_score": 3,
+                    "code": "draft = 2\n",
+                    "result": json.dumps({"practice": 2}),
+                },
+            ],
+        )
+        conn.execute(
+            sa.insert(schema.grading_jobs).values(
+                id="j1",
+                student="cem",
+                at=T0,
+                mode="hidden",
+                exercises='["rope"]',
+                files='{"rope.py": "x"}',
+                status="queued",
+                lease_holder="replica-a",
+                lease_until=T0,
+            )
+        )
+        conn.execute(
+            sa.insert(schema.drafts).values(
+                student="ann", exercise="rope", code="draft = 2\n", revision=3, saved_at=T0, saved_by="tab"
+            )
+        )
     engine.dispose()
 
 
@@ -154,12 +239,14 @@ def test_a_version_4_database_migrates_to_5_and_keeps_every_row(store_url):
     assert [(a.student, a.exercise, a.score, a.public_tests_only, a.details, a.code, a.kind) for a in handed_in] == [
         ("ann", "rope", 3, False, {"first": True}, "first = 1\n", "submission"),
         ("bob", "alibi", 1, True, {"bundle": 1}, "b = 1\n", "submission"),
-        ("ann", "rope", 4, False, None, None, "submission")]
+        ("ann", "rope", 4, False, None, None, "submission"),
+    ]
     assert [a.time for a in handed_in] == [T0, T0 + timedelta(minutes=1), T0 + timedelta(minutes=5)]
     runs = store.practice_runs("ann")
     assert [(r.exercise, r.score, r.max_score, r.code, r.details, r.time, r.public_tests_only) for r in runs] == [
         ("rope", 1, 2, "draft = 1\n", {"practice": 1}, T0 + timedelta(minutes=2), True),
-        ("alibi", 0, 3, "draft = 2\n", {"practice": 2}, T0 + timedelta(minutes=3), True)]
+        ("alibi", 0, 3, "draft = 2\n", {"practice": 2}, T0 + timedelta(minutes=3), True),
+    ]
     assert store.progress("ann").exercise("rope").attempts == 2  # the practice runs do not count
     assert store.progress("ann").exercise("rope").best_score == 4
     rates = store.per_test_pass_rates("rope")

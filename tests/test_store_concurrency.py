@@ -42,7 +42,7 @@ def _write_mixed(url: str, worker: int, start: multiprocessing.synchronize.Barri
         store.close()
     except BaseException:
         traceback.print_exc()  # shown by pytest; the exit code tells the test
-        raise SystemExit(1)
+        raise SystemExit(1) from None
 
 
 def expected_rows(kind: str) -> int:

@@ -70,8 +70,10 @@ def test_times_are_utc_whatever_the_session_time_zone(pg_url):
     with engine.connect() as conn:
         kind = conn.execute(
             # This test's own schema: another store on the same server (another run, a replica) has one too.
-            sa.text("SELECT data_type FROM information_schema.columns "
-                    "WHERE table_schema = current_schema() AND table_name = :t AND column_name = 'at'"),
+            sa.text(
+                "SELECT data_type FROM information_schema.columns "
+                "WHERE table_schema = current_schema() AND table_name = :t AND column_name = 'at'"
+            ),
             {"t": "comments"},
         ).scalar_one()
     engine.dispose()

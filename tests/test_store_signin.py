@@ -11,15 +11,15 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 import sqlalchemy as sa
-
-from poslab.roster import read_roster
-from poslab.store import SignInState, Store
-from poslab.store import schema, signin_schema
 from test_store_support import TEST_CATALOGUE, store, store_url  # noqa: F401 (fixtures)
 
+from poslab.roster import read_roster
+from poslab.store import SignInState, Store, schema, signin_schema
+
 DAY = timedelta(days=1)
-ROSTER = read_roster(b"name,email,id,section\nAda Lovelace,Ada@Uni.edu,17,A\nBob Babbage,bob@uni.edu,18,B\n"
-                     b"Cem,,c-19,B\n").students
+ROSTER = read_roster(
+    b"name,email,id,section\nAda Lovelace,Ada@Uni.edu,17,A\nBob Babbage,bob@uni.edu,18,B\nCem,,c-19,B\n"
+).students
 ADA, BOB, CEM = "ada@uni.edu", "bob@uni.edu", "c-19"
 
 
@@ -49,7 +49,10 @@ def test_a_roster_is_keyed_by_email_else_id_and_is_active_while_it_has_a_student
     assert (change.added, change.removed, change.kept) == (3, 0, 0)
     members = store.roster_members()
     assert [(m.key, m.name, m.section, m.link_expires) for m in members] == [
-        (ADA, "Ada Lovelace", "A", None), (BOB, "Bob Babbage", "B", None), (CEM, "Cem", "B", None)]
+        (ADA, "Ada Lovelace", "A", None),
+        (BOB, "Bob Babbage", "B", None),
+        (CEM, "Cem", "B", None),
+    ]
     assert store.sign_in_state().roster_active
     assert store.clear_roster().removed == 3 and not store.sign_in_state().roster_active
 
@@ -60,7 +63,8 @@ def test_a_link_is_kept_only_as_its_digest_and_signs_its_student_in(store, store
     assert set(tokens) == {ADA, BOB} and all(len(token) >= 43 for token in tokens.values())  # 32 random bytes
     kept = rows(store_url, "signin_links")
     assert sorted(row["token_hash"] for row in kept) == sorted(
-        hashlib.sha256(token.encode()).hexdigest() for token in tokens.values())
+        hashlib.sha256(token.encode()).hexdigest() for token in tokens.values()
+    )
     every_cell = " ".join(str(value) for row in kept for value in row.values())
     assert not any(token in every_cell for token in tokens.values())
 
@@ -158,8 +162,11 @@ def test_a_version_5_database_migrates_to_6_and_keeps_every_row(store_url):
         at = datetime(2026, 11, 1, tzinfo=UTC)
         conn.execute(sa.insert(schema.visits).values(student="ann", lesson="rope", at=at))
         conn.execute(sa.insert(schema.comments).values(student="ann", lesson="rope", text="old", at=at))
-        conn.execute(sa.insert(schema.drafts).values(student="ann", exercise="rope", code="x = 1\n", revision=2,
-                                                     saved_at=at, saved_by="tab"))
+        conn.execute(
+            sa.insert(schema.drafts).values(
+                student="ann", exercise="rope", code="x = 1\n", revision=2, saved_at=at, saved_by="tab"
+            )
+        )
     assert not sa.inspect(engine).has_table("roster_students")
     engine.dispose()
     store = Store(store_url, catalogue=TEST_CATALOGUE)

@@ -17,8 +17,9 @@ def test_a_save_behind_another_tabs_newer_draft_is_held_back_until_asked_to_over
     held = store.save_draft("ann", "rope", "second tab\n", saved_by="tab-2", base_revision=0, overwrite_newer=False)
     assert held.held_back and held.draft.code == "first tab\n" and held.draft.revision == 1  # the newer one
     assert store.draft("ann", "rope").code == "first tab\n"  # nothing written
-    mine = store.save_draft("ann", "rope", "first tab, again\n", saved_by="tab-1", base_revision=1,
-                            overwrite_newer=False)  # on the newest revision: written at once
+    mine = store.save_draft(
+        "ann", "rope", "first tab, again\n", saved_by="tab-1", base_revision=1, overwrite_newer=False
+    )  # on the newest revision: written at once
     assert not mine.held_back and mine.draft.revision == 2
     kept = store.save_draft("ann", "rope", "second tab\n", saved_by="tab-2", base_revision=0, overwrite_newer=True)
     assert not kept.held_back and kept.replaced.code == "first tab, again\n" and kept.draft.revision == 3

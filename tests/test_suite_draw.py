@@ -15,7 +15,7 @@ from grader.suite.expect import expect
 from grader.suite.local import LocalStudent
 from poslab.config import PROJECT_ROOT
 
-DRAW_IN_A_FRESH_PROCESS = '''
+DRAW_IN_A_FRESH_PROCESS = """
 import hashlib, sys
 sys.path.insert(0, sys.argv[1])
 if len(sys.argv) > 2:
@@ -26,16 +26,24 @@ from grader.suite.domains import attention_cases
 from grader.suite.domains_relative import bucket_cases
 cases = repr(drawn("a", attention_cases(), 8)) + repr(drawn("b", bucket_cases(), 8))
 print(hashlib.sha256(cases.encode()).hexdigest())
-'''
+"""
 
 
 def test_the_same_cases_in_every_process_whatever_it_has_loaded(tmp_path):
     extra = tmp_path / "extra"
     extra.mkdir()
     (extra / "local_constants.py").write_text("A = 123457\nB = 3.75\nC = 31\nD = 0.013\nE = 17\n")
-    runs = [subprocess.run([sys.executable, "-c", DRAW_IN_A_FRESH_PROCESS, str(PROJECT_ROOT), *more],
-                           cwd=tmp_path, capture_output=True, text=True, timeout=300, env={"PYTHONHASHSEED": seed})
-            for more, seed in (((), "1"), ((str(extra),), "2"))]
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", DRAW_IN_A_FRESH_PROCESS, str(PROJECT_ROOT), *more],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={"PYTHONHASHSEED": seed},
+        )
+        for more, seed in (((), "1"), ((str(extra),), "2"))
+    ]
     assert all(run.returncode == 0 for run in runs), [run.stderr for run in runs]
     assert runs[0].stdout == runs[1].stdout
     assert not (tmp_path / ".hypothesis").exists()  # nothing written where the judge runs

@@ -11,10 +11,9 @@ import pytest
 
 import grader.suite as suite
 from grader.results import TestOutcome
+from grader.student import CallResult, CannotCheck, NotImplementedBySubmission, Student, StudentError, SubmissionCrashed
 from grader.suite import VISIBILITIES, TestCase, collect, graded, run_case, suite_hash
 from grader.suite.expect import Fail
-from grader.student import (CallResult, CannotCheck, NotImplementedBySubmission, Student, StudentError,
-                            SubmissionCrashed)
 from poslab.exercises import EXERCISE_IDS
 
 
@@ -73,22 +72,32 @@ def case_raising(error: BaseException | None) -> TestCase:
     return TestCase("rope: something", "rope", 2.0, "visible", "values", test_something)
 
 
-@pytest.mark.parametrize(("error", "expected"), [
-    (None, "Passed: The property under test holds."),
-    (Fail("Rotate counter-clockwise."), "Rotate counter-clockwise."),
-    (AssertionError(), "Failed: The property under test holds."),
-    (NotImplementedBySubmission("apply_rope"), "apply_rope is not implemented yet"),
-    (SubmissionCrashed("ran past the 20 s time limit for this exercise"), "ran past the 20 s time limit"),
-    (StudentError("ValueError", "D must be even"), "your code raised ValueError: D must be even"),
-    (IndexError("index 37 is out of bounds for dimension 0 with size 12"), "could not be checked"),
-    (CannotCheck("the module has no parameter (and no buffer) of shape [max_len, d_model]"),
-     "The grader could not check that the property under test holds: the module has no parameter"),
-])
+@pytest.mark.parametrize(
+    ("error", "expected"),
+    [
+        (None, "Passed: The property under test holds."),
+        (Fail("Rotate counter-clockwise."), "Rotate counter-clockwise."),
+        (AssertionError(), "Failed: The property under test holds."),
+        (NotImplementedBySubmission("apply_rope"), "apply_rope is not implemented yet"),
+        (SubmissionCrashed("ran past the 20 s time limit for this exercise"), "ran past the 20 s time limit"),
+        (StudentError("ValueError", "D must be even"), "your code raised ValueError: D must be even"),
+        (IndexError("index 37 is out of bounds for dimension 0 with size 12"), "could not be checked"),
+        (
+            CannotCheck("the module has no parameter (and no buffer) of shape [max_len, d_model]"),
+            "The grader could not check that the property under test holds: the module has no parameter",
+        ),
+    ],
+)
 def test_run_case_turns_every_ending_into_an_outcome(error, expected):
     outcome = run_case(case_raising(error), NoStudent())
     assert expected in outcome.output
     assert (outcome.status, outcome.score) == (("passed", 2.0) if error is None else ("failed", 0.0))
-    assert (outcome.max_score, outcome.visibility, outcome.family, outcome.exercise) == (2.0, "visible", "values", "rope")
+    assert (outcome.max_score, outcome.visibility, outcome.family, outcome.exercise) == (
+        2.0,
+        "visible",
+        "values",
+        "rope",
+    )
 
 
 def test_a_failed_case_adds_the_graders_notes_once_and_a_passed_one_none():
@@ -102,6 +111,7 @@ def test_a_failed_case_adds_the_graders_notes_once_and_a_passed_one_none():
             student.call("apply_rope")
             if error is not None:
                 raise error
+
         return TestCase("rope: something", "rope", 2.0, "visible", "values", test_something)
 
     failed = run_case(calls_then(Fail("Rotate counter-clockwise.")), NotingStudent())

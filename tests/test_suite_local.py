@@ -6,11 +6,18 @@ import pytest
 import torch
 
 from grader.mutants import reference_source
+from grader.student import (
+    TABLE_IN_BUFFER,
+    CannotCheck,
+    NotATensor,
+    NotImplementedBySubmission,
+    StudentError,
+    TensorInfo,
+    transposed,
+)
 from grader.suite.local import LocalStudent
-from grader.student import (TABLE_IN_BUFFER, CannotCheck, NotATensor, NotImplementedBySubmission, StudentError,
-                            TensorInfo, transposed)
 
-SUBMISSION = '''
+SUBMISSION = """
 import torch
 from torch import nn
 
@@ -44,7 +51,7 @@ class LearnedPositionalEmbedding(nn.Module):
 
     def forward(self, x):
         return x + self.table[: x.shape[1]]
-'''
+"""
 
 
 @pytest.fixture
@@ -61,8 +68,7 @@ def test_the_callers_tensors_are_never_touched(student):
 
 
 def test_transposed_arguments_arrive_as_non_contiguous_views_with_the_same_values():
-    student = LocalStudent({"attention": lambda q, k, v, bias=None: (q.is_contiguous() * torch.ones(1),
-                                                                       k.clone())})
+    student = LocalStudent({"attention": lambda q, k, v, bias=None: (q.is_contiguous() * torch.ones(1), k.clone())})
     k = torch.arange(6.0).view(2, 3)
     contiguous, seen = student.attention(torch.zeros(2, 2), transposed(k, 0, 1), torch.zeros(2, 2))
     assert contiguous.item() == 1.0 and torch.equal(seen, k)
@@ -74,8 +80,10 @@ def test_non_tensor_results_come_back_as_not_a_tensor_with_their_values(student)
     result = student.call("sinusoidal_encoding", 2, 4)  # a list of lists of floats
     assert isinstance(result.output, NotATensor) and result.output.returned == "list"
     assert torch.equal(result.output.values, torch.zeros(2, 4))
-    assert result.notes == ("sinusoidal_encoding returned a list, not a torch.Tensor; this test converted it to "
-                            "a tensor to judge its values",)
+    assert result.notes == (
+        "sinusoidal_encoding returned a list, not a torch.Tensor; this test converted it to "
+        "a tensor to judge its values",
+    )
     pair = student.attention(torch.zeros(2, 2), torch.zeros(2, 2), torch.zeros(2, 2))  # a pair of bools
     assert isinstance(pair, NotATensor) and pair.returned == "tuple"
     nothing = LocalStudent({"alibi_slopes": lambda n_heads: None}).alibi_slopes(4)
@@ -111,9 +119,12 @@ def test_learned_forward_needs_one_table_and_finds_it_among_buffers_too():
     two = LocalStudent({"LearnedPositionalEmbedding": lambda max_len, d_model: torch.nn.Bilinear(1, 1, 1)})
     with pytest.raises(CannotCheck, match="no parameter"):
         two.learned_forward(5, 3, torch.ones(1, 2, 3), table=torch.zeros(5, 3))
-    buffered = LocalStudent.from_source(reference_source().replace(
-        "self.table = nn.Parameter(torch.randn(max_len, d_model) * 0.02)",
-        'self.register_buffer("table", torch.randn(max_len, d_model))'))
+    buffered = LocalStudent.from_source(
+        reference_source().replace(
+            "self.table = nn.Parameter(torch.randn(max_len, d_model) * 0.02)",
+            'self.register_buffer("table", torch.randn(max_len, d_model))',
+        )
+    )
     result = buffered.call("learned.forward", max_len=5, d_model=3, x=torch.ones(1, 2, 3), table=torch.ones(5, 3))
     assert torch.equal(result.output, torch.full((1, 2, 3), 2.0))
     assert result.notes == (TABLE_IN_BUFFER,)

@@ -23,8 +23,11 @@ POINTS_PER_EXERCISE = 20.0
 
 
 def scores(student: LocalStudent, exercise: str, families: set[str] | None = None) -> tuple[float, list]:
-    outcomes = [run_case(case, student) for case in collect()
-                if case.exercise == exercise and (families is None or case.family in families)]
+    outcomes = [
+        run_case(case, student)
+        for case in collect()
+        if case.exercise == exercise and (families is None or case.family in families)
+    ]
     return sum(outcome.score for outcome in outcomes), [o for o in outcomes if o.status != "passed"]
 
 
@@ -65,7 +68,8 @@ def test_every_mutant_loses_points_in_its_exercise(mutant):
 
 # ---- correct submissions in other styles, written for these tests (not derived from the reference)
 
-TUTORIAL_STYLE = '''
+TUTORIAL_STYLE = (
+    """
 import math
 import torch
 from torch import nn
@@ -153,9 +157,11 @@ def t5_relative_bias(table, query_len, key_len, bidirectional=True, max_distance
     k = torch.arange(key_len).view(1, -1)
     buckets = t5_relative_bucket(k - q, bidirectional, table.shape[0], max_distance)
     return table[buckets.flatten()].T.reshape(table.shape[1], query_len, key_len)
-''' + TUTORIAL_DECODE
+"""
+    + TUTORIAL_DECODE
+)
 
-COMPLEX_STYLE = '''
+COMPLEX_STYLE = """
 import torch
 
 
@@ -179,7 +185,7 @@ def apply_rope(x, positions=None, base=10000.0):
     rotation = torch.complex(angles.cos(), angles.sin())  # e^(i p theta)
     pairs = torch.view_as_complex(x.float().unflatten(-1, (-1, 2)).contiguous())
     return torch.view_as_real(pairs * rotation).flatten(-2).to(x.dtype)
-'''
+"""
 
 ALTERNATIVES = {
     "tutorial-style": (TUTORIAL_STYLE, EXERCISE_IDS),
@@ -199,14 +205,14 @@ def test_correct_alternative_styles_score_full_marks(style, exercise):
 # ---- mistakes outside the mutant catalogue, written independently: the suite catches classes
 
 UNSEEN_MISTAKES = {
-    "sinusoidal": '''
+    "sinusoidal": """
 def sinusoidal_encoding(seq_len, d_model, base=10000.0):
     # The tutorial's buffer shape [1, T, d] returned as is.
     position = torch.arange(seq_len, dtype=torch.float64)[:, None]
     angle = position * base ** (-torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
     return torch.stack([angle.sin(), angle.cos()], -1).flatten(-2).float().unsqueeze(0)
-''',
-    "rope": '''
+""",
+    "rope": """
 def apply_rope(x, positions=None, base=10000.0):
     # Rotates only the first half of the features (partial rotary by accident).
     d = x.shape[-1]
@@ -217,8 +223,8 @@ def apply_rope(x, positions=None, base=10000.0):
     out[..., 0:d // 2:2] = (a * angle.cos() - b * angle.sin()).to(x.dtype)
     out[..., 1:d // 2:2] = (a * angle.sin() + b * angle.cos()).to(x.dtype)
     return out
-''',
-    "attention": '''
+""",
+    "attention": """
 def attention(q, k, v, bias=None):
     # k.T is only right for 2-D inputs.
     logits = q @ k.T / math.sqrt(q.shape[-1])
@@ -226,8 +232,8 @@ def attention(q, k, v, bias=None):
         logits = logits + bias
     weights = torch.softmax(logits, -1)
     return weights @ v, weights
-''',
-    "learned": '''
+""",
+    "learned": """
 class LearnedPositionalEmbedding(nn.Module):
     # Wraps around past max_len instead of refusing.
     def __init__(self, max_len, d_model):
@@ -237,8 +243,8 @@ class LearnedPositionalEmbedding(nn.Module):
     def forward(self, x):
         index = torch.arange(x.shape[1], device=x.device) % self.table.shape[0]
         return x + self.table[index]
-''',
-    "alibi": '''
+""",
+    "alibi": """
 def alibi_bias(n_heads, seq_len):
     # The mask is a 0/1 matrix times -100: a penalty, not a mask (exp(-100) is not 0 in float32;
     # the spec accepts -inf or a finite mask of at most -1e4).
@@ -246,8 +252,8 @@ def alibi_bias(n_heads, seq_len):
     distance = (i[:, None] - i[None, :]).float()
     future = (distance < 0).float()
     return -alibi_slopes(n_heads)[:, None, None] * distance.clamp(min=0) - 100.0 * future
-''',
-    "t5": '''
+""",
+    "t5": """
 def t5_relative_bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
     # The log scale divides by ln(max_distance), not ln(max_distance / exact): far buckets come too soon.
     n_side = num_buckets // 2 if bidirectional else num_buckets
@@ -256,7 +262,7 @@ def t5_relative_bucket(relative_position, bidirectional=True, num_buckets=32, ma
     exact = n_side // 2
     far = exact + (torch.log(n.float().clamp(min=1) / exact) / math.log(max_distance) * (n_side - exact)).long()
     return upper + torch.where(n < exact, n, far.clamp(max=n_side - 1))
-''',
+""",
     "decode": UNSEEN_DECODE_MISTAKE,
 }
 

@@ -36,19 +36,23 @@ def test_sinusoidal_oracle_by_hand():
 def test_rope_oracle_by_hand():
     x = torch.tensor([[1.0, 0.0, 0.0, 1.0]])  # one token, D = 4: theta = (1, 0.01)
     interleaved = oracles.oracle_rope(x, [2])
-    assert torch.allclose(interleaved[0], torch.tensor([math.cos(2), math.sin(2), -math.sin(0.02), math.cos(0.02)],
-                                                       dtype=torch.float64))
+    assert torch.allclose(
+        interleaved[0], torch.tensor([math.cos(2), math.sin(2), -math.sin(0.02), math.cos(0.02)], dtype=torch.float64)
+    )
     half = oracles.oracle_rope(x, [2], pairing="half")  # pairs (x0, x2) = (1, 0) and (x1, x3) = (0, 1)
-    assert torch.allclose(half[0], torch.tensor([math.cos(2), -math.sin(0.02), math.sin(2), math.cos(0.02)],
-                                                dtype=torch.float64))
+    assert torch.allclose(
+        half[0], torch.tensor([math.cos(2), -math.sin(0.02), math.sin(2), math.cos(0.02)], dtype=torch.float64)
+    )
     clockwise = oracles.oracle_rope(x, [2], clockwise=True)
     assert torch.allclose(clockwise[0, :2], torch.tensor([math.cos(2), -math.sin(2)], dtype=torch.float64))
 
 
 def test_alibi_oracle_by_hand():
-    assert torch.equal(oracles.oracle_alibi_slopes(8), torch.tensor([2.0 ** -(h + 1) for h in range(8)], dtype=torch.float64))
+    assert torch.equal(
+        oracles.oracle_alibi_slopes(8), torch.tensor([2.0 ** -(h + 1) for h in range(8)], dtype=torch.float64)
+    )
     # Press et al.: 12 heads are the 8-head slopes, then 2^-0.5, 2^-1.5, 2^-2.5, 2^-3.5.
-    twelve = [2.0 ** -(h + 1) for h in range(8)] + [2.0 ** -0.5, 2.0 ** -1.5, 2.0 ** -2.5, 2.0 ** -3.5]
+    twelve = [2.0 ** -(h + 1) for h in range(8)] + [2.0**-0.5, 2.0**-1.5, 2.0**-2.5, 2.0**-3.5]
     assert torch.allclose(oracles.oracle_alibi_slopes(12), torch.tensor(twelve, dtype=torch.float64), rtol=1e-15)
     bias = oracles.oracle_alibi_bias(2, 3)  # slopes 1/16, 1/256
     assert bias[0, 2, 0] == -2 / 16 and bias[1, 1, 0] == -1 / 256 and bias[0, 1, 1] == 0
@@ -74,8 +78,9 @@ def test_oracles_agree_with_the_reference():
     bias = torch.randn(5, 5, generator=gen, dtype=torch.float64)
     for ours, theirs in zip(oracles.oracle_attention(q, k, v, bias), attention(q, k, v, bias)):
         assert torch.allclose(ours, theirs, atol=1e-12)
-    assert torch.allclose(oracles.oracle_sinusoidal(torch.arange(300), 12), sinusoidal_encoding(300, 12).double(),
-                          atol=1e-6)
+    assert torch.allclose(
+        oracles.oracle_sinusoidal(torch.arange(300), 12), sinusoidal_encoding(300, 12).double(), atol=1e-6
+    )
     x = torch.randn(2, 7, 16, generator=gen, dtype=torch.float64)
     positions = torch.tensor([0, 3, 9, 100, 4096, 7, 50_000])
     # The reference rounds its frequencies to float32 even for float64 x: agreement to float32 accuracy.
@@ -130,8 +135,11 @@ def test_small_sinusoidal_bugs_exceed_the_tolerance_where_the_suite_looks():
     wrong = {
         "positions from 1": oracles.oracle_sinusoidal(positions + 1, 8),
         "base 1000": oracles.oracle_sinusoidal(positions, 8, 1000.0),
-        "tensor2tensor": oracles.oracle_sinusoidal(positions, 8, frequencies=torch.tensor(
-            [10000.0 ** (-i / (half - 1)) for i in range(half)], dtype=torch.float64)),
+        "tensor2tensor": oracles.oracle_sinusoidal(
+            positions,
+            8,
+            frequencies=torch.tensor([10000.0 ** (-i / (half - 1)) for i in range(half)], dtype=torch.float64),
+        ),
     }
     for name, table in wrong.items():
         assert not expect.within(table, right, tolerance * MARGIN), name
@@ -164,8 +172,12 @@ def rope_exp_log(x, positions, base=10000.0):
     return torch.stack([a * cos - b * sin, a * sin + b * cos], -1).flatten(-2).to(x.dtype)
 
 
-ROPE_STYLES = {rope_complex: "interleaved", rope_rotate_half: "half", rope_exp_log: "interleaved",
-               (lambda x, positions: apply_rope(x, positions)): "interleaved"}
+ROPE_STYLES = {
+    rope_complex: "interleaved",
+    rope_rotate_half: "half",
+    rope_exp_log: "interleaved",
+    (lambda x, positions: apply_rope(x, positions)): "interleaved",
+}
 
 
 @pytest.mark.parametrize("style", list(ROPE_STYLES), ids=["complex", "rotate_half", "exp_log", "reference"])
@@ -208,8 +220,11 @@ def attention_float32_styles(q, k, v):
     """softmax in float32 three ways: torch.softmax, exp(s - max) / sum, exp(s - logsumexp)."""
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
     manual = (scores - scores.amax(-1, keepdim=True)).exp()
-    return {"softmax": torch.softmax(scores, -1), "manual": manual / manual.sum(-1, keepdim=True),
-            "logsumexp": (scores - scores.logsumexp(-1, keepdim=True)).exp()}
+    return {
+        "softmax": torch.softmax(scores, -1),
+        "manual": manual / manual.sum(-1, keepdim=True),
+        "logsumexp": (scores - scores.logsumexp(-1, keepdim=True)).exp(),
+    }
 
 
 @pytest.mark.parametrize("scale", [1e-3, 1.0, 10.0, 30.0])
@@ -239,8 +254,10 @@ def test_every_tolerance_grows_with_the_scale_of_its_inputs():
     small = tolerances.rope_tolerance(x, positions, 10000.0, "half")
     assert torch.allclose(tolerances.rope_tolerance(1000 * x, positions, 10000.0, "half"), 1000 * small, rtol=1e-6)
     assert bool((tolerances.rope_tolerance(x, positions * 3, 10000.0, "half")[:, 1:] > small[:, 1:]).all())
-    far, near = tolerances.sinusoidal_tolerance([100_000], 16, 10000.0, "interleaved"), \
-        tolerances.sinusoidal_tolerance([10], 16, 10000.0, "interleaved")
+    far, near = (
+        tolerances.sinusoidal_tolerance([100_000], 16, 10000.0, "interleaved"),
+        tolerances.sinusoidal_tolerance([10], 16, 10000.0, "interleaved"),
+    )
     assert bool((far > near).all())
     q, k, v = (torch.randn(4, 6, generator=torch.Generator().manual_seed(s)) for s in range(3))
     weights = oracles.oracle_attention(q, k, v)[1]
@@ -248,8 +265,15 @@ def test_every_tolerance_grows_with_the_scale_of_its_inputs():
     out_big, weights_big = tolerances.attention_tolerances(10 * q, 10 * k, 100 * v, None, weights)
     assert bool((out_big > 100 * out_tol).all() and (weights_big > weights_tol).all())
     slopes = torch.tensor([0.5, 0.25])
-    assert bool((tolerances.alibi_bias_tolerance(slopes, 300)[:, -1, 0] > tolerances.alibi_bias_tolerance(slopes, 3)[:, -1, 0]).all())
-    assert bool((tolerances.sum_tolerance(1000 * x, x, torch.float32) > tolerances.sum_tolerance(x, x, torch.float32)).all())
+    assert bool(
+        (
+            tolerances.alibi_bias_tolerance(slopes, 300)[:, -1, 0]
+            > tolerances.alibi_bias_tolerance(slopes, 3)[:, -1, 0]
+        ).all()
+    )
+    assert bool(
+        (tolerances.sum_tolerance(1000 * x, x, torch.float32) > tolerances.sum_tolerance(x, x, torch.float32)).all()
+    )
 
 
 def test_t5_edges_cover_float32_and_float64_logarithms():
@@ -260,5 +284,9 @@ def test_t5_edges_cover_float32_and_float64_logarithms():
         double = (distance.double() / exact).log() / ratio * span
         difference = torch.log(distance.float()) - math.log(exact)
         assert bool(((single - double).abs() <= tolerances.t5_edge(distance, exact, max_distance, span)).all())
-        assert bool(((difference.double() / ratio * span - double).abs()
-                     <= tolerances.t5_edge(distance, exact, max_distance, span)).all())
+        assert bool(
+            (
+                (difference.double() / ratio * span - double).abs()
+                <= tolerances.t5_edge(distance, exact, max_distance, span)
+            ).all()
+        )

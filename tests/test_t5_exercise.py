@@ -23,7 +23,7 @@ def exact_bucket(r: int, bidirectional: bool = True, num_buckets: int = 32, max_
 
 def test_oracle_by_hand():
     # Bidirectional 32/128: 16 per side, 8 exact, then 8 + floor(ln(n / 8) / ln 16 * 8), at most 15; r > 0 adds 16.
-    assert [exact_bucket(r) for r in (0, -1, -7, -11, -12, -90, -91, -128, -10**6)] == [0, 1, 7, 8, 9, 14, 15, 15, 15]
+    assert [exact_bucket(r) for r in (0, -1, -7, -11, -12, -90, -91, -128, -(10**6))] == [0, 1, 7, 8, 9, 14, 15, 15, 15]
     assert [exact_bucket(r) for r in (1, 7, 12, 10**6)] == [17, 23, 25, 31]
     # Causal 32/128: 16 exact, then 16 + floor(ln(n / 16) / ln 8 * 16): 112 -> 30 (14.97), 113 -> 31 (15.04).
     assert [exact_bucket(r, False) for r in (5, 0, -15, -16, -112, -113, -5000)] == [0, 0, 15, 16, 30, 31, 31]
@@ -58,8 +58,9 @@ def test_correct_t5_styles_score_full_marks_in_the_sandbox(grading, filename):
     from grader.api import load_submission
 
     source = (CORRECT / filename).read_text(encoding="utf-8")
-    result = grading.grade(load_submission({"solution.py": source}, Path(filename).stem, grading.settings),
-                           implemented_exercises(source))
+    result = grading.grade(
+        load_submission({"solution.py": source}, Path(filename).stem, grading.settings), implemented_exercises(source)
+    )
     t5 = result.exercises["t5"]
     failed = [f"{test.name}: {test.output}" for test in result.tests if test.status != "passed"]
     assert result.status == "graded" and t5.max_score >= 20 and t5.score == t5.max_score, failed

@@ -8,8 +8,7 @@ import pandas as pd
 import pytest
 import torch
 
-from poslab.viz.common import (
-    MAX_HEATMAP_CELLS, axis_title, block_strides, convention_problems, heatmap, matrix_frame)
+from poslab.viz.common import MAX_HEATMAP_CELLS, axis_title, block_strides, convention_problems, heatmap, matrix_frame
 
 
 def test_axis_title_names_the_unit():
@@ -83,8 +82,13 @@ def test_wrong_label_count_is_refused():
 
 
 def test_heatmap_follows_the_conventions_and_says_when_it_reduced():
-    chart = heatmap(np.random.default_rng(0).normal(size=(200, 200)), title="Weights",
-                    x_title="key (position)", y_title="query (position)", value_title="weight")
+    chart = heatmap(
+        np.random.default_rng(0).normal(size=(200, 200)),
+        title="Weights",
+        x_title="key (position)",
+        y_title="query (position)",
+        value_title="weight",
+    )
     spec = chart.to_dict()
     assert convention_problems(chart) == []
     assert spec["encoding"]["x"]["title"] == "key (position)"
@@ -117,12 +121,15 @@ def test_rows_get_a_fixed_pixel_step_that_shrinks_for_tall_matrices():
     assert row_step(5) == 24 and row_step(100) == 4 and row_step(5_000) == 1
     chart = heatmap(np.eye(5), title="t", x_title="x (i)", y_title="y (i)", value_title="v")
     assert chart.to_dict()["height"] == {"step": 24}
-    assert heatmap(np.eye(5), title="t", x_title="x (i)", y_title="y (i)", value_title="v",
-                   height=300).to_dict()["height"] == 300
+    assert (
+        heatmap(np.eye(5), title="t", x_title="x (i)", y_title="y (i)", value_title="v", height=300).to_dict()["height"]
+        == 300
+    )
 
 
 def test_long_y_titles_break_before_the_unit_and_short_ones_stay_whole():
     from poslab.viz.common import Y_TITLE_MAX_CHARS, y_axis_title
+
     long_name = "angle at T / largest trained angle"
     assert len(f"{long_name} (ratio)") > Y_TITLE_MAX_CHARS
     assert y_axis_title(long_name, "ratio") == [long_name, "(ratio)"]

@@ -16,26 +16,51 @@ from poslab.lessons import all_lessons
 
 # Builders called directly (the pages draw them only with a store's data); every other builder is
 # reached through the page that draws it (see LESSON_PAGE_BUILDERS).
-RATES = pd.DataFrame({"exercise": ["rope", "alibi"], "test": ["rope: norm", "slopes"], "pass_rate": [0.5, 1.0],
-                      "n": [4, 2]})
-ATTEMPTS = pd.DataFrame({"exercise": ["rope", "rope"], "fraction": [0.5, 1.0], "score": [2.0, 4.0],
-                         "max_score": [4.0, 4.0], "public_tests_only": [False, False],
-                         "time": pd.to_datetime(["2026-01-01 10:00", "2026-01-01 10:05"], utc=True)})
+RATES = pd.DataFrame(
+    {"exercise": ["rope", "alibi"], "test": ["rope: norm", "slopes"], "pass_rate": [0.5, 1.0], "n": [4, 2]}
+)
+ATTEMPTS = pd.DataFrame(
+    {
+        "exercise": ["rope", "rope"],
+        "fraction": [0.5, 1.0],
+        "score": [2.0, 4.0],
+        "max_score": [4.0, 4.0],
+        "public_tests_only": [False, False],
+        "time": pd.to_datetime(["2026-01-01 10:00", "2026-01-01 10:05"], utc=True),
+    }
+)
 DIRECT_BUILDERS = {
     "progress.attempts_chart": lambda module: module.attempts_chart(ATTEMPTS, {"rope": "RoPE"}),
     "progress.score_distribution_chart": lambda module: module.score_distribution_chart(
-        pd.DataFrame({"student": ["a", "b"], "percent": [10.0, 80.0]})),
+        pd.DataFrame({"student": ["a", "b"], "percent": [10.0, 80.0]})
+    ),
     "progress.pass_rate_chart": lambda module: module.pass_rate_chart(RATES),
 }
 # Builders drawn by a lesson page at its default settings (a page test below checks each chart there).
 LESSON_PAGE_BUILDERS = {
-    "alibi.bias_chart", "alibi.recency_chart", "code_demo.difference_chart", "code_demo.permutation_chart",
-    "context_extension.angle_ratio_chart", "context_extension.wavelength_chart", "extrapolation_charts.length_chart",
+    "alibi.bias_chart",
+    "alibi.recency_chart",
+    "code_demo.difference_chart",
+    "code_demo.permutation_chart",
+    "context_extension.angle_ratio_chart",
+    "context_extension.wavelength_chart",
+    "extrapolation_charts.length_chart",
     "extrapolation_charts.passkey_chart",
-    "families.budget_chart", "permutation.comparison_charts", "permutation.contrast_charts", "rope.clock_chart",
-    "rope.decay_chart", "sinusoidal.waves_chart", "relative_bias.bias_matrix_chart", "relative_bias.bucket_chart",
-    "relative_bias.distance_profile_chart", "relative_bias.shaw_chart", "rope_base.margin_chart",
-    "rope_base.turns_chart", "rope_base_bound.bound_chart", "long_context.partial_rotary_chart", "hybrid.layer_chart",
+    "families.budget_chart",
+    "permutation.comparison_charts",
+    "permutation.contrast_charts",
+    "rope.clock_chart",
+    "rope.decay_chart",
+    "sinusoidal.waves_chart",
+    "relative_bias.bias_matrix_chart",
+    "relative_bias.bucket_chart",
+    "relative_bias.distance_profile_chart",
+    "relative_bias.shaw_chart",
+    "rope_base.margin_chart",
+    "rope_base.turns_chart",
+    "rope_base_bound.bound_chart",
+    "long_context.partial_rotary_chart",
+    "hybrid.layer_chart",
 }
 
 
@@ -45,15 +70,20 @@ def chart_builders() -> set[str]:
     for info in pkgutil.iter_modules(poslab.viz.__path__):
         module = importlib.import_module(f"poslab.viz.{info.name}")
         for name, function in inspect.getmembers(module, inspect.isfunction):
-            if function.__module__ == module.__name__ and not name.startswith("_") and name.endswith(("_chart", "_charts")):
+            if (
+                function.__module__ == module.__name__
+                and not name.startswith("_")
+                and name.endswith(("_chart", "_charts"))
+            ):
                 names.add(f"{info.name}.{name}")
     return names
 
 
 def description_problems(spec: dict, where: str) -> list[str]:
     problems = []
-    if not str(spec.get("title") or "").strip() and not any(str(layer.get("title") or "").strip()
-                                                           for layer in spec.get("layer", [])):
+    if not str(spec.get("title") or "").strip() and not any(
+        str(layer.get("title") or "").strip() for layer in spec.get("layer", [])
+    ):
         problems.append(f"{where}: no title")
     if len(str(spec.get("description") or "").strip()) < 20:
         problems.append(f"{where}: no description saying what it shows ({spec.get('description')!r})")
@@ -80,8 +110,11 @@ def test_every_chart_a_lesson_draws_has_a_title_and_a_description(lesson_page, l
         skip.click().run()  # content that answers a prediction check shows once it is skipped
     specs = [json.loads(chart.proto.spec) for chart in at.get("vega_lite_chart")]
     assert specs or lesson_id in {"links"}, f"{lesson_id} drew no chart: the check checked nothing"
-    problems = [problem for index, spec in enumerate(specs)
-                for problem in description_problems(spec, f"{lesson_id} chart #{index}")]
+    problems = [
+        problem
+        for index, spec in enumerate(specs)
+        for problem in description_problems(spec, f"{lesson_id} chart #{index}")
+    ]
     assert not problems, "\n".join(problems)
 
 

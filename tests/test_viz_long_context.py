@@ -23,6 +23,7 @@ def test_rotating_cached_keys_again_breaks_the_scores_from_the_first_nonzero_pos
 def test_full_pass_scores_are_rope_dot_products():
     q, k = torch.randn(5, 4, dtype=torch.float64), torch.randn(5, 4, dtype=torch.float64)
     from poslab.encodings import rope_inverse_frequencies
+
     scores = lesson.full_pass_scores(q, k, rope_inverse_frequencies(4, dtype=torch.float64))
     assert scores[3, 1] == pytest.approx(float(apply_rope(q)[3] @ apply_rope(k)[1]))
     assert torch.isnan(scores[1, 3])

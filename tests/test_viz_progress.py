@@ -10,8 +10,15 @@ from poslab.lessons import Lesson
 from poslab.store import ExerciseProgress, LessonProgress, StudentProgress
 from poslab.viz.common import convention_problems
 from poslab.viz.progress import (
-    EXERCISE_PAGE, attempts_chart, exercise_rows, lesson_rows, lesson_steps, next_steps, pass_rate_chart,
-    score_distribution_chart)
+    EXERCISE_PAGE,
+    attempts_chart,
+    exercise_rows,
+    lesson_rows,
+    lesson_steps,
+    next_steps,
+    pass_rate_chart,
+    score_distribution_chart,
+)
 
 LESSONS = (
     Lesson("intro", "Intro", ":material/star:", "Lessons", 0, {}, ()),
@@ -39,8 +46,7 @@ def progress(lessons, exercises):
 
 
 SOME = progress(
-    [lesson("intro", visited=True, marked=True), lesson("rope-x", visited=True, right=["q1"], total=2),
-     lesson("last")],
+    [lesson("intro", visited=True, marked=True), lesson("rope-x", visited=True, right=["q1"], total=2), lesson("last")],
     [exercise("ex-a", attempts=2, best=3, maximum=4, hints=1), exercise("ex-b", attempts=1, public=2, public_max=2)],
 )
 
@@ -81,8 +87,10 @@ def test_next_steps_go_through_unfinished_lessons_first_then_exercises():
 
 
 def test_a_finished_course_has_no_next_steps_and_a_new_student_starts_at_the_start():
-    finished = progress([lesson(item.id, visited=True, marked=True) for item in LESSONS],
-                        [exercise(item.id, attempts=1, best=5, maximum=5) for item in EXERCISES])
+    finished = progress(
+        [lesson(item.id, visited=True, marked=True) for item in LESSONS],
+        [exercise(item.id, attempts=1, best=5, maximum=5) for item in EXERCISES],
+    )
     assert next_steps(finished, LESSONS, EXERCISES) == []
     new = progress([lesson(item.id) for item in LESSONS], [exercise(item.id) for item in EXERCISES])
     assert next_steps(new, LESSONS, EXERCISES, limit=1)[0].text == "Read “Intro”."
@@ -94,12 +102,18 @@ def test_visited_lesson_with_all_checks_right_but_no_checks_asks_to_mark_it_done
 
 
 def attempts_frame():
-    return pd.DataFrame({
-        "id": [1, 2, 3], "student": ["ann"] * 3, "exercise": ["ex-a", "ex-a", "ex-b"],
-        "time": pd.to_datetime(["2026-01-01 10:00", "2026-01-01 10:05", "2026-01-01 11:00"], utc=True),
-        "score": [1.0, 4.0, 2.0], "max_score": [4.0, 4.0, 2.0], "fraction": [0.25, 1.0, 1.0],
-        "public_tests_only": [False, False, True],
-    })
+    return pd.DataFrame(
+        {
+            "id": [1, 2, 3],
+            "student": ["ann"] * 3,
+            "exercise": ["ex-a", "ex-a", "ex-b"],
+            "time": pd.to_datetime(["2026-01-01 10:00", "2026-01-01 10:05", "2026-01-01 11:00"], utc=True),
+            "score": [1.0, 4.0, 2.0],
+            "max_score": [4.0, 4.0, 2.0],
+            "fraction": [0.25, 1.0, 1.0],
+            "public_tests_only": [False, False, True],
+        }
+    )
 
 
 def test_attempts_chart_plots_percent_with_titles_and_tooltips():
@@ -119,8 +133,11 @@ def test_attempts_time_axis_reads_as_utc_date_and_minute():
     # Without a label format, attempts seconds apart were labelled ".500" (milliseconds) in the browser.
     assert "utcFormat(" in x["axis"]["labelExpr"] and "%S" in x["axis"]["labelExpr"]
     assert x["scale"]["type"] == "utc" and x["title"] == "submitted (UTC)"
-    assert list(chart.data["submitted"]) == ["2026-01-01 10:00:00 UTC", "2026-01-01 10:05:00 UTC",
-                                             "2026-01-01 11:00:00 UTC"]
+    assert list(chart.data["submitted"]) == [
+        "2026-01-01 10:00:00 UTC",
+        "2026-01-01 10:05:00 UTC",
+        "2026-01-01 11:00:00 UTC",
+    ]
 
 
 def test_attempts_are_shown_in_the_students_time_zone():
@@ -151,8 +168,14 @@ def test_score_distribution_bins_percentages_in_tens():
 
 
 def test_pass_rate_chart_puts_the_most_failed_test_first_and_caps_rows():
-    rates = pd.DataFrame({"exercise": ["rope", "rope", "alibi"], "test": ["norm", "relative", "slopes"],
-                          "pass_rate": [0.9, 0.2, 0.5], "n": [10, 10, 4]})
+    rates = pd.DataFrame(
+        {
+            "exercise": ["rope", "rope", "alibi"],
+            "test": ["norm", "relative", "slopes"],
+            "pass_rate": [0.9, 0.2, 0.5],
+            "n": [10, 10, 4],
+        }
+    )
     chart = pass_rate_chart(rates)
     assert convention_problems(chart) == []
     assert list(chart.data["label"]) == ["rope: relative", "alibi: slopes", "rope: norm"]
@@ -163,8 +186,14 @@ def test_pass_rate_chart_puts_the_most_failed_test_first_and_caps_rows():
 
 
 def test_pass_rate_chart_names_each_test_once_and_gives_every_row_its_own_height():
-    rates = pd.DataFrame({"exercise": ["rope"] * 10, "test": [f"rope: value check {i}" for i in range(10)],
-                          "pass_rate": [i / 10 for i in range(10)], "n": [5] * 10})
+    rates = pd.DataFrame(
+        {
+            "exercise": ["rope"] * 10,
+            "test": [f"rope: value check {i}" for i in range(10)],
+            "pass_rate": [i / 10 for i in range(10)],
+            "n": [5] * 10,
+        }
+    )
     chart = pass_rate_chart(rates)
     labels = list(chart.data["label"])
     assert labels[0] == "rope: value check 0" and len(set(labels)) == 10  # not "rope · rope: value..."

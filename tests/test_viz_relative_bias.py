@@ -23,7 +23,10 @@ def test_bucket_ranges_by_hand():
     assert ranges.loc[8, "last distance"] == "11" and ranges.loc[8, "distances"] == "4"
     # The last bucket holds 91, 92, ... with no end (see the next test): no last distance, no count.
     assert ranges.loc[15, "first distance"] == 91
-    assert (ranges.loc[15, "last distance"], ranges.loc[15, "distances"]) == ("none: every distance beyond", "unbounded")
+    assert (ranges.loc[15, "last distance"], ranges.loc[15, "distances"]) == (
+        "none: every distance beyond",
+        "unbounded",
+    )
     assert sum(int(count) for count in ranges["distances"][:-1]) == 91  # 0..90: the bounded buckets
 
 
@@ -56,7 +59,7 @@ def test_t5_profile_is_flat_past_the_max_distance_and_alibi_keeps_falling():
     t5 = frame[frame["method"].str.startswith("T5")].set_index("distance")["bias"]
     alibi = frame[frame["method"].str.startswith("ALiBi")].set_index("distance")["bias"]
     assert t5.loc[128:].nunique() == 1 and t5.loc[:127].nunique() > 1
-    assert alibi[400] == pytest.approx(-400 * 2 ** -2)  # 4 heads: head 0's slope is 2^(-8/4)
+    assert alibi[400] == pytest.approx(-400 * 2**-2)  # 4 heads: head 0's slope is 2^(-8/4)
 
 
 def test_shaw_clips_to_2k_plus_1_vectors():
@@ -64,9 +67,15 @@ def test_shaw_clips_to_2k_plus_1_vectors():
     assert frame[-10] == 0 and frame[-3] == 0 and frame[0] == 3 and frame[2] == 5 and frame[10] == 6
 
 
-@pytest.mark.parametrize("chart", [
-    lambda: lesson.bucket_chart(32, 128, True, 300), lambda: lesson.bucket_chart(16, 64, False, 300),
-    lambda: lesson.distance_profile_chart(32, 128, 300), lambda: lesson.shaw_chart(4, 20)])
+@pytest.mark.parametrize(
+    "chart",
+    [
+        lambda: lesson.bucket_chart(32, 128, True, 300),
+        lambda: lesson.bucket_chart(16, 64, False, 300),
+        lambda: lesson.distance_profile_chart(32, 128, 300),
+        lambda: lesson.shaw_chart(4, 20),
+    ],
+)
 def test_every_chart_has_a_title_a_description_and_tooltips(chart):
     built = chart()
     assert convention_problems(built) == [] and built.to_dict()["description"]

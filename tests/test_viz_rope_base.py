@@ -18,7 +18,10 @@ def test_full_turn_pairs_by_hand():
 
 
 def test_a_larger_base_leaves_fewer_pairs_a_full_turn():
-    assert lesson.turns_summary(128, 500_000.0, 8192).full_turn_pairs < lesson.turns_summary(128, 10_000.0, 8192).full_turn_pairs
+    assert (
+        lesson.turns_summary(128, 500_000.0, 8192).full_turn_pairs
+        < lesson.turns_summary(128, 10_000.0, 8192).full_turn_pairs
+    )
 
 
 def test_margin_is_d_over_2_at_zero_and_its_first_negative_is_reported():
@@ -30,8 +33,17 @@ def test_margin_is_d_over_2_at_zero_and_its_first_negative_is_reported():
 
 def test_real_configs_name_a_source_and_a_check_for_every_row():
     table = lesson.real_configs().set_index("model")
-    assert {"Llama 2 7B", "Llama 3 8B", "Llama 3.1 8B", "Llama 3.2 1B / 3B", "Llama 4 Scout", "Qwen3 8B",
-            "Gemma 3 27B", "Mistral 7B v0.1", "Phi-3.5 mini"} <= set(table.index)
+    assert {
+        "Llama 2 7B",
+        "Llama 3 8B",
+        "Llama 3.1 8B",
+        "Llama 3.2 1B / 3B",
+        "Llama 4 Scout",
+        "Qwen3 8B",
+        "Gemma 3 27B",
+        "Mistral 7B v0.1",
+        "Phi-3.5 mini",
+    } <= set(table.index)
     sources = lesson.real_config_sources().set_index("model")
     assert list(sources.index) == list(table.index) and sources["config.json of"].str.contains("/").all()
     assert sources["checked against"].str.len().min() >= 9 and sources.loc["Phi-4", "checked against"] == "unchecked"
@@ -39,8 +51,9 @@ def test_real_configs_name_a_source_and_a_check_for_every_row():
     assert "factor 32," in table.loc["Llama 3.2 1B / 3B", "rope_scaling"]
 
 
-@pytest.mark.parametrize("chart", [lambda: lesson.turns_chart(128, 10_000.0, 4096),
-                                   lambda: lesson.margin_chart(128, 10_000.0, 100_000)])
+@pytest.mark.parametrize(
+    "chart", [lambda: lesson.turns_chart(128, 10_000.0, 4096), lambda: lesson.margin_chart(128, 10_000.0, 100_000)]
+)
 def test_charts_follow_the_conventions(chart):
     built = chart()
     assert convention_problems(built) == [] and built.to_dict()["description"]

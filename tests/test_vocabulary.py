@@ -49,13 +49,26 @@ def test_each_vocabulary_holds_the_strings_its_formats_hold(vocabulary):
 
 def test_a_result_stored_before_the_vocabularies_loads_with_its_strings():
     old = {  # as the service stored a result whose judges died, before "stopped_grader" and "none" were typed
-        "submission_id": "ann", "status": "stopped_grader", "tests": [], "isolation": "none",
-        "public_tests_only": False, "submission_hash": "h", "suite_hash": "", "grader_version": "0.1",
-        "execution_time": 3.5, "messages": ["Your code stopped the grader twice; nothing was graded."],
-        "exercises": {}, "exercise_status": {}, "hidden_losses": {}}
+        "submission_id": "ann",
+        "status": "stopped_grader",
+        "tests": [],
+        "isolation": "none",
+        "public_tests_only": False,
+        "submission_hash": "h",
+        "suite_hash": "",
+        "grader_version": "0.1",
+        "execution_time": 3.5,
+        "messages": ["Your code stopped the grader twice; nothing was graded."],
+        "exercises": {},
+        "exercise_status": {},
+        "hidden_losses": {},
+    }
     result = SubmissionResult.from_dict(old)
     assert (result.status, result.isolation) == (SubmissionStatus.STOPPED_GRADER, Isolation.NONE)
-    assert json.loads(result.to_json())["status"] == "stopped_grader" and result.gradebook_row()[GRADEBOOK_HEADER.index("status")] == "stopped_grader"
+    assert (
+        json.loads(result.to_json())["status"] == "stopped_grader"
+        and result.gradebook_row()[GRADEBOOK_HEADER.index("status")] == "stopped_grader"
+    )
     again = SubmissionResult.from_gradescope(json.loads(json.dumps(result.to_gradescope())))
     assert again == result and again.to_gradescope()["extra_data"]["isolation"] == "none"
 
@@ -67,19 +80,24 @@ def test_an_unknown_status_is_refused_when_a_result_is_read():
 
 # -- both sides of the sandbox ---------------------------------------------------------------------------
 
+
 def members_named(folder: str, vocabulary: type) -> set[str]:
     """The members of ``vocabulary`` the modules of ``folder`` name (``Vocabulary.MEMBER``)."""
     named = set()
     for path in (PROJECT_ROOT / folder).glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
-                    and node.value.id == vocabulary.__name__:
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == vocabulary.__name__
+            ):
                 named.add(node.attr)
     return named
 
 
-@pytest.mark.parametrize("vocabulary", [MessageKind, FindingCode, NoteCode, StrayScope],
-                         ids=lambda vocabulary: vocabulary.__name__)
+@pytest.mark.parametrize(
+    "vocabulary", [MessageKind, FindingCode, NoteCode, StrayScope], ids=lambda vocabulary: vocabulary.__name__
+)
 def test_the_judge_and_the_sandboxed_side_each_use_every_word_of_the_wire(vocabulary):
     """A word one side sends and the other never names would be a message nobody reads."""
     everything = {member.name for member in vocabulary}
@@ -92,8 +110,14 @@ def test_the_judge_words_every_note_and_every_finding_the_sandboxed_side_sends()
     no_table = {"type": MessageKind.FINDING, "code": FindingCode.NO_TABLE, "parameters": 0, "buffers": 0}
     with pytest.raises(CannotCheck):
         decode_reply(json.loads(json.dumps(no_table)), bytearray(), "LearnedPositionalEmbedding", 0, 0.0)
-    not_a_tensor = {"type": MessageKind.FINDING, "code": FindingCode.NOT_A_TENSOR, "returned": "list",
-                    "output": {"$returned": "list", "values": None}, "tensors": [], "inputs_after": []}
+    not_a_tensor = {
+        "type": MessageKind.FINDING,
+        "code": FindingCode.NOT_A_TENSOR,
+        "returned": "list",
+        "output": {"$returned": "list", "values": None},
+        "tensors": [],
+        "inputs_after": [],
+    }
     assert isinstance(decode_reply(json.loads(json.dumps(not_a_tensor)), bytearray(), "f", 0, 0.0).output, NotATensor)
 
 
@@ -114,8 +138,13 @@ def test_the_public_tests_report_uses_pytests_own_words():
 # -- no bare words -----------------------------------------------------------------------------------------
 
 VOCABULARY_MODULES = {"poslab/vocabulary.py", "grader/vocabulary.py", "grader/sandboxed/protocol.py"}
-WORDS = sorted({str(member) for vocabulary in [*STORED, MessageKind, FindingCode, NoteCode, StrayScope,
-                                               PytestOutcome, PytestPhase] for member in vocabulary})
+WORDS = sorted(
+    {
+        str(member)
+        for vocabulary in [*STORED, MessageKind, FindingCode, NoteCode, StrayScope, PytestOutcome, PytestPhase]
+        for member in vocabulary
+    }
+)
 Q, W = "[\"']", "(" + "|".join(WORDS) + ")"
 # A vocabulary word as a value: compared, returned, assigned to a field of that kind, a dict entry
 # under such a key, an argument of a result type, or appended. (A dict key, a subscript or a
@@ -124,7 +153,8 @@ BARE = re.compile(
     rf"(==|!=|\bin|\breturn)\s*[(\[{{]?\s*{Q}{W}{Q}|{Q}{W}{Q}\s*(==|!=)"
     rf"|\w*(status|state|mode|modes|isolation|kind|code|outcome|when|visibility|scope|type)\b[^=\n(]{{0,30}}=\s*[(\[]?\s*{Q}{W}{Q}"
     rf"|{Q}(type|status|state|code|outcome|when|mode|isolation|kind|visibility|stray_scope){Q}\s*:\s*{Q}{W}{Q}"
-    rf"|\b(TestOutcome|SubmissionResult|JobStatus|GradingJob|Finding|Watch)\([^)\n]*{Q}{W}{Q}|\.append\(\s*{Q}{W}{Q}")
+    rf"|\b(TestOutcome|SubmissionResult|JobStatus|GradingJob|Finding|Watch)\([^)\n]*{Q}{W}{Q}|\.append\(\s*{Q}{W}{Q}"
+)
 NOT_CHECKED_YET: set[str] = set()
 # Streamlit's own words: an st.status container's state ("running", "complete", "error") is its API's.
 THIRD_PARTY = re.compile(r"\bstatus\.update\(|\bst\.status\(")
@@ -143,28 +173,48 @@ def bare_words(paths: list[Path], root: Path = PROJECT_ROOT) -> list[str]:
 
 
 def test_no_bare_status_or_message_kind_outside_the_vocabularies():
-    paths = [PROJECT_ROOT / "app.py"] + [path for folder in ("app_pages", "grader", "poslab/store")
-                                         for path in sorted((PROJECT_ROOT / folder).rglob("*.py"))]
+    paths = [PROJECT_ROOT / "app.py"] + [
+        path
+        for folder in ("app_pages", "grader", "poslab/store")
+        for path in sorted((PROJECT_ROOT / folder).rglob("*.py"))
+    ]
     assert len(paths) > 50
     assert bare_words(paths) == []
 
 
-@pytest.mark.parametrize("line", [
-    'if result.status == "graded":', 'return "not_graded"', 'status="import_failed",',
-    'mode: str = "hidden",', 'self.send({"type": "pong"})', 'raise Finding("no_table", parameters=1)',
-    'notes.append("table_in_buffer")', 'JobStatus(job_id, "waiting", 2)', 'isolation="none",',
-    'warm_modes=("hidden",)', 'if kind in ("result", "finding"):', "elif header['type'] == 'reap':",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        'if result.status == "graded":',
+        'return "not_graded"',
+        'status="import_failed",',
+        'mode: str = "hidden",',
+        'self.send({"type": "pong"})',
+        'raise Finding("no_table", parameters=1)',
+        'notes.append("table_in_buffer")',
+        'JobStatus(job_id, "waiting", 2)',
+        'isolation="none",',
+        'warm_modes=("hidden",)',
+        'if kind in ("result", "finding"):',
+        "elif header['type'] == 'reap':",
+    ],
+)
 def test_the_check_finds_a_bare_word(tmp_path, line):
     (tmp_path / "module.py").write_text(f"x = 1\n{line}\n")
     assert bare_words([tmp_path / "module.py"], tmp_path) == [f"module.py:2: {line}"]
 
 
-@pytest.mark.parametrize("line", [
-    'kind = "public tests" if attempt.public_tests_only else "graded attempt"', 'header.get("error")',
-    'sa.Column("passed", sa.Boolean)', '{"status": TestStatus.PASSED}', 'test["status"] == TestStatus.PASSED',
-    'st.info("Grading your code in a sandbox…")',
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        'kind = "public tests" if attempt.public_tests_only else "graded attempt"',
+        'header.get("error")',
+        'sa.Column("passed", sa.Boolean)',
+        '{"status": TestStatus.PASSED}',
+        'test["status"] == TestStatus.PASSED',
+        'st.info("Grading your code in a sandbox…")',
+    ],
+)
 def test_the_check_leaves_field_names_and_sentences_alone(tmp_path, line):
     (tmp_path / "module.py").write_text(f"{line}\n")
     assert bare_words([tmp_path / "module.py"], tmp_path) == []

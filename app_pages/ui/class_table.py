@@ -19,21 +19,35 @@ def columns(maxima: dict[str, float]) -> dict:
     zone = getattr(clock.student_zone(), "key", None) or "UTC"  # a fixed offset alone: UTC, said
     return {
         "student": st.column_config.TextColumn("student", pinned=True),
-        "percent": st.column_config.ProgressColumn("overall %", min_value=0, max_value=100, format="%.1f",
-                                                   help="Lessons done and exercise grades, each counting equally"),
+        "percent": st.column_config.ProgressColumn(
+            "overall %",
+            min_value=0,
+            max_value=100,
+            format="%.1f",
+            help="Lessons done and exercise grades, each counting equally",
+        ),
         "lessons_visited": number("visited", help="Lessons visited"),
         "lessons_done": number("done", help="Lessons done: marked done, or every quick check answered right"),
         "lessons_total": number("lessons", help="Lessons in the course"),
         "exercises_attempted": number("tried", help="Exercises with an attempt"),
         "exercises_graded": number("graded", help="Exercises with a hidden-suite grade"),
         "hints_used": number("hints", help="Hints revealed, over every exercise"),
-        "last_active": st.column_config.DatetimeColumn("last active", format="YYYY-MM-DD HH:mm", timezone=zone,
-                                                       help=f"In {zone}"),
-        **{exercise: number(points_header(exercise, maximum), format="%g",
-                            help=f"Best hidden-suite score in {exercise}, in points out of {maximum:g}")
-           for exercise, maximum in maxima.items()},
-        "total": number(points_header("total", sum(maxima.values())), format="%g",
-                        help="The sum of the exercises' grades, as the gradebook and the LMS export give it"),
+        "last_active": st.column_config.DatetimeColumn(
+            "last active", format="YYYY-MM-DD HH:mm", timezone=zone, help=f"In {zone}"
+        ),
+        **{
+            exercise: number(
+                points_header(exercise, maximum),
+                format="%g",
+                help=f"Best hidden-suite score in {exercise}, in points out of {maximum:g}",
+            )
+            for exercise, maximum in maxima.items()
+        },
+        "total": number(
+            points_header("total", sum(maxima.values())),
+            format="%g",
+            help="The sum of the exercises' grades, as the gradebook and the LMS export give it",
+        ),
     }
 
 
@@ -41,9 +55,21 @@ def show(table: pd.DataFrame) -> None:
     """The class's progress and grades, and the same report as CSV (times in UTC, ISO 8601)."""
     maxima = suite_maxima()
     report = class_report(table, maxima)
-    st.dataframe(report, hide_index=True, column_order=[name for name in report.columns if name != "max"],
-                 column_config=columns(maxima), placeholder="–")  # "–": not graded yet
-    st.caption(f"Grades in points: each exercise's best hidden-suite score, and the total out of "
-               f"{sum(maxima.values()):g}, as in the gradebook and the LMS export.")
-    st.download_button("Download the class table (CSV)", report.to_csv(index=False), "class_progress.csv",
-                       mime="text/csv", icon=":material/download:")
+    st.dataframe(
+        report,
+        hide_index=True,
+        column_order=[name for name in report.columns if name != "max"],
+        column_config=columns(maxima),
+        placeholder="–",
+    )  # "–": not graded yet
+    st.caption(
+        f"Grades in points: each exercise's best hidden-suite score, and the total out of "
+        f"{sum(maxima.values()):g}, as in the gradebook and the LMS export."
+    )
+    st.download_button(
+        "Download the class table (CSV)",
+        report.to_csv(index=False),
+        "class_progress.csv",
+        mime="text/csv",
+        icon=":material/download:",
+    )

@@ -27,10 +27,12 @@ def _post_comment(lesson_id: str, student: str) -> None:
         # Said under the box on this run: a callback's own message would appear at the top of the page.
         st.session_state[_problem_key(lesson_id)] = (
             f"Nothing was posted: the comment is empty. Type it in the box, then press Post "
-            f"(a comment must be 1 to {MAX_COMMENT_CHARS:,} characters after trimming spaces).")
+            f"(a comment must be 1 to {MAX_COMMENT_CHARS:,} characters after trimming spaces)."
+        )
         return
-    saved = store_call("post your comment",
-                       lambda opened: opened.add_comment(student, lesson_id, st.session_state.get(key, "")), None)
+    saved = store_call(
+        "post your comment", lambda opened: opened.add_comment(student, lesson_id, st.session_state.get(key, "")), None
+    )
     if saved is not None:
         st.session_state[key] = ""
 
@@ -50,9 +52,14 @@ def show_comment(comment: Comment, can_delete: bool, deleted_by: str | None = No
         st.text(comment_byline(comment))
         st.text(comment.text)
         if can_delete:
-            st.button("Delete", key=f"delete-comment-{comment.id}", icon=":material/delete:",
-                      help=f"Delete this comment by {comment.student}",
-                      on_click=_delete_comment, args=(comment.id, deleted_by))
+            st.button(
+                "Delete",
+                key=f"delete-comment-{comment.id}",
+                icon=":material/delete:",
+                help=f"Delete this comment by {comment.student}",
+                on_click=_delete_comment,
+                args=(comment.id, deleted_by),
+            )
 
 
 def comments_section(lesson_id: str) -> None:
@@ -72,5 +79,8 @@ def comments_section(lesson_id: str) -> None:
     instructor = instructor_unlocked()
     for comment in comments:
         # A student may take back their own comment; the instructor may remove any.
-        show_comment(comment, can_delete=instructor or (student is not None and comment.student == student),
-                     deleted_by=None if instructor else student)
+        show_comment(
+            comment,
+            can_delete=instructor or (student is not None and comment.student == student),
+            deleted_by=None if instructor else student,
+        )

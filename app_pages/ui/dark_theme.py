@@ -22,8 +22,7 @@ from app_pages.ui.editor_look import theme_type
 # Both controls are a [data-testid="stButtonGroup"] of buttons: role="radio" for one choice
 # (aria-checked), toggle buttons for several (aria-pressed). Streamlit colours the chosen one in
 # a rule per state (resting, under the pointer, focused): "important" keeps this colour in each.
-CHOSEN_BUTTON = ('[data-testid="stButtonGroup"] button:is([aria-checked="true"], [aria-pressed="true"])'
-                 ':not(:disabled)')
+CHOSEN_BUTTON = '[data-testid="stButtonGroup"] button:is([aria-checked="true"], [aria-pressed="true"]):not(:disabled)'
 
 
 def dark_theme_css() -> None:

@@ -37,8 +37,15 @@ SAVE_AFTER_MS = 1500  # a pause in typing this long sends the text (and on leavi
 
 # Ace's own scrollbars (customScrollbar): the browser's native ones are scroll containers, which
 # Chromium makes Tab stops, so leaving the editor would take a Tab per scrollbar.
-EDITOR_OPTIONS = {"enableKeyboardAccessibility": True, "customScrollbar": True, "showLineNumbers": True,
-                  "showFoldWidgets": False, "wrap": False, "useSoftTabs": True, "tabSize": 4}
+EDITOR_OPTIONS = {
+    "enableKeyboardAccessibility": True,
+    "customScrollbar": True,
+    "showLineNumbers": True,
+    "showFoldWidgets": False,
+    "wrap": False,
+    "useSoftTabs": True,
+    "tabSize": 4,
+}
 # The component binds its own "exitSession" command (leave its snippet/keybinding side sessions)
 # to Esc after Ace's "blurTextInput"; Ace tries the last-bound command first and that one always
 # claims the key, so Esc never left the text. Unbound, Esc reaches "blurTextInput" again.
@@ -57,8 +64,13 @@ def theme_type() -> ThemeType:
 
 def editor_props(theme: ThemeType) -> dict:
     """Ace's props: the theme, the save's debounce, and no completion pop-ups over a student's typing."""
-    return {"theme": ACE_THEMES[theme], "debounceChangePeriod": SAVE_AFTER_MS, "fontSize": 14,
-            "enableLiveAutocompletion": False, "enableSnippets": False}
+    return {
+        "theme": ACE_THEMES[theme],
+        "debounceChangePeriod": SAVE_AFTER_MS,
+        "fontSize": 14,
+        "enableLiveAutocompletion": False,
+        "enableSnippets": False,
+    }
 
 
 def component_props() -> dict:

@@ -7,7 +7,7 @@ folded away. Tests whose visibility is anything but ``visible`` are never named.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import streamlit as st
 
@@ -18,12 +18,21 @@ from poslab.vocabulary import TestStatus
 
 def visible_failures(result: SubmissionResult, exercise_ids: Sequence[str]) -> list[TestOutcome]:
     """Each failed student-visible test of an exercise that imported, in suite order."""
-    return [test for exercise in exercise_ids for test in result.feedback(exercise).visible
-            if test.status == TestStatus.FAILED]
+    return [
+        test
+        for exercise in exercise_ids
+        for test in result.feedback(exercise).visible
+        if test.status == TestStatus.FAILED
+    ]
 
 
 def visible_passes(result: SubmissionResult, exercise_ids: Sequence[str]) -> list[TestOutcome]:
-    return [test for exercise in exercise_ids for test in result.feedback(exercise).visible if test.status == TestStatus.PASSED]
+    return [
+        test
+        for exercise in exercise_ids
+        for test in result.feedback(exercise).visible
+        if test.status == TestStatus.PASSED
+    ]
 
 
 def hidden_losses(result: SubmissionResult, exercise_ids: Sequence[str]) -> list[FamilyLoss]:
@@ -62,9 +71,11 @@ def summary(result: SubmissionResult, exercise_id: str) -> str:
 def show_result(result: SubmissionResult, exercise_ids: Sequence[str], titles: dict[str, str]) -> None:
     """A result's feedback: score, messages, failed visible tests, hidden losses, passed tests folded."""
     if result.public_tests_only:
-        st.info("Public tests only: this score is feedback, not your grade. "
-                "The hidden suite runs when you submit for grading (or, in a student bundle, when your "
-                "instructor grades your work).")
+        st.info(
+            "Public tests only: this score is feedback, not your grade. "
+            "The hidden suite runs when you submit for grading (or, in a student bundle, when your "
+            "instructor grades your work)."
+        )
     for message in result.messages:  # may quote the student's own code or exception text: not Markdown
         st.code(message, language=None, wrap_lines=True)
     for exercise_id in exercise_ids:
@@ -75,8 +86,11 @@ def show_result(result: SubmissionResult, exercise_ids: Sequence[str], titles: d
             st.code(test.output, language=None, wrap_lines=True)  # whole message; may quote student text
     losses = hidden_losses(result, exercise_ids)
     if losses:
-        lines = [f"- {loss.failed} hidden test{'s' if loss.failed != 1 else ''} about **{family_words(loss.family)}** "
-                 f"failed: {loss.points:g} point{'s' if loss.points != 1 else ''}" for loss in losses]
+        lines = [
+            f"- {loss.failed} hidden test{'s' if loss.failed != 1 else ''} about **{family_words(loss.family)}** "
+            f"failed: {loss.points:g} point{'s' if loss.points != 1 else ''}"
+            for loss in losses
+        ]
         st.markdown("**Where the other points went:**\n" + "\n".join(lines))  # families come from the suite
         st.caption("Hidden tests count in the score; their names, inputs and messages stay with your instructor.")
     passed = visible_passes(result, exercise_ids)

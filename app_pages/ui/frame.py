@@ -113,9 +113,14 @@ def record_visit(lesson_id: str) -> None:
 def record_check(lesson_id: str, check_id: str, choice: int, correct: bool) -> None:
     student = current_student()
     if student is not None:
-        store_call("save your answer", lambda opened: (opened.record_check(student, lesson_id, check_id, correct),
-                                                       opened.record_check_choice(student, lesson_id, check_id, choice)),
-                   None)
+        store_call(
+            "save your answer",
+            lambda opened: (
+                opened.record_check(student, lesson_id, check_id, correct),
+                opened.record_check_choice(student, lesson_id, check_id, choice),
+            ),
+            None,
+        )
 
 
 def check_answers() -> dict[str, dict[str, dict]]:
@@ -160,11 +165,21 @@ def quick_check(lesson_id: str, check: QuickCheck, skip_label: str | None = None
     skipped = st.session_state.setdefault(SKIPPED_KEY, set())
     with st.container(border=True):
         st.markdown(f"**{check.question}**")
-        choice = st.radio("Your prediction", options=list(range(len(check.options))),
-                          format_func=lambda i: check.options[i].text, index=None, key=key)
+        choice = st.radio(
+            "Your prediction",
+            options=list(range(len(check.options))),
+            format_func=lambda i: check.options[i].text,
+            index=None,
+            key=key,
+        )
         reveal, skip = st.columns([1, 4]) if skip_label and answer is None else (st.container(), None)
-        reveal.button("Reveal", key=f"qc-reveal-{lesson_id}-{check.id}", disabled=choice is None,
-                      on_click=_reveal, args=(lesson_id, check, answers))
+        reveal.button(
+            "Reveal",
+            key=f"qc-reveal-{lesson_id}-{check.id}",
+            disabled=choice is None,
+            on_click=_reveal,
+            args=(lesson_id, check, answers),
+        )
         if skip is not None and (lesson_id, check.id) not in skipped:
             if skip.button(skip_label, key=f"qc-skip-{lesson_id}-{check.id}"):
                 skipped.add((lesson_id, check.id))
@@ -172,7 +187,8 @@ def quick_check(lesson_id: str, check: QuickCheck, skip_label: str | None = None
         if answer is not None:
             option = check.options[answer["choice"]]
             (st.success if option.correct else st.error)(
-                ("Right. " if option.correct else "Not quite. ") + option.feedback)
+                ("Right. " if option.correct else "Not quite. ") + option.feedback
+            )
     return answer is not None or (lesson_id, check.id) in skipped
 
 

@@ -23,9 +23,11 @@ def progress_at_a_glance() -> bool:
     progress = progress_this_run(student)
     if progress is None:
         return False  # store_call has already said why
-    st.progress(min(progress.percent, 100.0) / 100.0,
-                text=f"{student}: {progress.percent:.0f}% of the course, "
-                     f"{progress.lessons_done} of {len(progress.lessons)} lessons done")
+    st.progress(
+        min(progress.percent, 100.0) / 100.0,
+        text=f"{student}: {progress.percent:.0f}% of the course, "
+        f"{progress.lessons_done} of {len(progress.lessons)} lessons done",
+    )
     steps = next_steps(progress, all_lessons(), EXERCISES, limit=1)
     if steps:
         st.page_link(steps[0].page, label=f"Next: {steps[0].text}", icon=":material/arrow_forward:")

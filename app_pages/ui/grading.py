@@ -22,16 +22,16 @@ from __future__ import annotations
 import io
 import os
 import zipfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Mapping
 
 import streamlit as st
 
 from app_pages.ui import sandbox_notice
-from app_pages.ui.run_gate import page_runs
 from app_pages.ui.process import one_per_process
+from app_pages.ui.run_gate import page_runs
 from app_pages.ui.store_calls import open_store, store, store_call
 from grader import api
 from grader.service import GradingService, JobStatus, SubmissionRejected, WatchState
@@ -146,6 +146,7 @@ def exercises_zip(folder: Path) -> bytes:
 
 # -- watching a job ----------------------------------------------------------------------------------
 
+
 def refresh(watch: Watch) -> JobStatus | None:
     """Ask the service where the job is (one question; the store's rows for a submission) and keep
     the answer in ``watch``; None when it could not be asked (``store_call`` has said why)."""
@@ -154,8 +155,11 @@ def refresh(watch: Watch) -> JobStatus | None:
     service = grading_service()
     if service is None:
         return None
-    status = store_call("check on your submission" if watch.kind == AttemptKind.SUBMISSION else
-                        "check on your practice run", lambda _: service.status(watch.job_id), None)
+    status = store_call(
+        "check on your submission" if watch.kind == AttemptKind.SUBMISSION else "check on your practice run",
+        lambda _: service.status(watch.job_id),
+        None,
+    )
     if status is not None:
         watch.status = status
         watch.handed_in = status.handed_in or watch.handed_in
@@ -197,6 +201,7 @@ def watch_of(kind: AttemptKind, exercise_id: str) -> Watch | None:
 
 
 # -- submissions -------------------------------------------------------------------------------------
+
 
 def pending_job(student: str) -> Watch | None:
     """This session's submission; else (after a reload, or in another tab) the student's last one in the
@@ -243,8 +248,11 @@ def submit(student: str, files: Mapping[str, str], exercises: tuple[str, ...]) -
 
 def submit_folder(student: str, folder: Path, exercises: tuple[Exercise, ...]) -> bool:
     """Grade the student's exercises/ folder as it is on disk: every exercise file found there."""
-    files = {item.filename: (folder / item.filename).read_text(encoding="utf-8", errors="replace")
-             for item in exercises if (folder / item.filename).is_file()}
+    files = {
+        item.filename: (folder / item.filename).read_text(encoding="utf-8", errors="replace")
+        for item in exercises
+        if (folder / item.filename).is_file()
+    }
     if not files:
         st.error(f"No exercise files in {folder}.")
         return False
@@ -252,6 +260,7 @@ def submit_folder(student: str, folder: Path, exercises: tuple[Exercise, ...]) -
 
 
 # -- practice: the public tests against the draft -----------------------------------------------------
+
 
 def practice_watches() -> dict[str, Watch]:
     return st.session_state.setdefault(PRACTICE_KEY, {})

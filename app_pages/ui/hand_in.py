@@ -40,8 +40,14 @@ def panel(student: str, exercise: Exercise) -> None:
         grading.submit(student, {exercise.filename: draft}, (exercise.id,))
     with buttons:
         reset_box(student, exercise)
-    buttons.download_button(f"Download {exercise.filename}", draft, exercise.filename, mime="text/x-python",
-                            icon=":material/download:", key=f"download-{exercise.id}")
+    buttons.download_button(
+        f"Download {exercise.filename}",
+        draft,
+        exercise.filename,
+        mime="text/x-python",
+        icon=":material/download:",
+        key=f"download-{exercise.id}",
+    )
     practice_panel(student, exercise)
     submission_panel(student)
     # Keyed, so that it stays open through the page's own run that follows a result drawn by a poll.
@@ -51,6 +57,7 @@ def panel(student: str, exercise: Exercise) -> None:
 
 
 # -- watching a submission or a practice run: the one way the page waits for an answer --------------------
+
 
 def watch_panel(watch: grading.Watch, exercise_id: str) -> None:
     """The job's answer if it is in (looked for once, briefly, before any poll), else a poll for it."""
@@ -97,6 +104,7 @@ def draw(watch: grading.Watch, exercise_id: str) -> None:
 
 # -- graded submissions ------------------------------------------------------------------------------
 
+
 def submission_panel(student: str) -> None:
     """The pending submission's place in the queue, or the last finished one's result or failure."""
     watch = grading.pending_job(student)
@@ -108,21 +116,24 @@ def show_submission(watch: grading.Watch) -> None:
     result = watch.status.result
     st.header("Your last result")
     st.caption(f"Handed in at {clock.shown(watch.handed_in)}.")
-    graded = tuple(exercise for exercise in result.exercises
-                   if result.exercise_status(exercise) != ExerciseStatus.NOT_GRADED)
+    graded = tuple(
+        exercise for exercise in result.exercises if result.exercise_status(exercise) != ExerciseStatus.NOT_GRADED
+    )
     shown = watch.exercises or graded or tuple(TITLES)  # a job found after a reload: what it graded
     feedback.show_result(result, shown, TITLES)
 
 
 # -- practice: the public tests on the draft -----------------------------------------------------------
 
+
 def practice_panel(student: str, exercise: Exercise) -> None:
     watch = grading.practice_watches().get(exercise.id)
     if watch is not None:
         watch_panel(watch, exercise.id)
         return
-    runs = store_calls.store_call("load your practice runs",
-                                  lambda opened: opened.practice_runs(student, exercise.id), ())
+    runs = store_calls.store_call(
+        "load your practice runs", lambda opened: opened.practice_runs(student, exercise.id), ()
+    )
     if runs:  # the last one, kept by the grading service (after a reload, in another tab)
         show_practice(SubmissionResult.from_dict(runs[-1].details), runs[-1].time, exercise.id)
 
@@ -136,16 +147,25 @@ def show_practice(result: SubmissionResult, handed_in: datetime, exercise_id: st
 
 # -- resetting, and the other ways to hand in -------------------------------------------------------------
 
+
 def reset_box(student: str, exercise: Exercise) -> None:
     with st.popover("Reset to the starter code", icon=":material/restart_alt:"):
-        st.warning("This replaces the code in the editor (your draft) with the starter code. "
-                   "Your submitted attempts are kept.")
-        st.button("Discard my draft and reset", key=f"reset-{exercise.id}", type="primary",
-                  on_click=_reset, args=(student, exercise))
+        st.warning(
+            "This replaces the code in the editor (your draft) with the starter code. Your submitted attempts are kept."
+        )
+        st.button(
+            "Discard my draft and reset",
+            key=f"reset-{exercise.id}",
+            type="primary",
+            on_click=_reset,
+            args=(student, exercise),
+        )
 
 
 def _reset(student: str, exercise: Exercise) -> None:
-    workspace.replace_text(student, exercise, workspace.starter_code(exercise), "The editor has the starter code again.")
+    workspace.replace_text(
+        student, exercise, workspace.starter_code(exercise), "The editor has the starter code again."
+    )
     st.rerun()  # the whole page: the editor, outside this fragment, mounts the starter code
 
 
@@ -164,8 +184,7 @@ def other_ways(student: str, exercise: Exercise) -> None:
 # meets is the grader's, 200 KB: the label states it, and the box's own "1MB per file", which would
 # contradict it, is not drawn (UPLOAD_BOX_CSS).
 UPLOAD_TRANSPORT_MB = 1
-UPLOAD_BOX_CSS = ("<style>.st-key-upload-box [data-testid='stFileUploaderDropzoneInstructions'] "
-                  "{display: none;}</style>")
+UPLOAD_BOX_CSS = "<style>.st-key-upload-box [data-testid='stFileUploaderDropzoneInstructions'] {display: none;}</style>"
 
 
 def upload_form(student: str, exercise: Exercise) -> None:
@@ -174,10 +193,12 @@ def upload_form(student: str, exercise: Exercise) -> None:
     limit = f"{MAX_FILE_BYTES // 1024} KB"
     st.html(UPLOAD_BOX_CSS)
     with st.container(key="upload-box"):
-        upload = st.file_uploader(f"Your {exercise.filename} (a .py file of at most {limit})",
-                                  key=f"upload-{exercise.id}", max_upload_size=UPLOAD_TRANSPORT_MB,
-                                  help=f"The file you edited, e.g. {exercise.filename}: a Python file of at most "
-                                       f"{limit}.")
+        upload = st.file_uploader(
+            f"Your {exercise.filename} (a .py file of at most {limit})",
+            key=f"upload-{exercise.id}",
+            max_upload_size=UPLOAD_TRANSPORT_MB,
+            help=f"The file you edited, e.g. {exercise.filename}: a Python file of at most {limit}.",
+        )
     source, problem = None, None
     if upload is not None:
         try:
@@ -196,8 +217,13 @@ def folder_form(student: str) -> None:
     if folder is None:
         st.caption("This app is not running next to an exercises/ folder.")
         return
-    st.download_button("Download the stubs and public tests (zip)", grading.exercises_zip(folder),
-                       "exercises.zip", mime="application/zip", icon=":material/download:")
+    st.download_button(
+        "Download the stubs and public tests (zip)",
+        grading.exercises_zip(folder),
+        "exercises.zip",
+        mime="application/zip",
+        icon=":material/download:",
+    )
     st.caption(f"Grades every exercise in `{folder}` as it is saved on disk now.")
     if st.button("Grade my exercises/ folder", key="grade-folder"):
         if grading.submit_folder(student, folder, EXERCISES):

@@ -31,5 +31,10 @@ def show_hints(student: str | None, exercise_id: str) -> None:
             st.markdown(f":material/lightbulb: **Hint {tier} of {len(hints)}: {HINT_TIERS[tier - 1]}**")
             st.code(hint, language=None, wrap_lines=True)  # plain text with formulas: not Markdown
     if revealed < len(hints):
-        st.button(f"Show hint {revealed + 1} of {len(hints)}", key=f"hint-{exercise_id}",
-                  icon=":material/lightbulb:", on_click=_reveal_hint, args=(student, exercise_id, revealed + 1))
+        st.button(
+            f"Show hint {revealed + 1} of {len(hints)}",
+            key=f"hint-{exercise_id}",
+            icon=":material/lightbulb:",
+            on_click=_reveal_hint,
+            args=(student, exercise_id, revealed + 1),
+        )

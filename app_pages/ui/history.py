@@ -23,8 +23,12 @@ from poslab.store import Attempt
 
 def code_diff(before: str | None, after: str | None) -> str:
     """A unified diff of two attempts' code ('' when they are the same)."""
-    lines = difflib.unified_diff((before or "").splitlines(keepends=True), (after or "").splitlines(keepends=True),
-                                 "previous attempt", "this attempt")
+    lines = difflib.unified_diff(
+        (before or "").splitlines(keepends=True),
+        (after or "").splitlines(keepends=True),
+        "previous attempt",
+        "this attempt",
+    )
     return "".join(lines)
 
 
@@ -48,10 +52,23 @@ def attempts_table(student: str) -> pd.DataFrame | None:
     attempts = store_call("load your attempts", lambda opened: opened.attempt_details(student), None)
     if attempts is None:
         return None
-    table = pd.DataFrame([(item.id, item.student, item.exercise, item.time, item.score, item.max_score,
-                           item.score / item.max_score, item.public_tests_only, attempt_ran(item)) for item in attempts],
-                         columns=["id", "student", "exercise", "time", "score", "max_score", "fraction",
-                                  "public_tests_only", "ran"])
+    table = pd.DataFrame(
+        [
+            (
+                item.id,
+                item.student,
+                item.exercise,
+                item.time,
+                item.score,
+                item.max_score,
+                item.score / item.max_score,
+                item.public_tests_only,
+                attempt_ran(item),
+            )
+            for item in attempts
+        ],
+        columns=["id", "student", "exercise", "time", "score", "max_score", "fraction", "public_tests_only", "ran"],
+    )
     table["time"] = pd.to_datetime(table["time"], utc=True)
     return table
 
@@ -59,13 +76,16 @@ def attempts_table(student: str) -> pd.DataFrame | None:
 def attempt_label(number: int, attempt: Attempt, result: SubmissionResult | None, exercise_id: str) -> str:
     kind = "public tests" if attempt.public_tests_only else "graded"
     line = feedback.summary(result, exercise_id) if result is not None else "no details kept"
-    return (f"Attempt {number} · {clock.shown(attempt.time, clock.DATE_TIME)} · {attempt.score:g} / "
-            f"{attempt.max_score:g} ({kind}) · {line}")
+    return (
+        f"Attempt {number} · {clock.shown(attempt.time, clock.DATE_TIME)} · {attempt.score:g} / "
+        f"{attempt.max_score:g} ({kind}) · {line}"
+    )
 
 
 def _load(student: str, exercise: Exercise, code: str, number: int) -> None:
-    workspace.replace_text(student, exercise, code, f"Attempt {number}'s code is in the editor now (and saved as "
-                                                    "your draft).")
+    workspace.replace_text(
+        student, exercise, code, f"Attempt {number}'s code is in the editor now (and saved as your draft)."
+    )
     st.rerun()  # the whole page: the editor, outside the hand-in fragment, mounts this code
 
 
@@ -78,8 +98,9 @@ def show_history(student: str, exercise: Exercise, titles: dict[str, str]) -> No
     for number in range(len(attempts), 0, -1):
         attempt = attempts[number - 1]
         result = attempt_result(attempt)
-        opened = st.expander(attempt_label(number, attempt, result, exercise.id), key=attempt_key(attempt),
-                             on_change="rerun")
+        opened = st.expander(
+            attempt_label(number, attempt, result, exercise.id), key=attempt_key(attempt), on_change="rerun"
+        )
         with opened:
             if opened.open:
                 attempt_details(student, exercise, titles, attempts, number, result)
@@ -90,8 +111,14 @@ def attempt_key(attempt: Attempt) -> str:
     return f"attempt-open-{attempt.id}"
 
 
-def attempt_details(student: str, exercise: Exercise, titles: dict[str, str], attempts: tuple[Attempt, ...],
-                    number: int, result: SubmissionResult | None) -> None:
+def attempt_details(
+    student: str,
+    exercise: Exercise,
+    titles: dict[str, str],
+    attempts: tuple[Attempt, ...],
+    number: int,
+    result: SubmissionResult | None,
+) -> None:
     attempt = attempts[number - 1]
     feedback_tab, code_tab, diff_tab = st.tabs(["Feedback", "Code", "Changes since the attempt before"])
     with feedback_tab:
@@ -102,8 +129,13 @@ def attempt_details(student: str, exercise: Exercise, titles: dict[str, str], at
     with code_tab:
         st.code(attempt.code or "", language="python", line_numbers=True)
         if attempt.code:
-            st.button("Load into the editor", key=f"load-attempt-{attempt.id}", icon=":material/edit:",
-                      on_click=_load, args=(student, exercise, attempt.code, number))
+            st.button(
+                "Load into the editor",
+                key=f"load-attempt-{attempt.id}",
+                icon=":material/edit:",
+                on_click=_load,
+                args=(student, exercise, attempt.code, number),
+            )
     with diff_tab:
         if number == 1:
             st.caption("This is your first attempt.")

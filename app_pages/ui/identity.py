@@ -19,8 +19,15 @@ import streamlit as st
 
 from app_pages.ui.store_calls import store_call
 from app_pages.ui.workspace import SESSION_KEY as BROWSER_SESSION_KEY
-from poslab.identity import (IdentityFrame, IdentityMode, Resolution, login_configured, login_identity, resolve,
-                             sign_in_prompt)
+from poslab.identity import (
+    IdentityFrame,
+    IdentityMode,
+    Resolution,
+    login_configured,
+    login_identity,
+    resolve,
+    sign_in_prompt,
+)
 from poslab.signin import COOKIE
 
 STUDENT_KEY = "student_name"  # the typed name (typed-name mode only); mirrored in the URL as ?student=
@@ -57,8 +64,15 @@ def _frame() -> IdentityFrame | None:
     state = store_call("check who is signed in", lambda opened: opened.sign_in_state(sign_in_cookie(), login), None)
     if state is None:
         return None
-    return IdentityFrame(account, state.roster_active, state.student, state.student_name, state.login_rostered,
-                         st.session_state.get(STUDENT_KEY), st.query_params.to_dict())
+    return IdentityFrame(
+        account,
+        state.roster_active,
+        state.student,
+        state.student_name,
+        state.login_rostered,
+        st.session_state.get(STUDENT_KEY),
+        st.query_params.to_dict(),
+    )
 
 
 def _forget_the_last_students_work(student: str | None) -> None:

@@ -20,21 +20,26 @@ CANVAS, MOODLE = "Canvas gradebook export", "Moodle grading worksheet"
 HOW_TO_EXPORT = {
     CANVAS: "In Canvas: Grades > Export > Export Entire Gradebook. Import the filled file with Grades > Import.",
     MOODLE: "In Moodle: the assignment's View all submissions > Download grading worksheet. Upload the filled "
-            "file with Upload grading worksheet.",
+    "file with Upload grading worksheet.",
 }
 
 
 def lms_export_section() -> None:
     """Upload the LMS's grade file, get it back with the assignment's grades filled in."""
     st.header("Grades back to the LMS")
-    st.caption("Each student's grade is the sum over exercises of their best hidden-suite score (public-test "
-               "runs never count), matched by their email or LMS id, as signed in with the roster or a login. "
-               "Students with no graded attempt are left as exported.")
+    st.caption(
+        "Each student's grade is the sum over exercises of their best hidden-suite score (public-test "
+        "runs never count), matched by their email or LMS id, as signed in with the roster or a login. "
+        "Students with no graded attempt are left as exported."
+    )
     kind = st.radio("The file from your LMS", (CANVAS, MOODLE), horizontal=True, key="lms-export-kind")
     st.caption(HOW_TO_EXPORT[kind])
     uploaded = st.file_uploader("Upload it (CSV)", type=["csv"], key="lms-export-file")
-    assignment = (st.text_input("Assignment column: the start of its header", value="Position Lab",
-                                key="lms-export-assignment") if kind == CANVAS else "")
+    assignment = (
+        st.text_input("Assignment column: the start of its header", value="Position Lab", key="lms-export-assignment")
+        if kind == CANVAS
+        else ""
+    )
     missing_zero = st.checkbox("Give 0 to students with no graded attempt", key="lms-export-missing-zero")
     if uploaded is None:
         return
@@ -55,8 +60,10 @@ def lms_export_section() -> None:
 
 def _show(filled: FilledGradebook, uploaded_name: str, missing_zero: bool) -> None:
     without = "given 0" if missing_zero else "left as exported"
-    st.success(f"Filled in for {filled.filled} student(s); {filled.left} without a grade {without}.",
-               icon=":material/task_alt:")
+    st.success(
+        f"Filled in for {filled.filled} student(s); {filled.left} without a grade {without}.",
+        icon=":material/task_alt:",
+    )
     st.text(f"Column: {filled.column}")  # st.text: the file's header is not Markdown
     if filled.warnings:
         with st.expander(f"{len(filled.warnings)} warning(s)", expanded=True, icon=":material/warning:"):
@@ -65,5 +72,11 @@ def _show(filled: FilledGradebook, uploaded_name: str, missing_zero: bool) -> No
     if filled.written:
         st.dataframe(pd.DataFrame(filled.written, columns=["student", "grade written"]), hide_index=True)
     stem = PurePath(uploaded_name).stem or "grades"
-    st.download_button("Download the filled file (CSV)", filled.text.encode("utf-8"), f"{stem}-filled.csv",
-                       mime="text/csv", icon=":material/download:", key="lms-export-download")
+    st.download_button(
+        "Download the filled file (CSV)",
+        filled.text.encode("utf-8"),
+        f"{stem}-filled.csv",
+        mime="text/csv",
+        icon=":material/download:",
+        key="lms-export-download",
+    )

@@ -43,23 +43,30 @@ def instructor_unlocked() -> bool:
 def client() -> str:
     """This browser's address, as far as it can be believed (see the module's docstring)."""
     peer = st.context.ip_address
-    return client_address(peer if isinstance(peer, str) else None,  # AppTest's context has no address
-                          st.context.headers.get_all("X-Forwarded-For"), Settings.from_env().trusted_proxies)
+    return client_address(
+        peer if isinstance(peer, str) else None,  # AppTest's context has no address
+        st.context.headers.get_all("X-Forwarded-For"),
+        Settings.from_env().trusted_proxies,
+    )
 
 
 def _wait() -> timedelta | None:
     """How long this session and address must wait before another try; a store that cannot say locks."""
     now = datetime.now(UTC)
-    failures = store_call("check the recent password attempts",
-                          lambda opened: opened.password_failures(session_id(), client(), now - PASSWORD_WINDOW), None)
+    failures = store_call(
+        "check the recent password attempts",
+        lambda opened: opened.password_failures(session_id(), client(), now - PASSWORD_WINDOW),
+        None,
+    )
     return PASSWORD_WINDOW if failures is None else password_wait(failures, now)
 
 
 def wait_sentence(wait: timedelta) -> str:
     seconds = max(1, int(wait.total_seconds() + 0.999))
     at = datetime.now(UTC) + wait
-    return (f"Too many wrong passwords from this browser or this address. Try again in {seconds} s "
-            f"(at {at:%H:%M:%S} UTC).")
+    return (
+        f"Too many wrong passwords from this browser or this address. Try again in {seconds} s (at {at:%H:%M:%S} UTC)."
+    )
 
 
 def unlock(typed: str | None, password: str) -> str | None:
@@ -71,8 +78,9 @@ def unlock(typed: str | None, password: str) -> str | None:
         st.session_state[UNLOCKED_KEY] = True
         return None
     st.session_state[UNLOCKED_KEY] = False
-    store_call("keep count of the wrong passwords",
-               lambda opened: opened.record_password_failure(session_id(), client()), None)
+    store_call(
+        "keep count of the wrong passwords", lambda opened: opened.record_password_failure(session_id(), client()), None
+    )
     wait = _wait()
     return WRONG if wait is None else f"{WRONG} {wait_sentence(wait)}"
 

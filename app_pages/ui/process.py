@@ -10,7 +10,8 @@ makes the value (a failure is not kept: the next call tries again), every later 
 from __future__ import annotations
 
 import threading
-from typing import Callable, Generic, Hashable, TypeVar
+from collections.abc import Callable, Hashable
+from typing import Generic, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")

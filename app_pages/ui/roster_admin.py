@@ -8,8 +8,8 @@ withdraws the earlier one. Withdrawing a student's links also signs their browse
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Sequence
 from urllib.parse import urlsplit
 
 import pandas as pd
@@ -37,15 +37,19 @@ def default_app_url() -> str:
 
 
 def members_table(members: Sequence[RosterMember]) -> pd.DataFrame:
-    return pd.DataFrame({
-        "name": [member.name for member in members],
-        "key": [member.key for member in members],
-        "section": [member.section for member in members],
-        "link valid until (UTC)": [f"{member.link_expires:%Y-%m-%d %H:%M}" if member.link_expires else "no link"
-                                   for member in members],
-        "link last used (UTC)": [f"{member.link_used:%Y-%m-%d %H:%M}" if member.link_used else ""
-                                 for member in members],
-    })
+    return pd.DataFrame(
+        {
+            "name": [member.name for member in members],
+            "key": [member.key for member in members],
+            "section": [member.section for member in members],
+            "link valid until (UTC)": [
+                f"{member.link_expires:%Y-%m-%d %H:%M}" if member.link_expires else "no link" for member in members
+            ],
+            "link last used (UTC)": [
+                f"{member.link_used:%Y-%m-%d %H:%M}" if member.link_used else "" for member in members
+            ],
+        }
+    )
 
 
 def _issue(keys: Sequence[str], members: Sequence[RosterMember]) -> None:
@@ -55,61 +59,102 @@ def _issue(keys: Sequence[str], members: Sequence[RosterMember]) -> None:
     tokens = store_call("issue the links", lambda opened: opened.issue_links(keys, timedelta(days=days)), None)
     if tokens:
         st.session_state[NEW_LINKS_KEY] = (links_csv(members, tokens, app_url, expires), len(tokens))
-        st.session_state[NOTICE_KEY] = (f"{len(tokens)} new link(s), valid for {days} days. Download them now: "
-                                        "they are not kept in clear, and cannot be shown again.")
+        st.session_state[NOTICE_KEY] = (
+            f"{len(tokens)} new link(s), valid for {days} days. Download them now: "
+            "they are not kept in clear, and cannot be shown again."
+        )
 
 
 def _withdraw(keys: Sequence[str]) -> None:
     live = store_call("withdraw the links", lambda opened: opened.revoke_links(keys), None)
     if live is not None:
-        st.session_state[NOTICE_KEY] = (f"Withdrew {live} live link(s) of {len(keys)} student(s) and signed "
-                                        "their browsers out.")
+        st.session_state[NOTICE_KEY] = (
+            f"Withdrew {live} live link(s) of {len(keys)} student(s) and signed their browsers out."
+        )
         st.session_state[CHOSEN_KEY] = []
 
 
 def _replace(students: Sequence[RosterStudent]) -> None:
     change = store_call("import the roster", lambda opened: opened.replace_roster(students), None)
     if change is not None:
-        st.session_state[NOTICE_KEY] = (f"The roster has {len(students)} students: {change.added} new, {change.kept} "
-                                        f"kept, {change.removed} removed (their links withdrawn; their work stays).")
+        st.session_state[NOTICE_KEY] = (
+            f"The roster has {len(students)} students: {change.added} new, {change.kept} "
+            f"kept, {change.removed} removed (their links withdrawn; their work stays)."
+        )
 
 
 def _remove() -> None:
     change = store_call("remove the roster", lambda opened: opened.clear_roster(), None)
     if change is not None:
-        st.session_state[NOTICE_KEY] = ("The roster is removed: every link is withdrawn, and students type their "
-                                        "names again (self-study mode).")
+        st.session_state[NOTICE_KEY] = (
+            "The roster is removed: every link is withdrawn, and students type their names again (self-study mode)."
+        )
 
 
 def links_box(members: Sequence[RosterMember]) -> None:
     st.subheader("Personal sign-in links")
-    st.caption("Each link signs its student in on any browser that opens it, until it expires or is withdrawn; "
-               "a signed-in browser stays signed in for POSLAB_SIGNIN_DAYS days (default 30).")
+    st.caption(
+        "Each link signs its student in on any browser that opens it, until it expires or is withdrawn; "
+        "a signed-in browser stays signed in for POSLAB_SIGNIN_DAYS days (default 30)."
+    )
     left, right = st.columns([3, 1])
     left.text_input("The app's address, as students open it", value=default_app_url(), key=URL_KEY)
     right.number_input("Valid for (days)", min_value=1, max_value=365, value=DEFAULT_LINK_DAYS, key=DAYS_KEY)
-    labels = {member.key: member.name if member.name == member.key else f"{member.name} ({member.key})"
-              for member in members}
-    chosen = st.multiselect("Students", list(labels), format_func=labels.get, key=CHOSEN_KEY,
-                            placeholder="Choose students to re-issue or withdraw their links")
+    labels = {
+        member.key: member.name if member.name == member.key else f"{member.name} ({member.key})" for member in members
+    }
+    chosen = st.multiselect(
+        "Students",
+        list(labels),
+        format_func=labels.get,
+        key=CHOSEN_KEY,
+        placeholder="Choose students to re-issue or withdraw their links",
+    )
     without = [member.key for member in members if member.link_expires is None]
     first, second, third = st.columns(3)
-    first.button(f"New links for the {len(without)} without one", disabled=not without, on_click=_issue,
-                 args=(without, members), icon=":material/add_link:", width="stretch")
-    second.button("New links for the chosen", disabled=not chosen, on_click=_issue, args=(chosen, members),
-                  icon=":material/autorenew:", width="stretch", help="Their earlier links stop working.")
-    third.button("Withdraw the chosen's links", disabled=not chosen, on_click=_withdraw, args=(chosen,),
-                 icon=":material/link_off:", width="stretch", help="And signs their browsers out.")
+    first.button(
+        f"New links for the {len(without)} without one",
+        disabled=not without,
+        on_click=_issue,
+        args=(without, members),
+        icon=":material/add_link:",
+        width="stretch",
+    )
+    second.button(
+        "New links for the chosen",
+        disabled=not chosen,
+        on_click=_issue,
+        args=(chosen, members),
+        icon=":material/autorenew:",
+        width="stretch",
+        help="Their earlier links stop working.",
+    )
+    third.button(
+        "Withdraw the chosen's links",
+        disabled=not chosen,
+        on_click=_withdraw,
+        args=(chosen,),
+        icon=":material/link_off:",
+        width="stretch",
+        help="And signs their browsers out.",
+    )
     issued = st.session_state.get(NEW_LINKS_KEY)
     if issued is not None:
         text, count = issued
-        st.download_button(f"Download the {count} new link(s) (CSV)", text, "signin_links.csv", mime="text/csv",
-                           icon=":material/download:", key="roster-links-download")
+        st.download_button(
+            f"Download the {count} new link(s) (CSV)",
+            text,
+            "signin_links.csv",
+            mime="text/csv",
+            icon=":material/download:",
+            key="roster-links-download",
+        )
 
 
 def import_box(active: bool) -> None:
-    with st.expander("Replace the roster" if active else "Import a roster", expanded=not active,
-                     icon=":material/upload_file:"):
+    with st.expander(
+        "Replace the roster" if active else "Import a roster", expanded=not active, icon=":material/upload_file:"
+    ):
         st.caption(f"Accepted: {ACCEPTED}. A student's key is the email in lower case, else the LMS's user id.")
         uploaded = st.file_uploader("Roster file (CSV)", type=["csv"], key="roster-file")
         if uploaded is None:
@@ -120,12 +165,19 @@ def import_box(active: bool) -> None:
         if not roster.students:
             st.error("No student could be read from this file; the roster is unchanged.")
             return
-        st.button(f"Make these {len(roster.students)} students the class's roster ({roster.format} file)",
-                  on_click=_replace, args=(roster.students,), type="primary", icon=":material/group:")
+        st.button(
+            f"Make these {len(roster.students)} students the class's roster ({roster.format} file)",
+            on_click=_replace,
+            args=(roster.students,),
+            type="primary",
+            icon=":material/group:",
+        )
     if active:
         with st.popover("Remove the roster", icon=":material/group_off:"):
-            st.warning("Every link is withdrawn and students type their names again: anyone can then type anyone's "
-                       "name. Their work stays in the store.")
+            st.warning(
+                "Every link is withdrawn and students type their names again: anyone can then type anyone's "
+                "name. Their work stays in the store."
+            )
             st.button("Remove the roster", key="roster-remove", on_click=_remove, type="primary")
 
 
@@ -141,11 +193,15 @@ def roster_section() -> None:
     if roster_file is not None:
         st.caption(f"POSLAB_ROSTER: the file {roster_file} becomes the roster each time the app starts.")
     if not members:
-        st.caption("No roster: students type their names, which suits self-study on one's own machine only. "
-                   "Import the class's roster and each student signs in with a personal link.")
+        st.caption(
+            "No roster: students type their names, which suits self-study on one's own machine only. "
+            "Import the class's roster and each student signs in with a personal link."
+        )
     else:
-        st.caption(f"{len(members)} students. Only a student signed in with their link can save progress, drafts "
-                   "or comments, or submit; reading the lessons needs no sign-in.")
+        st.caption(
+            f"{len(members)} students. Only a student signed in with their link can save progress, drafts "
+            "or comments, or submit; reading the lessons needs no sign-in."
+        )
         st.dataframe(members_table(members), hide_index=True)
         links_box(members)
     import_box(bool(members))

@@ -18,8 +18,8 @@ from __future__ import annotations
 import os
 import threading
 from collections import deque
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 from app_pages.ui.process import one_per_process
 

@@ -30,12 +30,16 @@ class SandboxReport:
     @property
     def sentence(self) -> str:
         if self.isolation is None:
-            return (f"Submissions are graded on the Dask cluster at {self.scheduler}: each worker's log says "
-                    "whether it uses bubblewrap.")
+            return (
+                f"Submissions are graded on the Dask cluster at {self.scheduler}: each worker's log says "
+                "whether it uses bubblewrap."
+            )
         if self.isolation == Isolation.BWRAP:
             return "Submissions are graded in bubblewrap sandboxes on this machine (no network, no project files)."
-        return (f"Submissions are graded WITHOUT bubblewrap on this machine ({self.why_not_bubblewrap}): the "
-                f"fallback is a plain subprocess that can read whatever its user may. To grade a class, {INSTALL}.")
+        return (
+            f"Submissions are graded WITHOUT bubblewrap on this machine ({self.why_not_bubblewrap}): the "
+            f"fallback is a plain subprocess that can read whatever its user may. To grade a class, {INSTALL}."
+        )
 
 
 @one_per_process  # the server's start-up says it, the Instructor page shows it (process.py)

@@ -27,9 +27,10 @@ import asyncio
 import html
 import threading
 import time
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
-from typing import Any, AsyncIterator
+from typing import Any
 from urllib.parse import urlsplit
 
 from starlette.requests import Request
@@ -50,22 +51,25 @@ logger = get_logger(__name__)
 
 # -- start-up -----------------------------------------------------------------------------------------
 
+
 def import_roster_file(settings: Settings) -> None:
     """``POSLAB_ROSTER`` into the store (replacing the roster); RuntimeError says why it cannot be."""
     path = settings.roster_file
     try:
         data = path.read_bytes()
     except OSError as error:
-        raise RuntimeError(f"POSLAB_ROSTER={path}: the roster file cannot be read ({error.strerror or error}).") from None
+        raise RuntimeError(
+            f"POSLAB_ROSTER={path}: the roster file cannot be read ({error.strerror or error})."
+        ) from None
     roster = read_roster(data, f"The roster {path.name}")
     for problem in roster.problems:
         logger.warning("POSLAB_ROSTER: %s", problem)
     if not roster.students:
-        raise RuntimeError(f"POSLAB_ROSTER={path}: no student could be read from it. "
-                           + " ".join(roster.problems[:3]))
+        raise RuntimeError(f"POSLAB_ROSTER={path}: no student could be read from it. " + " ".join(roster.problems[:3]))
     change = open_store(settings.db_url).replace_roster(roster.students)
-    logger.info("POSLAB_ROSTER: %d students (%d new, %d left the roster)", len(roster.students), change.added,
-                change.removed)
+    logger.info(
+        "POSLAB_ROSTER: %d students (%d new, %d left the roster)", len(roster.students), change.added, change.removed
+    )
 
 
 def warm_up() -> None:
@@ -75,8 +79,12 @@ def warm_up() -> None:
         heap.import_page_libraries()
         service = grading.start_with_the_server()
         frozen = heap.freeze_start_up_heap()
-        logger.info("warmed up in %.1f s: the pages' libraries imported, %s, %d objects of the start-up heap frozen",
-                    time.perf_counter() - started, "the judges starting" if service else "judges on demand", frozen)
+        logger.info(
+            "warmed up in %.1f s: the pages' libraries imported, %s, %d objects of the start-up heap frozen",
+            time.perf_counter() - started,
+            "the judges starting" if service else "judges on demand",
+            frozen,
+        )
     except Exception:  # noqa: BLE001 - the pages still work, and say why grading cannot
         logger.exception("warming up the app failed; the first page and submission will start what they need")
 
@@ -94,6 +102,7 @@ async def lifespan(_app: Any) -> AsyncIterator[None]:
 
 
 # -- the sign-in link -----------------------------------------------------------------------------------
+
 
 def app_path() -> str:
     base = (config.get_option("server.baseUrlPath") or "").strip("/")
@@ -113,8 +122,13 @@ def _refused(why: str) -> Response:
 
 
 def _unavailable() -> Response:
-    return _private(PlainTextResponse("The sign-in cannot be checked right now: the app's database cannot be "
-                                      "reached. Please try the link again in a minute.", status_code=503))
+    return _private(
+        PlainTextResponse(
+            "The sign-in cannot be checked right now: the app's database cannot be "
+            "reached. Please try the link again in a minute.",
+            status_code=503,
+        )
+    )
 
 
 def _same_origin(request: Request) -> bool:
@@ -126,8 +140,10 @@ def _https(request: Request, settings: Settings) -> bool:
     if request.url.scheme == "https":
         return True
     peer = request.client.host if request.client else None
-    return (from_trusted_proxy(peer, settings.trusted_proxies)
-            and request.headers.get("x-forwarded-proto", "").strip() == "https")
+    return (
+        from_trusted_proxy(peer, settings.trusted_proxies)
+        and request.headers.get("x-forwarded-proto", "").strip() == "https"
+    )
 
 
 def confirm_page(member: RosterMember) -> str:
@@ -159,19 +175,31 @@ def sign_in_page(request: Request) -> Response:
 def sign_in(request: Request) -> Response:
     """POST /signin/<token>: sign this browser in, set its cookie, and go to the app."""
     if not _same_origin(request):
-        return _private(PlainTextResponse("Sign in from the page your link opens (this request came from another "
-                                          "site, or without its origin).", status_code=403))
+        return _private(
+            PlainTextResponse(
+                "Sign in from the page your link opens (this request came from another site, or without its origin).",
+                status_code=403,
+            )
+        )
     settings = Settings.from_env()
     try:
-        outcome = open_store(settings.db_url).sign_in_with_link(request.path_params["token"],
-                                                                timedelta(days=settings.signin_days))
+        outcome = open_store(settings.db_url).sign_in_with_link(
+            request.path_params["token"], timedelta(days=settings.signin_days)
+        )
     except (StoreError, *DATABASE_ERRORS):
         return _unavailable()
     if isinstance(outcome, str):
         return _refused(outcome)
     response = RedirectResponse(app_path(), status_code=303)
-    response.set_cookie(COOKIE, outcome.session, max_age=int(timedelta(days=settings.signin_days).total_seconds()),
-                        path=app_path(), httponly=True, samesite="lax", secure=_https(request, settings))
+    response.set_cookie(
+        COOKIE,
+        outcome.session,
+        max_age=int(timedelta(days=settings.signin_days).total_seconds()),
+        path=app_path(),
+        httponly=True,
+        samesite="lax",
+        secure=_https(request, settings),
+    )
     return _private(response)
 
 

@@ -17,8 +17,10 @@ from poslab.identity import NAME_PARAM, Resolution, clean_name, login_identity, 
 from poslab.signin import REFUSALS, STATUS_PARAM
 from poslab.store.validation import MAX_NAME_CHARS
 
-SELF_STUDY_WARNING = ("Type a name to save your progress. Anyone can type any name: this is for self-study on "
-                      "your own machine, not for a class on a network (a class signs in with a roster or a login).")
+SELF_STUDY_WARNING = (
+    "Type a name to save your progress. Anyone can type any name: this is for self-study on "
+    "your own machine, not for a class on a network (a class signs in with a roster or a login)."
+)
 
 
 def _forget_name() -> None:
@@ -28,8 +30,12 @@ def _forget_name() -> None:
 
 def _name_form() -> None:
     with st.form("student-name-form", border=False):
-        typed = st.text_input("Your name", max_chars=MAX_NAME_CHARS, placeholder="e.g. Ada Lovelace",
-                              help="Your progress is saved under this name.")
+        typed = st.text_input(
+            "Your name",
+            max_chars=MAX_NAME_CHARS,
+            placeholder="e.g. Ada Lovelace",
+            help="Your progress is saved under this name.",
+        )
         if st.form_submit_button("Start", icon=":material/login:"):
             try:
                 st.session_state[STUDENT_KEY] = clean_name(typed)
@@ -69,12 +75,18 @@ def _sign_out() -> None:
 
 def _roster_box(found: Resolution) -> None:
     if found.identity is None:
-        st.info(sign_in_prompt("roster", "save your progress") + " Reading the lessons needs no sign-in.",
-                icon=":material/key:")
+        st.info(
+            sign_in_prompt("roster", "save your progress") + " Reading the lessons needs no sign-in.",
+            icon=":material/key:",
+        )
         return
     st.text(f"Signed in as {found.identity.label}")  # the roster's name: plain text, never Markdown
-    st.button("Sign out", icon=":material/logout:", on_click=_sign_out,
-              help="Signs this browser out; your personal link signs you in again.")
+    st.button(
+        "Sign out",
+        icon=":material/logout:",
+        on_click=_sign_out,
+        help="Signs this browser out; your personal link signs you in again.",
+    )
 
 
 def _refusals(found: Resolution) -> None:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Callable, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
 import streamlit as st
 
@@ -28,8 +29,10 @@ def store() -> Store | None:
     try:
         return open_store(url)
     except ImportError as error:  # e.g. a postgresql:// URL without its driver installed
-        st.error(f"Progress is not being saved: the database driver is missing ({error}). "
-                 "Install it (see README) and restart the app.")
+        st.error(
+            f"Progress is not being saved: the database driver is missing ({error}). "
+            "Install it (see README) and restart the app."
+        )
     except (ValueError, *DATABASE_ERRORS) as error:
         st.error(f"Progress is not being saved: the database address POSLAB_DB_URL is not usable ({error}).")
     return None
@@ -47,8 +50,10 @@ def store_call(action: str, call: Callable[[Store], T], fallback: T) -> T:
     except StoreError as error:  # busy or too new: its message says what to do
         st.error(f"Could not {action}. {error}")
     except DATABASE_ERRORS as error:
-        st.error(f"Could not {action}: the progress database cannot be reached right now "
-                 f"({type(error).__name__}). Please try again in a moment; tell your instructor if it persists.")
+        st.error(
+            f"Could not {action}: the progress database cannot be reached right now "
+            f"({type(error).__name__}). Please try again in a moment; tell your instructor if it persists."
+        )
     return fallback
 
 

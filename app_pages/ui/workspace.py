@@ -37,8 +37,10 @@ from poslab.exercises import Exercise, spec
 from poslab.store import Draft
 
 SESSION_KEY = "workspace_session"  # this browser session's id, kept with each draft it saves
-KEYBOARD_HELP = ("Keyboard: Tab reaches the editor, Enter starts editing (Tab then indents), "
-                 "Esc stops editing, then Tab moves on. Your code is saved as a draft as you type.")
+KEYBOARD_HELP = (
+    "Keyboard: Tab reaches the editor, Enter starts editing (Tab then indents), "
+    "Esc stops editing, then Tab moves on. Your code is saved as a draft as you type."
+)
 
 
 @dataclass
@@ -95,9 +97,13 @@ def sync_with_store(student: str, exercise: Exercise) -> EditorState:
         if state.conflict is not None:
             state.conflict = draft  # the student is asked to choose against the newest version
         elif not _unsaved_typing(state, exercise):  # (unsaved typing: its save asks first)
-            _show_newer(state, draft, "Your draft was saved from another tab or window at "
-                                      f"{clock.shown(draft.saved_at)}, after this page last loaded it: the editor "
-                                      "now shows that version.")
+            _show_newer(
+                state,
+                draft,
+                "Your draft was saved from another tab or window at "
+                f"{clock.shown(draft.saved_at)}, after this page last loaded it: the editor "
+                "now shows that version.",
+            )
     st.session_state[key] = state
     return state
 
@@ -125,12 +131,18 @@ def _save(student: str, exercise: Exercise, state: EditorState, text: str, overw
     """Save ``text`` as the draft; over another tab's newer save only with ``overwrite`` (else: ask)."""
     size = len(text.encode("utf-8"))
     if size > MAX_FILE_BYTES:
-        state.problem = (f"Not saved: the code is {size / 1024:,.0f} KB, and a solution file may be at most "
-                         f"{MAX_FILE_BYTES // 1024} KB.")
+        state.problem = (
+            f"Not saved: the code is {size / 1024:,.0f} KB, and a solution file may be at most "
+            f"{MAX_FILE_BYTES // 1024} KB."
+        )
         return
-    saved = store_call("save your draft", lambda opened: opened.save_draft(
-        student, exercise.id, text, saved_by=session_id(), base_revision=state.revision, overwrite_newer=overwrite),
-        None)
+    saved = store_call(
+        "save your draft",
+        lambda opened: opened.save_draft(
+            student, exercise.id, text, saved_by=session_id(), base_revision=state.revision, overwrite_newer=overwrite
+        ),
+        None,
+    )
     if saved is None:
         state.problem = "Not saved (see above): keep a copy of your code until this is fixed."
         return
@@ -141,8 +153,10 @@ def _save(student: str, exercise: Exercise, state: EditorState, text: str, overw
     state.revision, state.conflict = saved.draft.revision, None
     state.saved_at = clock.shown(saved.draft.saved_at)
     if saved.replaced is not None:
-        state.notice = (f"Your version is saved: it replaced the one saved from another tab or window at "
-                        f"{clock.shown(saved.replaced.saved_at)}.")
+        state.notice = (
+            f"Your version is saved: it replaced the one saved from another tab or window at "
+            f"{clock.shown(saved.replaced.saved_at)}."
+        )
 
 
 def receive_editor_text(student: str, exercise: Exercise) -> None:
@@ -182,23 +196,43 @@ def _keep_mine(student: str, exercise: Exercise) -> None:
 def _load_other(student: str, exercise: Exercise) -> None:
     state = _state(student, exercise)
     if state.conflict is not None:
-        _show_newer(state, state.conflict, f"The editor shows the version saved from another tab or window at "
-                                           f"{clock.shown(state.conflict.saved_at)}; yours was not saved.")
+        _show_newer(
+            state,
+            state.conflict,
+            f"The editor shows the version saved from another tab or window at "
+            f"{clock.shown(state.conflict.saved_at)}; yours was not saved.",
+        )
 
 
 def conflict_choice(student: str, exercise: Exercise, state: EditorState) -> None:
     """Ask before this tab's typing replaces another tab's newer save: keep mine, or load the other."""
     newer = state.conflict
-    st.warning(f"Not saved yet: this draft was saved from another tab or window at {clock.shown(newer.saved_at)}, "
-               "after this tab loaded it. Saving now would replace that version with the one in this editor. "
-               "Which one do you keep?", icon=":material/sync_problem:")
+    st.warning(
+        f"Not saved yet: this draft was saved from another tab or window at {clock.shown(newer.saved_at)}, "
+        "after this tab loaded it. Saving now would replace that version with the one in this editor. "
+        "Which one do you keep?",
+        icon=":material/sync_problem:",
+    )
     choices = st.container(horizontal=True, gap="small")
-    choices.button("Keep mine (replace the other version)", key=f"keep-mine-{exercise.id}", type="primary",
-                   on_click=_keep_mine, args=(student, exercise))
-    choices.button("Load the other version", key=f"load-other-{exercise.id}", on_click=_load_other,
-                   args=(student, exercise))
-    choices.download_button("Download mine first", state.text, exercise.filename, mime="text/x-python",
-                            icon=":material/download:", key=f"download-mine-{exercise.id}", on_click="ignore")
+    choices.button(
+        "Keep mine (replace the other version)",
+        key=f"keep-mine-{exercise.id}",
+        type="primary",
+        on_click=_keep_mine,
+        args=(student, exercise),
+    )
+    choices.button(
+        "Load the other version", key=f"load-other-{exercise.id}", on_click=_load_other, args=(student, exercise)
+    )
+    choices.download_button(
+        "Download mine first",
+        state.text,
+        exercise.filename,
+        mime="text/x-python",
+        icon=":material/download:",
+        key=f"download-mine-{exercise.id}",
+        on_click="ignore",
+    )
 
 
 @st.fragment
@@ -208,10 +242,18 @@ def editor(student: str, exercise: Exercise) -> None:
     # The latest text, not the one mounted first: a page left and reopened mounts a new editor. A
     # mounted editor ignores a changed text (only a new generation, i.e. a new key, replaces it).
     # Every other argument stays the same from save to save: a changed one re-renders Ace.
-    code_editor(state.text, lang="python", height=[editor_look.MIN_LINES, editor_look.MAX_LINES],
-                shortcuts="sublime", response_mode=["debounce", "blur"], options=editor_look.EDITOR_OPTIONS,
-                props=editor_look.editor_props(editor_look.theme_type()), keybindings=editor_look.EDITOR_KEYBINDINGS,
-                component_props=editor_look.component_props(), key=editor_key(student, exercise))
+    code_editor(
+        state.text,
+        lang="python",
+        height=[editor_look.MIN_LINES, editor_look.MAX_LINES],
+        shortcuts="sublime",
+        response_mode=["debounce", "blur"],
+        options=editor_look.EDITOR_OPTIONS,
+        props=editor_look.editor_props(editor_look.theme_type()),
+        keybindings=editor_look.EDITOR_KEYBINDINGS,
+        component_props=editor_look.component_props(),
+        key=editor_key(student, exercise),
+    )
     receive_editor_text(student, exercise)
     if state.notice:
         st.info(state.notice, icon=":material/sync:")
@@ -220,5 +262,11 @@ def editor(student: str, exercise: Exercise) -> None:
         conflict_choice(student, exercise, state)
     if state.problem:
         st.error(state.problem, icon=":material/save:")
-    st.caption(f"{KEYBOARD_HELP} " + (f"Draft saved at {state.saved_at}." if state.saved_at
-                                      else "This is the starter code; your changes are saved as you type."))
+    st.caption(
+        f"{KEYBOARD_HELP} "
+        + (
+            f"Draft saved at {state.saved_at}."
+            if state.saved_at
+            else "This is the starter code; your changes are saved as you type."
+        )
+    )

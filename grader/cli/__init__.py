@@ -11,9 +11,31 @@ grade with a stand-in suite ("module:attribute") instead of the hidden one.
 """
 
 from grader.cli.commands import COMMANDS, Command, build_parser, main
-from grader.cli.common import (EXIT_FAULT, EXIT_OK, EXIT_USAGE, EXIT_WEAK_SUITE, ProgressBar, UsageError, atomic_write,
-                               format_table)
+from grader.cli.common import (
+    EXIT_FAULT,
+    EXIT_OK,
+    EXIT_USAGE,
+    EXIT_WEAK_SUITE,
+    ProgressBar,
+    UsageError,
+    atomic_write,
+    format_table,
+)
 from grader.cli.grading import grade_in_parallel, grade_with_service
 
-__all__ = ["COMMANDS", "Command", "build_parser", "main", "EXIT_FAULT", "EXIT_OK", "EXIT_USAGE", "EXIT_WEAK_SUITE",
-           "ProgressBar", "UsageError", "atomic_write", "format_table", "grade_in_parallel", "grade_with_service"]
+__all__ = [
+    "COMMANDS",
+    "Command",
+    "build_parser",
+    "main",
+    "EXIT_FAULT",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "EXIT_WEAK_SUITE",
+    "ProgressBar",
+    "UsageError",
+    "atomic_write",
+    "format_table",
+    "grade_in_parallel",
+    "grade_with_service",
+]

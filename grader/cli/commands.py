@@ -9,9 +9,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Sequence
 
 from grader.cli.common import EXIT_FAULT, EXIT_INTERRUPTED, UsageError
 from grader.sandbox import GraderFault
@@ -31,8 +31,11 @@ COMMANDS: tuple[Command, ...] = (
     Command("grade", "grader.cli.grade", "grade submissions with the hidden suite"),
     Command("validate", "grader.cli.validate", "check the reference scores full marks and every mutant loses points"),
     Command("release", "grader.cli.release", "write a student bundle (no hidden tests, no mutants)"),
-    Command("gradescope", "grader.cli.gradescope",
-            "write a Gradescope autograder zip (setup.sh, run_autograder, hidden suite)"),
+    Command(
+        "gradescope",
+        "grader.cli.gradescope",
+        "write a Gradescope autograder zip (setup.sh, run_autograder, hidden suite)",
+    ),
     Command("export", "grader.lms.cli", "fill a Canvas or Moodle grade file with the totals"),
     Command("mutation", "grader.mutation", "score the hidden suite on mutants of the reference (cosmic-ray)"),
 )

@@ -7,8 +7,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence, TextIO
+from typing import TextIO
 
 EXIT_OK, EXIT_WEAK_SUITE, EXIT_USAGE, EXIT_FAULT = 0, 1, 2, 3
 EXIT_INTERRUPTED = 130  # the shell's code for a run stopped by Ctrl-C
@@ -48,8 +49,7 @@ class ProgressBar:
             self.done += 1
             filled = self.width * self.done // max(self.total, 1)
             elapsed = time.monotonic() - self.started
-            line = (f"[{'#' * filled}{'.' * (self.width - filled)}] {self.done}/{self.total} "
-                    f"{elapsed:5.1f}s  {label}")
+            line = f"[{'#' * filled}{'.' * (self.width - filled)}] {self.done}/{self.total} {elapsed:5.1f}s  {label}"
             if self.tty:
                 self.stream.write("\r" + line[:120].ljust(120) + ("\n" if self.done == self.total else ""))
             else:
@@ -59,6 +59,8 @@ class ProgressBar:
 
 def format_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows)]
-    lines = ["  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip()
-             for row in [header, ["-" * width for width in widths], *rows]]
+    lines = [
+        "  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip()
+        for row in [header, ["-" * width for width in widths], *rows]
+    ]
     return "\n".join(lines)

@@ -12,8 +12,8 @@ import io
 import json
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from grader.api import Grader, Submission, load_submission
 from grader.cli.common import EXIT_FAULT, EXIT_OK, ProgressBar, UsageError, atomic_write, format_table
@@ -28,20 +28,38 @@ DEFAULT_TIMEOUT = GraderSettings().timeout
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.description = ("Grade submissions (a .py file, or a folder of .py files; "
-                          "test_*.py and conftest.py are ignored).")
-    parser.add_argument("paths", nargs="+", metavar="PATH",
-                        help="a submission; its id is the file's stem or the folder's name "
-                             "(for a folder named 'exercises', its parent's name)")
+    parser.description = (
+        "Grade submissions (a .py file, or a folder of .py files; test_*.py and conftest.py are ignored)."
+    )
+    parser.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="a submission; its id is the file's stem or the folder's name "
+        "(for a folder named 'exercises', its parent's name)",
+    )
     parser.add_argument("--out", required=True, metavar="DIR", help="where gradebook.csv and <id>/results.json go")
-    parser.add_argument("--jobs", type=int, default=1, metavar="N",
-                        help="warm judges started on this machine, submissions graded at once (default 1)")
-    parser.add_argument("--scheduler", default=None, metavar="tcp://HOST:8786",
-                        help="grade on this Dask cluster (workers: dask worker ADDRESS --nthreads 1 "
-                             "--preload grader.cluster) instead of judges started here")
-    parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
-                        help=f"wall-clock limit per exercise (default {DEFAULT_TIMEOUT:g}, "
-                             f"or POSLAB_GRADER_TIMEOUT)")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="warm judges started on this machine, submissions graded at once (default 1)",
+    )
+    parser.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="tcp://HOST:8786",
+        help="grade on this Dask cluster (workers: dask worker ADDRESS --nthreads 1 "
+        "--preload grader.cluster) instead of judges started here",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help=f"wall-clock limit per exercise (default {DEFAULT_TIMEOUT:g}, or POSLAB_GRADER_TIMEOUT)",
+    )
 
 
 def check_options(args: argparse.Namespace) -> None:
@@ -76,14 +94,20 @@ def run(args: argparse.Namespace) -> int:
     settings = GraderSettings.from_env().with_changes(timeout=args.timeout)
     out = Path(args.out)
     suite_hash = Grader(settings, suite=load_suite(suite)).suite_hash()
-    submissions = [source if isinstance(source, Submission) else load_submission(source, submission_id, settings)
-                   for submission_id, source in ids.items()]
+    submissions = [
+        source if isinstance(source, Submission) else load_submission(source, submission_id, settings)
+        for submission_id, source in ids.items()
+    ]
     results: dict[str, SubmissionResult] = {}
     todo = []
     for submission in submissions:
         old = previous_result(out / submission.submission_id / "results.json")
-        if (old is not None and old.submission_hash == submission.content_hash
-                and old.suite_hash == suite_hash and not old.public_tests_only):
+        if (
+            old is not None
+            and old.submission_hash == submission.content_hash
+            and old.suite_hash == suite_hash
+            and not old.public_tests_only
+        ):
             results[submission.submission_id] = old
         else:
             todo.append(submission)
@@ -93,16 +117,16 @@ def run(args: argparse.Namespace) -> int:
     lock = threading.Lock()
 
     def keep(result: SubmissionResult) -> None:
-        atomic_write(out / result.submission_id / "results.json",
-                     json.dumps(result.to_gradescope(), indent=2) + "\n")
+        atomic_write(out / result.submission_id / "results.json", json.dumps(result.to_gradescope(), indent=2) + "\n")
         with lock:
             results[result.submission_id] = result
         progress.step(f"{result.submission_id}: {result.score:g}/{result.max_score:g}")
 
     try:
         # No more judges than submissions to grade: each costs a torch start-up.
-        grade_with_service(todo, settings, keep, scheduler=args.scheduler,
-                           judges=max(1, min(args.jobs, len(todo))), suite=suite)
+        grade_with_service(
+            todo, settings, keep, scheduler=args.scheduler, judges=max(1, min(args.jobs, len(todo))), suite=suite
+        )
     except GraderFault as fault:
         print(f"grader fault: {fault}", file=sys.stderr)
         return EXIT_FAULT

@@ -11,13 +11,24 @@ from grader.settings import ISOLATIONS, GraderSettings
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.description = ("Write the autograder zip to upload to Gradescope (programming assignment, "
-                          "base image Ubuntu 22.04). See grader/README.md.")
+    parser.description = (
+        "Write the autograder zip to upload to Gradescope (programming assignment, "
+        "base image Ubuntu 22.04). See grader/README.md."
+    )
     parser.add_argument("out", metavar="OUT.zip", help="the zip to write")
-    parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
-                        help="wall-clock limit per exercise (default: POSLAB_GRADER_TIMEOUT, or 20)")
-    parser.add_argument("--isolation", choices=ISOLATIONS, default=None,
-                        help="the sandbox to use on Gradescope (default: POSLAB_GRADER_ISOLATION, or auto)")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="wall-clock limit per exercise (default: POSLAB_GRADER_TIMEOUT, or 20)",
+    )
+    parser.add_argument(
+        "--isolation",
+        choices=ISOLATIONS,
+        default=None,
+        help="the sandbox to use on Gradescope (default: POSLAB_GRADER_ISOLATION, or auto)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,6 +45,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"cannot build the package: {error}", file=sys.stderr)
         return EXIT_FAULT
     suite = sum(name.startswith("grader/suite/test_") for name in names)
-    print(f"wrote {args.out}: {len(names)} files, {suite} hidden test modules; "
-          f"isolation {settings.isolation}, timeout {settings.timeout:g} s per exercise")
+    print(
+        f"wrote {args.out}: {len(names)} files, {suite} hidden test modules; "
+        f"isolation {settings.isolation}, timeout {settings.timeout:g} s per exercise"
+    )
     return EXIT_OK

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from grader.api import Grader, Submission
 from grader.results import SubmissionResult
@@ -13,8 +13,12 @@ from grader.settings import GraderSettings
 from poslab.vocabulary import GradingMode
 
 
-def grade_in_parallel(items: Sequence[Submission], jobs: int, make_grader: Callable[[], Grader],
-                      on_result: Callable[[SubmissionResult], None]) -> None:
+def grade_in_parallel(
+    items: Sequence[Submission],
+    jobs: int,
+    make_grader: Callable[[], Grader],
+    on_result: Callable[[SubmissionResult], None],
+) -> None:
     """Grade ``items`` with ``jobs`` threads, each owning one Grader (one worker process).
 
     The judging threads share this process (the hidden tests run here); each worker and its
@@ -37,7 +41,10 @@ def grade_in_parallel(items: Sequence[Submission], jobs: int, make_grader: Calla
         except BaseException as error:  # noqa: BLE001 - handed to the main thread
             faults.append(error)
 
-    threads = [threading.Thread(target=run, name=f"grader-{index}", daemon=True) for index in range(max(1, min(jobs, len(items))))]
+    threads = [
+        threading.Thread(target=run, name=f"grader-{index}", daemon=True)
+        for index in range(max(1, min(jobs, len(items))))
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -46,9 +53,15 @@ def grade_in_parallel(items: Sequence[Submission], jobs: int, make_grader: Calla
         raise faults[0]
 
 
-def grade_with_service(items: Sequence[Submission], settings: GraderSettings,
-                       on_result: Callable[[SubmissionResult], None], *, scheduler: str | None, judges: int,
-                       suite: str | None = None) -> None:
+def grade_with_service(
+    items: Sequence[Submission],
+    settings: GraderSettings,
+    on_result: Callable[[SubmissionResult], None],
+    *,
+    scheduler: str | None,
+    judges: int,
+    suite: str | None = None,
+) -> None:
     """Grade ``items`` on the grading service: ``judges`` warm judges here, or the cluster at ``scheduler``.
 
     ``suite`` names a stand-in for the hidden suite ("module:attribute"; tests). Nothing goes to
@@ -58,8 +71,9 @@ def grade_with_service(items: Sequence[Submission], settings: GraderSettings,
         return
     from grader.service import GradingService, as_completed
 
-    with GradingService(scheduler, judges=judges, settings=settings, suite=suite,
-                        warm_modes=(GradingMode.HIDDEN,)) as service:
+    with GradingService(
+        scheduler, judges=judges, settings=settings, suite=suite, warm_modes=(GradingMode.HIDDEN,)
+    ) as service:
         jobs = [service.submit_submission(item) for item in items]
         for job in as_completed(jobs):
             on_result(job.result())

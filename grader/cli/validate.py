@@ -22,11 +22,21 @@ DEFAULT_TIMEOUT = GraderSettings().timeout
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--jobs", type=int, default=2, metavar="N", help="submissions graded at once (default 2)")
-    parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
-                        help=f"wall-clock limit per exercise (default {DEFAULT_TIMEOUT:g})")
-    parser.add_argument("--exercise", action="append", choices=EXERCISE_IDS, metavar="ID",
-                        help="only the mutants of this exercise (repeatable; default: every exercise's); "
-                             f"one of {', '.join(EXERCISE_IDS)}")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help=f"wall-clock limit per exercise (default {DEFAULT_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--exercise",
+        action="append",
+        choices=EXERCISE_IDS,
+        metavar="ID",
+        help="only the mutants of this exercise (repeatable; default: every exercise's); "
+        f"one of {', '.join(EXERCISE_IDS)}",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,8 +44,9 @@ def run(args: argparse.Namespace) -> int:
 
     settings = GraderSettings.from_env().with_changes(timeout=args.timeout)
     try:
-        mutants = {mutant.name: mutant for mutant in list_mutants()
-                   if not args.exercise or mutant.exercise in args.exercise}
+        mutants = {
+            mutant.name: mutant for mutant in list_mutants() if not args.exercise or mutant.exercise in args.exercise
+        }
     except PatchError as error:
         print(f"grader fault: the bundled mutants no longer fit the reference: {error}", file=sys.stderr)
         return EXIT_FAULT
@@ -55,10 +66,21 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_FAULT
     rows, weak = [], 0
     reference = results["reference"]
-    ok = reference.status == SubmissionStatus.GRADED and reference.max_score > 0 and reference.score == reference.max_score
+    ok = (
+        reference.status == SubmissionStatus.GRADED
+        and reference.max_score > 0
+        and reference.score == reference.max_score
+    )
     weak += not ok
-    rows.append(["reference", "all", f"{reference.score:g}/{reference.max_score:g}", "-",
-                 "full marks" if ok else "NOT FULL MARKS"])
+    rows.append(
+        [
+            "reference",
+            "all",
+            f"{reference.score:g}/{reference.max_score:g}",
+            "-",
+            "full marks" if ok else "NOT FULL MARKS",
+        ]
+    )
     for name, mutant in mutants.items():
         result = results[name]
         own = result.exercises.get(mutant.exercise)
@@ -66,8 +88,15 @@ def run(args: argparse.Namespace) -> int:
         # to import loses everything and would otherwise hide a suite that catches nothing.
         caught = result.status == SubmissionStatus.GRADED and own is not None and own.score < own.max_score
         weak += not caught
-        rows.append([name, mutant.exercise, f"{result.score:g}/{result.max_score:g}",
-                     f"{own.score:g}/{own.max_score:g}" if own else "-", "caught" if caught else "NOT CAUGHT"])
+        rows.append(
+            [
+                name,
+                mutant.exercise,
+                f"{result.score:g}/{result.max_score:g}",
+                f"{own.score:g}/{own.max_score:g}" if own else "-",
+                "caught" if caught else "NOT CAUGHT",
+            ]
+        )
     print(format_table(["submission", "exercise", "total", "its exercise", "verdict"], rows))
     print(f"\n{len(mutants)} mutants, {weak} problem(s)")
     return EXIT_OK if weak == 0 else EXIT_WEAK_SUITE

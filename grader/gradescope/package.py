@@ -82,8 +82,9 @@ def imported_names(name: str, path: Path) -> set[str]:
 
 
 def is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or \
-        (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def running_nodes(tree: ast.AST):
@@ -105,8 +106,11 @@ def string_constants(path: Path) -> set[str]:
 
 def package_modules(package: str, root: Path = PROJECT_ROOT) -> list[str]:
     folder = root.joinpath(*package.split("."))
-    return sorted(".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
-                  for path in folder.rglob("*.py") if "__pycache__" not in path.parts)
+    return sorted(
+        ".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
+        for path in folder.rglob("*.py")
+        if "__pycache__" not in path.parts
+    )
 
 
 def judge_parts(root: Path = PROJECT_ROOT) -> JudgeParts:
@@ -141,8 +145,12 @@ def data_files(root: Path, modules) -> set[str]:
     found = set()
     for package in LOCAL_PACKAGES:
         for path in (root / package).rglob("*"):
-            if path.is_file() and path.suffix not in (".py", ".pyc") and "__pycache__" not in path.parts \
-                    and path.name in named:
+            if (
+                path.is_file()
+                and path.suffix not in (".py", ".pyc")
+                and "__pycache__" not in path.parts
+                and path.name in named
+            ):
                 found.add(path.relative_to(root).as_posix())
     return found
 
@@ -168,8 +176,10 @@ def pinned_requirements(third_party: tuple[str, ...], requirements: Path) -> dic
         distributions = [normalized(name) for name in providers.get(module, [module])]
         pinned = [name for name in distributions if name in lines]
         if not pinned:
-            raise PackageError(f"judging imports {module!r}, which {requirements.name} does not pin; "
-                               f"add it there so that setup.sh installs it")
+            raise PackageError(
+                f"judging imports {module!r}, which {requirements.name} does not pin; "
+                f"add it there so that setup.sh installs it"
+            )
         chosen[pinned[0]] = lines[pinned[0]]
     return dict(sorted(chosen.items()))
 
@@ -178,11 +188,16 @@ def pinned_requirements(third_party: tuple[str, ...], requirements: Path) -> dic
 
 
 def settings_env(settings: GraderSettings) -> str:
-    values = {"POSLAB_GRADER_TIMEOUT": f"{settings.timeout:g}", "POSLAB_GRADER_ISOLATION": settings.isolation,
-              "POSLAB_GRADER_MEMORY_MB": str(settings.memory_bytes >> 20),
-              "POSLAB_GRADER_UID_BASE": str(settings.uid_base)}
-    lines = ["# The grader's settings when this package was built (python -m grader gradescope).",
-             "# run_autograder exports them; edit here to change them without rebuilding."]
+    values = {
+        "POSLAB_GRADER_TIMEOUT": f"{settings.timeout:g}",
+        "POSLAB_GRADER_ISOLATION": settings.isolation,
+        "POSLAB_GRADER_MEMORY_MB": str(settings.memory_bytes >> 20),
+        "POSLAB_GRADER_UID_BASE": str(settings.uid_base),
+    }
+    lines = [
+        "# The grader's settings when this package was built (python -m grader gradescope).",
+        "# run_autograder exports them; edit here to change them without rebuilding.",
+    ]
     return "\n".join(lines + [f"{name}={shlex.quote(value)}" for name, value in values.items()]) + "\n"
 
 
@@ -190,8 +205,12 @@ def setup_script(requirements: dict[str, str]) -> str:
     torch_line = requirements.get("torch")
     if torch_line is None:
         raise PackageError("judging does not import torch: setup.sh expects to install it")
-    return (TEMPLATES / "setup.sh").read_text(encoding="utf-8").replace("@TORCH_REQUIREMENT@", shlex.quote(torch_line)) \
+    return (
+        (TEMPLATES / "setup.sh")
+        .read_text(encoding="utf-8")
+        .replace("@TORCH_REQUIREMENT@", shlex.quote(torch_line))
         .replace("@CPU_WHEELS@", CPU_WHEELS)
+    )
 
 
 def _entry(name: str, mode: int) -> zipfile.ZipInfo:
@@ -209,7 +228,8 @@ def build_package(out: Path, settings: GraderSettings, root: Path = PROJECT_ROOT
         "setup.sh": setup_script(requirements),
         "run_autograder": (TEMPLATES / "run_autograder").read_text(encoding="utf-8"),
         "requirements.txt": "# The pinned requirements judging imports (from the project's requirements.txt).\n"
-                            + "\n".join(requirements.values()) + "\n",
+        + "\n".join(requirements.values())
+        + "\n",
         SETTINGS_FILE: settings_env(settings),
     }
     out.parent.mkdir(parents=True, exist_ok=True)

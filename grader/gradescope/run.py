@@ -33,7 +33,7 @@ MAX_RESULTS_BYTES = 1_000_000  # Gradescope refuses larger results files
 EXIT_FAULT = 3
 PROBE_HOSTS = (("1.1.1.1", 443), ("8.8.8.8", 53))
 # Graded in a child of the same worker, after the submission: reports what a child can do here.
-PROBE_SOURCE = f'''
+PROBE_SOURCE = f"""
 import os, socket, torch
 
 def attention(q, k, v, bias=None):
@@ -50,7 +50,7 @@ def attention(q, k, v, bias=None):
         finally:
             probe.close()
     return torch.tensor([reachable, float(os.getuid())], dtype=torch.float64), torch.zeros(1)
-'''
+"""
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ class GradescopePaths:
     root: Path
 
     @classmethod
-    def from_env(cls) -> "GradescopePaths":
+    def from_env(cls) -> GradescopePaths:
         return cls(Path(os.environ.get("GRADESCOPE_ROOT", "").strip() or DEFAULT_ROOT))
 
     @property
@@ -96,8 +96,11 @@ def lock_down(paths: GradescopePaths, euid: int | None = None) -> dict:
     """As root: the package and the results folder readable and writable by root alone."""
     euid = os.geteuid() if euid is None else euid
     if euid != 0:
-        return {"performed": False, "reason": f"run_autograder ran as uid {euid}, not root: the source and "
-                f"results folders were left as they were, and the child could not get a uid of its own"}
+        return {
+            "performed": False,
+            "reason": f"run_autograder ran as uid {euid}, not root: the source and "
+            f"results folders were left as they were, and the child could not get a uid of its own",
+        }
     paths.results.mkdir(parents=True, exist_ok=True)
     locked = []
     for top in (paths.source, paths.hidden_suite, paths.results):
@@ -183,8 +186,11 @@ def probe_child(grading: Grader, settings: GraderSettings) -> ChildReport:
 def summary(result: SubmissionResult, isolation_note: str) -> str:
     """One paragraph: the total, each exercise, import problems, and how it was run."""
     scores = result.exercises
-    parts = ", ".join(f"{exercise.id} {scores[exercise.id].score:g}/{scores[exercise.id].max_score:g}"
-                      for exercise in EXERCISES if exercise.id in scores and scores[exercise.id].max_score)
+    parts = ", ".join(
+        f"{exercise.id} {scores[exercise.id].score:g}/{scores[exercise.id].max_score:g}"
+        for exercise in EXERCISES
+        if exercise.id in scores and scores[exercise.id].max_score
+    )
     text = f"Score {result.score:g}/{result.max_score:g} on the hidden suite ({parts})."
     if result.messages:
         text += " " + " ".join(message.rstrip(".") + "." for message in result.messages)
@@ -194,20 +200,30 @@ def summary(result: SubmissionResult, isolation_note: str) -> str:
 
 
 def isolation_note(isolation: str, child: ChildReport) -> str:
-    network = {True: "could reach the network", False: "could not reach the network",
-               None: "could not be probed for network access"}[child.network_reachable]
+    network = {
+        True: "could reach the network",
+        False: "could not reach the network",
+        None: "could not be probed for network access",
+    }[child.network_reachable]
     return f"Your code ran in a sandbox ({isolation}) and {network}."
 
 
-def results_json(result: SubmissionResult, settings: GraderSettings, lockdown: dict, child: ChildReport,
-                 judge_uid: int) -> str:
+def results_json(
+    result: SubmissionResult, settings: GraderSettings, lockdown: dict, child: ChildReport, judge_uid: int
+) -> str:
     data = result.to_gradescope()
     data["output"] = summary(result, isolation_note(result.isolation, child))
-    data["extra_data"].update({
-        "gradescope": True, "timeout": settings.timeout, "isolation_setting": settings.isolation,
-        "network_reachable_from_child": child.network_reachable,
-        "child_uid": child.uid, "child_uid_dropped": child.uid is not None and child.uid != judge_uid,
-        "lockdown": lockdown})
+    data["extra_data"].update(
+        {
+            "gradescope": True,
+            "timeout": settings.timeout,
+            "isolation_setting": settings.isolation,
+            "network_reachable_from_child": child.network_reachable,
+            "child_uid": child.uid,
+            "child_uid_dropped": child.uid is not None and child.uid != judge_uid,
+            "lockdown": lockdown,
+        }
+    )
     text = json.dumps(data, indent=1)
     limit = 2000
     while len(text.encode()) > MAX_RESULTS_BYTES and limit > 50:

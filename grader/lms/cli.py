@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from grader.cli.common import UsageError, atomic_write
 from grader.lms.exports import is_zip, read_export
@@ -45,17 +45,23 @@ def grade_sources(paths: Sequence[str]) -> tuple[dict[str, Path | Submission], d
                 export = read_export(path)
             except ExportError as error:
                 raise UsageError(str(error)) from None
-            print(f"{path.name}: a {LMS_TITLES[export.lms]} bulk download of {len(export.submissions)} student(s).",
-                  file=sys.stderr)
+            print(
+                f"{path.name}: a {LMS_TITLES[export.lms]} bulk download of {len(export.submissions)} student(s).",
+                file=sys.stderr,
+            )
             for warning in export.warnings:
                 print(f"warning: {warning}", file=sys.stderr)
-            found = {item.submission_id: (item.submission, (item.name, item.lms_id, item.late))
-                     for item in export.submissions}
+            found = {
+                item.submission_id: (item.submission, (item.name, item.lms_id, item.late))
+                for item in export.submissions
+            }
         else:
             found = {submission_id_for(path): (path, ("", "", False))}
         for submission_id, (source, person) in found.items():
             if submission_id in sources:
-                raise UsageError(f"{raw} and {_shown(sources[submission_id])} would both be graded as {submission_id!r}")
+                raise UsageError(
+                    f"{raw} and {_shown(sources[submission_id])} would both be graded as {submission_id!r}"
+                )
             sources[submission_id] = source
             people[submission_id] = person
     return sources, people
@@ -68,31 +74,49 @@ def _shown(source: Path | Submission) -> str:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``export`` command: ``export canvas ...`` and ``export moodle ...``."""
     targets = parser.add_subparsers(dest="lms", required=True, metavar="{canvas,moodle}")
-    canvas = targets.add_parser("canvas", help="fill an assignment's column of a Canvas gradebook export",
-                                description="Fill the assignment's column of a Canvas gradebook export "
-                                            "(Grades > Export > Export Entire Gradebook) with each student's "
-                                            "total; import the result with Grades > Import.")
-    canvas.add_argument("--assignment", required=True, metavar="TEXT",
-                        help="the start of the assignment column's header, e.g. 'Position Lab'")
-    moodle = targets.add_parser("moodle", help="fill the Grade column of a Moodle grading worksheet",
-                                description="Fill the Grade column of a Moodle grading worksheet (View all "
-                                            "submissions > Download grading worksheet); upload the result with "
-                                            "Upload grading worksheet.")
+    canvas = targets.add_parser(
+        "canvas",
+        help="fill an assignment's column of a Canvas gradebook export",
+        description="Fill the assignment's column of a Canvas gradebook export "
+        "(Grades > Export > Export Entire Gradebook) with each student's "
+        "total; import the result with Grades > Import.",
+    )
+    canvas.add_argument(
+        "--assignment",
+        required=True,
+        metavar="TEXT",
+        help="the start of the assignment column's header, e.g. 'Position Lab'",
+    )
+    moodle = targets.add_parser(
+        "moodle",
+        help="fill the Grade column of a Moodle grading worksheet",
+        description="Fill the Grade column of a Moodle grading worksheet (View all "
+        "submissions > Download grading worksheet); upload the result with "
+        "Upload grading worksheet.",
+    )
     for target in (canvas, moodle):
-        target.add_argument("--grades", required=True, metavar="DIR",
-                            help="the --out folder of `python -m grader grade` (its gradebook.csv)")
+        target.add_argument(
+            "--grades",
+            required=True,
+            metavar="DIR",
+            help="the --out folder of `python -m grader grade` (its gradebook.csv)",
+        )
         target.add_argument("--gradebook", required=True, metavar="FILE.csv", help="the file exported from the LMS")
         target.add_argument("--out", required=True, metavar="FILE.csv", help="where the filled file is written")
-        target.add_argument("--missing-zero", action="store_true",
-                            help="give 0 to students with no submission (default: leave their cell as exported)")
+        target.add_argument(
+            "--missing-zero",
+            action="store_true",
+            help="give 0 to students with no submission (default: leave their cell as exported)",
+        )
 
 
 def run(args: argparse.Namespace) -> int:
     """``export``: read the grades and the LMS file, write the filled file to --out; 2 on bad input."""
     source, out = Path(args.gradebook), Path(args.out)
     if out.exists() and source.exists() and out.resolve() == source.resolve():
-        return _refuse("--out is the exported file itself: write the filled file somewhere else, so the "
-                       "export stays as it was.")
+        return _refuse(
+            "--out is the exported file itself: write the filled file somewhere else, so the export stays as it was."
+        )
     try:
         grades = read_grades(args.grades)
         data = source.read_bytes()
@@ -108,8 +132,9 @@ def run(args: argparse.Namespace) -> int:
     for warning in filled.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     left = "given 0" if args.missing_zero else "left as exported"
-    print(f"wrote {out}: {filled.column!r} filled for {filled.filled} student(s); "
-          f"{filled.left} without a grade {left}.")
+    print(
+        f"wrote {out}: {filled.column!r} filled for {filled.filled} student(s); {filled.left} without a grade {left}."
+    )
     return EXIT_OK
 
 

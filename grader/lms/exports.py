@@ -14,19 +14,29 @@ from __future__ import annotations
 import re
 import unicodedata
 import zipfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
 
-from grader.lms.naming import (MAX_METADATA_BYTES, METADATA, LmsName, Piece, canvas_pieces, gradescope_pieces,
-                               moodle_pieces, recognise)
+from grader.lms.naming import (
+    MAX_METADATA_BYTES,
+    METADATA,
+    LmsName,
+    Piece,
+    canvas_pieces,
+    gradescope_pieces,
+    moodle_pieces,
+    recognise,
+)
 from grader.lms.zipread import Entry, ExportError, list_entries, open_zip, read_entry
 from grader.settings import GraderSettings
 from grader.submissions import MAX_FILE_BYTES, Submission, is_submitted_file, load_submission, size_problem
 
-NOT_AN_EXPORT = ("{name} is a zip file, but not a Canvas, Moodle or Gradescope bulk download: expected files named "
-                 "like lovelaceada_101_2001_rope.py (Canvas), folders like 'Ada Lovelace_5001_assignsubmission_file' "
-                 "(Moodle), or submission_<id>/ folders with a submission_metadata.yml (Gradescope).")
+NOT_AN_EXPORT = (
+    "{name} is a zip file, but not a Canvas, Moodle or Gradescope bulk download: expected files named "
+    "like lovelaceada_101_2001_rope.py (Canvas), folders like 'Ada Lovelace_5001_assignsubmission_file' "
+    "(Moodle), or submission_<id>/ folders with a submission_metadata.yml (Gradescope)."
+)
 
 
 @dataclass(frozen=True)
@@ -118,15 +128,18 @@ def _latest_files(student: list[Piece]) -> tuple[dict[str, Piece], list[str]]:
         other = files.get(piece.filename)
         if other is not None:
             kept, dropped = (piece, other) if piece.version > other.version else (other, piece)
-            clashes.append(f"{piece.name or piece.lms_id}: {dropped.entry.path} and {kept.entry.path} are both "
-                           f"{piece.filename}; {kept.entry.path} is graded (the later upload).")
+            clashes.append(
+                f"{piece.name or piece.lms_id}: {dropped.entry.path} and {kept.entry.path} are both "
+                f"{piece.filename}; {kept.entry.path} is graded (the later upload)."
+            )
             piece = kept
         files[piece.filename] = piece
     return files, clashes
 
 
-def _submission(archive: zipfile.ZipFile, student: list[Piece], submission_id: str,
-                settings: GraderSettings) -> tuple[Submission, list[str]]:
+def _submission(
+    archive: zipfile.ZipFile, student: list[Piece], submission_id: str, settings: GraderSettings
+) -> tuple[Submission, list[str]]:
     files, clashes = _latest_files(student)
     raw: dict[str, bytes] = {}
     problems, others = [], []

@@ -10,8 +10,8 @@ a fresh export), or gets 0 with ``missing_zero``. Bad input raises ``CsvFileErro
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from poslab.lms_csv import CsvFileError, CsvRecord, CsvTable, format_points, parse_number, read_csv
 from poslab.lms_sheets import canvas_gradebook, is_email, moodle_worksheet, moodle_worksheet_columns
@@ -62,16 +62,21 @@ class RowIndex:
         return sorted({row for column in self.by_id for row in column.get(key.strip(), [])})
 
 
-def fill_canvas(data: bytes, grades: Sequence[StudentGrade], assignment: str,
-                missing_zero: bool = False) -> FilledGradebook:
+def fill_canvas(
+    data: bytes, grades: Sequence[StudentGrade], assignment: str, missing_zero: bool = False
+) -> FilledGradebook:
     table = read_csv(data, "The Canvas gradebook")
     layout = canvas_gradebook(table)
     if layout is None:
-        raise CsvFileError("The Canvas gradebook is not a Canvas gradebook export: its first row needs Student "
-                           f"(or LastName, FirstName), ID, SIS Login ID and Section; it has {_shown(table)}.")
+        raise CsvFileError(
+            "The Canvas gradebook is not a Canvas gradebook export: its first row needs Student "
+            f"(or LastName, FirstName), ID, SIS Login ID and Section; it has {_shown(table)}."
+        )
     if layout.points_row is None:
-        raise CsvFileError("The Canvas gradebook has no '    Points Possible' row under its header: export it "
-                           "again from the Gradebook (Export > Export Entire Gradebook).")
+        raise CsvFileError(
+            "The Canvas gradebook has no '    Points Possible' row under its header: export it "
+            "again from the Gradebook (Export > Export Entire Gradebook)."
+        )
     points = table.records[layout.points_row]
     column = _assignment_column(table, points, assignment)
     possible = parse_number(points.cell(column))
@@ -81,11 +86,23 @@ def fill_canvas(data: bytes, grades: Sequence[StudentGrade], assignment: str,
         if layout.is_test_student(record):
             continue
         students.append(row)
-        index.add(row, [record.cell(layout.user_id), record.cell(layout.sis_user_id), record.cell(layout.sis_login_id)],
-                  record.cell(layout.sis_login_id))
+        index.add(
+            row,
+            [record.cell(layout.user_id), record.cell(layout.sis_user_id), record.cell(layout.sis_login_id)],
+            record.cell(layout.sis_login_id),
+        )
     decimal_comma = "," in points.cell(column) and "." not in points.cell(column)
-    return _fill(table, column, students, index, grades, lambda record: possible, decimal_comma, missing_zero,
-                 "the column's Points Possible")
+    return _fill(
+        table,
+        column,
+        students,
+        index,
+        grades,
+        lambda record: possible,
+        decimal_comma,
+        missing_zero,
+        "the column's Points Possible",
+    )
 
 
 def fill_moodle(data: bytes, grades: Sequence[StudentGrade], missing_zero: bool = False) -> FilledGradebook:
@@ -93,12 +110,16 @@ def fill_moodle(data: bytes, grades: Sequence[StudentGrade], missing_zero: bool 
     layout = moodle_worksheet(table)
     if layout is None:
         if table.column("Scale") is not None:
-            raise CsvFileError("The Moodle assignment is graded on a scale, not in points: set its grade type "
-                               "to Point (Edit settings > Grade) and download the grading worksheet again.")
+            raise CsvFileError(
+                "The Moodle assignment is graded on a scale, not in points: set its grade type "
+                "to Point (Edit settings > Grade) and download the grading worksheet again."
+            )
         missing = [name for name, index in moodle_worksheet_columns(table).items() if index is None]
-        raise CsvFileError(f"The Moodle grading worksheet lacks the column(s) {', '.join(missing)} (it has "
-                           f"{_shown(table)}): download it from the assignment's View all submissions > "
-                           "Download grading worksheet.")
+        raise CsvFileError(
+            f"The Moodle grading worksheet lacks the column(s) {', '.join(missing)} (it has "
+            f"{_shown(table)}): download it from the assignment's View all submissions > "
+            "Download grading worksheet."
+        )
     index, students, locked = RowIndex(), [], []
     for row in layout.student_rows():
         record = table.records[row]
@@ -109,14 +130,27 @@ def fill_moodle(data: bytes, grades: Sequence[StudentGrade], missing_zero: bool 
             students.append(row)
     maximum = table.records[students[0]].cell(layout.maximum) if students else ""
     decimal_comma = "," in maximum and "." not in maximum
-    filled = _fill(table, layout.grade, students, index, grades,
-                   lambda record: parse_number(record.cell(layout.maximum)), decimal_comma, missing_zero,
-                   "the worksheet's Maximum Grade", frozenset(locked))
-    notes = [f"{table.records[row].cell(layout.full_name) or table.records[row].cell(layout.identifier)}: 'Grade "
-             "can be changed' is No in the worksheet (the grade is locked or overridden in Moodle's gradebook); "
-             "left as exported." for row in locked]
-    return FilledGradebook(filled.text, filled.column, filled.filled, filled.left, tuple(notes) + filled.warnings,
-                           filled.written)
+    filled = _fill(
+        table,
+        layout.grade,
+        students,
+        index,
+        grades,
+        lambda record: parse_number(record.cell(layout.maximum)),
+        decimal_comma,
+        missing_zero,
+        "the worksheet's Maximum Grade",
+        frozenset(locked),
+    )
+    notes = [
+        f"{table.records[row].cell(layout.full_name) or table.records[row].cell(layout.identifier)}: 'Grade "
+        "can be changed' is No in the worksheet (the grade is locked or overridden in Moodle's gradebook); "
+        "left as exported."
+        for row in locked
+    ]
+    return FilledGradebook(
+        filled.text, filled.column, filled.filled, filled.left, tuple(notes) + filled.warnings, filled.written
+    )
 
 
 def _shown(table: CsvTable) -> str:
@@ -130,31 +164,47 @@ def _assignment_column(table: CsvTable, points: CsvRecord, assignment: str) -> i
     matches = [index for index in assignments if " ".join(table.header[index].split()).casefold().startswith(wanted)]
     named = ", ".join(repr(table.header[index]) for index in (matches or assignments)[:12])
     if not wanted or not matches:
-        raise CsvFileError(f"No assignment column of the Canvas gradebook starts with {assignment!r}; its "
-                           f"assignments are: {named or 'none'}.")
+        raise CsvFileError(
+            f"No assignment column of the Canvas gradebook starts with {assignment!r}; its "
+            f"assignments are: {named or 'none'}."
+        )
     if len(matches) > 1:
-        raise CsvFileError(f"{len(matches)} assignment columns start with {assignment!r} ({named}): give more of "
-                           "the name, for example with the id in parentheses.")
+        raise CsvFileError(
+            f"{len(matches)} assignment columns start with {assignment!r} ({named}): give more of "
+            "the name, for example with the id in parentheses."
+        )
     return matches[0]
 
 
-def _fill(table: CsvTable, column: int, students: list[int], index: RowIndex, grades: Sequence[StudentGrade],
-          possible_of: Callable[[CsvRecord], float | None], decimal_comma: bool, missing_zero: bool,
-          possible_name: str, locked: frozenset[int] = frozenset()) -> FilledGradebook:
+def _fill(
+    table: CsvTable,
+    column: int,
+    students: list[int],
+    index: RowIndex,
+    grades: Sequence[StudentGrade],
+    possible_of: Callable[[CsvRecord], float | None],
+    decimal_comma: bool,
+    missing_zero: bool,
+    possible_name: str,
+    locked: frozenset[int] = frozenset(),
+) -> FilledGradebook:
     values, owner, warnings, scaled = {}, {}, [], set()
     for grade in grades:
         rows = index.find(grade.key) if grade.key else []
         who = grade.label if grade.label == grade.key else f"{grade.label} ({grade.key})"
         if not grade.key:
-            warnings.append(f"{grade.label} has no LMS id (graded from a file or folder, not an LMS download): "
-                            "not filled in.")
+            warnings.append(
+                f"{grade.label} has no LMS id (graded from a file or folder, not an LMS download): not filled in."
+            )
         elif not rows:
             warnings.append(f"{who} is in the grades but not in the gradebook.")
         elif len(rows) > 1:
             warnings.append(f"{who} matches {len(rows)} students of the gradebook: none is filled in for it.")
         elif rows[0] in owner:
-            warnings.append(f"{grade.label} and {owner[rows[0]]} are the same student of the gradebook "
-                            f"({grade.key}): left as exported.")
+            warnings.append(
+                f"{grade.label} and {owner[rows[0]]} are the same student of the gradebook "
+                f"({grade.key}): left as exported."
+            )
             values.pop(rows[0], None)
         elif rows[0] in locked:
             owner[rows[0]] = grade.label  # its note says why it is left as exported
@@ -172,8 +222,12 @@ def _fill(table: CsvTable, column: int, students: list[int], index: RowIndex, gr
     if missing_zero:
         changes.update({(row, column): format_points(0.0, decimal_comma) for row in left})
     for grader_max, possible in sorted(scaled):
-        warnings.insert(0, f"The grader's maximum is {grader_max:g} points and {possible_name} is {possible:g}: "
-                           f"totals were scaled to {possible:g}.")
+        warnings.insert(
+            0,
+            f"The grader's maximum is {grader_max:g} points and {possible_name} is {possible:g}: "
+            f"totals were scaled to {possible:g}.",
+        )
     written = tuple((owner[row], changes[(row, column)]) for row in values)
-    return FilledGradebook(table.render(changes), table.header[column], len(values), len(left), tuple(warnings),
-                           written)
+    return FilledGradebook(
+        table.render(changes), table.header[column], len(values), len(left), tuple(warnings), written
+    )

@@ -39,15 +39,18 @@ def read_grades(directory: str | Path) -> list[StudentGrade]:
         raise GradesError(f"{path} is not a readable gradebook ({error}).") from None
     missing = [name for name in REQUIRED if not rows or name not in rows[0]]
     if missing and rows:
-        raise GradesError(f"{path} lacks the column(s) {', '.join(missing)}: grade the LMS download again with "
-                          "`python -m grader grade EXPORT.zip --out DIR` (unchanged submissions are not regraded).")
+        raise GradesError(
+            f"{path} lacks the column(s) {', '.join(missing)}: grade the LMS download again with "
+            "`python -m grader grade EXPORT.zip --out DIR` (unchanged submissions are not regraded)."
+        )
     grades = []
     for line, row in enumerate(rows, start=2):
         try:
             total, maximum = float(row["total"]), float(row["max"])
         except (TypeError, ValueError):
-            raise GradesError(f"{path}, line {line}: total {row['total']!r} and max {row['max']!r} must be "
-                              "numbers.") from None
+            raise GradesError(
+                f"{path}, line {line}: total {row['total']!r} and max {row['max']!r} must be numbers."
+            ) from None
         grades.append(StudentGrade((row["lms_id"] or "").strip(), row["id"], total, maximum))
     return grades
 
@@ -73,8 +76,11 @@ def grades_from_class_table(table: pd.DataFrame, maxima: dict[str, float]) -> li
     grades = []
     for row in table.to_dict("records"):
         fractions = {exercise: row.get(f"grade:{exercise}") for exercise in maxima}
-        graded = {exercise: float(value) for exercise, value in fractions.items()
-                  if isinstance(value, (int, float)) and not math.isnan(value)}
+        graded = {
+            exercise: float(value)
+            for exercise, value in fractions.items()
+            if isinstance(value, (int, float)) and not math.isnan(value)
+        }
         if graded:
             total = sum(fraction * maxima[exercise] for exercise, fraction in graded.items())
             grades.append(StudentGrade(str(row["student"]), str(row["student"]), total, total_max))

@@ -60,11 +60,14 @@ def recognise(entries: list[Entry]) -> LmsName | None:
     """Which LMS's bulk download the entries are, by their names; None for none of them."""
     if any(entry.parts == (METADATA,) for entry in entries):
         return "gradescope"
-    if any(MOODLE_FOLDER.match(entry.parts[0]) if len(entry.parts) > 1 else MOODLE_FLAT.match(entry.path)
-           for entry in entries):
+    if any(
+        MOODLE_FOLDER.match(entry.parts[0]) if len(entry.parts) > 1 else MOODLE_FLAT.match(entry.path)
+        for entry in entries
+    ):
         return "moodle"
-    if any(len(entry.parts) == 1 and (CANVAS_FILE.match(entry.path) or CANVAS_TEXT.match(entry.path))
-           for entry in entries):
+    if any(
+        len(entry.parts) == 1 and (CANVAS_FILE.match(entry.path) or CANVAS_TEXT.match(entry.path)) for entry in entries
+    ):
         return "canvas"
     return None
 
@@ -81,8 +84,16 @@ def canvas_pieces(entries: list[Entry]) -> tuple[list[Piece], list[str]]:
         original = match["original"] if found else f"{match['original']}.html"
         resubmitted = RESUBMITTED.match(original)
         filename = f"{resubmitted['stem']}{resubmitted['extension']}" if resubmitted else original
-        pieces.append(Piece(match["user"], match["name"] or "", bool(match["late"]), filename,
-                            int(found["file_id"]) if found else 0, entry))
+        pieces.append(
+            Piece(
+                match["user"],
+                match["name"] or "",
+                bool(match["late"]),
+                filename,
+                int(found["file_id"]) if found else 0,
+                entry,
+            )
+        )
     return pieces, warnings
 
 
@@ -93,8 +104,9 @@ def moodle_pieces(entries: list[Entry]) -> tuple[list[Piece], list[str]]:
         flat = MOODLE_FLAT.match(entry.path) if folder is None and len(entry.parts) == 1 else None
         match = folder or flat
         if match is None:
-            warnings.append(f"{entry.path} does not follow Moodle's naming "
-                            "(Full Name_12345_assignsubmission_file/...): left out.")
+            warnings.append(
+                f"{entry.path} does not follow Moodle's naming (Full Name_12345_assignsubmission_file/...): left out."
+            )
             continue
         filename = entry.basename if folder else match["original"]
         pieces.append(Piece(match["user"], match["name"], False, filename, 0, entry))
@@ -116,8 +128,9 @@ def gradescope_pieces(entries: list[Entry], metadata: bytes) -> tuple[list[Piece
     for folder in sorted(set(by_folder) | set(submitters)):
         people = submitters.get(folder)
         if not people:
-            warnings.append(f"{folder}/ has no submitter in {METADATA}: graded under its folder name, "
-                            "with no LMS id to match.")
+            warnings.append(
+                f"{folder}/ has no submitter in {METADATA}: graded under its folder name, with no LMS id to match."
+            )
             people = [("", "")]
         for lms_id, name in people:
             files = by_folder.get(folder, [])
@@ -134,8 +147,9 @@ def gradescope_submitters(metadata: bytes) -> dict[str, list[tuple[str, str]]]:
     try:
         data = yaml.safe_load(metadata.decode("utf-8"))
     except (UnicodeDecodeError, yaml.YAMLError) as error:
-        raise ExportError(f"{METADATA} is not readable YAML ({type(error).__name__}): export the "
-                          "submissions from Gradescope again.") from None
+        raise ExportError(
+            f"{METADATA} is not readable YAML ({type(error).__name__}): export the submissions from Gradescope again."
+        ) from None
     if not isinstance(data, dict):
         raise ExportError(f"{METADATA} does not map submission folders to their submitters.")
     found = {}

@@ -78,8 +78,10 @@ def list_entries(archive: zipfile.ZipFile) -> tuple[list[Entry], list[str]]:
     """The files of the download (checked, ignored ones left out) and the refusals, in sentences."""
     infos = archive.infolist()
     if len(infos) > MAX_ENTRIES:
-        raise ExportError(f"The zip has {len(infos):,} entries, more than the {MAX_ENTRIES:,} a class's "
-                          "bulk download could have: is it the right file?")
+        raise ExportError(
+            f"The zip has {len(infos):,} entries, more than the {MAX_ENTRIES:,} a class's "
+            "bulk download could have: is it the right file?"
+        )
     entries, refusals = [], []
     for info in infos:
         name = entry_name(info)

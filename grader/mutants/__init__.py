@@ -18,7 +18,16 @@ from poslab.config import PROJECT_ROOT
 
 ENCODINGS_DIR = PROJECT_ROOT / "poslab" / "encodings"
 # Order matters: each module only uses names defined above it.
-REFERENCE_MODULES = ("_checks.py", "attention.py", "sinusoidal.py", "learned.py", "rope.py", "alibi.py", "t5.py", "decode.py")
+REFERENCE_MODULES = (
+    "_checks.py",
+    "attention.py",
+    "sinusoidal.py",
+    "learned.py",
+    "rope.py",
+    "alibi.py",
+    "t5.py",
+    "decode.py",
+)
 ALLOWED_IMPORTS = ("torch", "math", "typing", "__future__")
 
 
@@ -39,8 +48,9 @@ def _without_package_imports(source: str, filename: str) -> str:
     """``source`` minus ``from __future__`` and ``from poslab...`` imports (which may span lines)."""
     drop: set[int] = set()
     for node in ast.parse(source, filename).body:
-        if isinstance(node, ast.ImportFrom) and (node.module == "__future__" or
-                                                 (node.module or "").startswith("poslab")):
+        if isinstance(node, ast.ImportFrom) and (
+            node.module == "__future__" or (node.module or "").startswith("poslab")
+        ):
             drop.update(range(node.lineno, node.end_lineno + 1))
     lines = source.splitlines()
     return "\n".join(line for number, line in enumerate(lines, start=1) if number not in drop)
@@ -49,8 +59,11 @@ def _without_package_imports(source: str, filename: str) -> str:
 @cache
 def reference_source() -> str:
     """A correct submission defining every exercise's names, importing only torch, math and typing."""
-    parts = ['"""The reference implementations of poslab.encodings as one submission file."""',
-             "", "from __future__ import annotations"]
+    parts = [
+        '"""The reference implementations of poslab.encodings as one submission file."""',
+        "",
+        "from __future__ import annotations",
+    ]
     for filename in REFERENCE_MODULES:
         text = (ENCODINGS_DIR / filename).read_text(encoding="utf-8")
         parts += ["", f"# ---- poslab/encodings/{filename}", _without_package_imports(text, filename)]
@@ -61,8 +74,10 @@ def apply_patches(source: str, patches: tuple[tuple[str, str], ...], mutant: str
     for old, new in patches:
         found = source.count(old)
         if found != 1:
-            raise PatchError(f"mutant {mutant}: the snippet {old!r} occurs {found} times in the "
-                             f"reference source, expected exactly once; update the mutant")
+            raise PatchError(
+                f"mutant {mutant}: the snippet {old!r} occurs {found} times in the "
+                f"reference source, expected exactly once; update the mutant"
+            )
         source = source.replace(old, new)
     return source
 
@@ -70,9 +85,10 @@ def apply_patches(source: str, patches: tuple[tuple[str, str], ...], mutant: str
 def list_mutants() -> list[Mutant]:
     """Every mutant, built fresh from the current reference (raises PatchError if one is stale)."""
     reference = reference_source()
-    return [Mutant(spec.name, spec.exercise, spec.description,
-                   apply_patches(reference, spec.patches, spec.name), spec.slow)
-            for spec in MUTANT_SPECS]
+    return [
+        Mutant(spec.name, spec.exercise, spec.description, apply_patches(reference, spec.patches, spec.name), spec.slow)
+        for spec in MUTANT_SPECS
+    ]
 
 
 def get_mutant(name: str) -> Mutant:

@@ -25,10 +25,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("--jobs", type=int, default=2, metavar="N", help="mutants graded at once (default 2)")
     parser.add_argument("--json", default=None, metavar="PATH", help="also write the scores and survivors as JSON")
-    parser.add_argument("--exercise", action="append", choices=EXERCISE_IDS, default=None, metavar="ID",
-                        help="only this exercise (repeatable; default: all)")
-    parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
-                        help="wall-clock limit per exercise and mutant (default: the grader's)")
+    parser.add_argument(
+        "--exercise",
+        action="append",
+        choices=EXERCISE_IDS,
+        default=None,
+        metavar="ID",
+        help="only this exercise (repeatable; default: all)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="wall-clock limit per exercise and mutant (default: the grader's)",
+    )
 
 
 def _print_report(report, stream) -> None:
@@ -36,11 +47,17 @@ def _print_report(report, stream) -> None:
         print(score.line(), file=stream)
     if report.reference_problem:
         print(f"\nthe reference does not get full marks: {report.reference_problem}", file=stream)
-    sections = (("survivors", [v.mutant.describe() + f"  <{v.exercise}>" for v in report.survivors]),
-                ("recorded as equivalent, but they answer differently",
-                 [f"{v.mutant.describe()}  <{v.exercise}>: {'; '.join(v.differences[:3])}"
-                  for v in report.false_equivalents]),
-                ("stale entries in grader/suite/equivalent_mutants.toml", report.stale))
+    sections = (
+        ("survivors", [v.mutant.describe() + f"  <{v.exercise}>" for v in report.survivors]),
+        (
+            "recorded as equivalent, but they answer differently",
+            [
+                f"{v.mutant.describe()}  <{v.exercise}>: {'; '.join(v.differences[:3])}"
+                for v in report.false_equivalents
+            ],
+        ),
+        ("stale entries in grader/suite/equivalent_mutants.toml", report.stale),
+    )
     for title, lines in sections:
         if lines:
             print(f"\n{title} ({len(lines)}):", file=stream)

@@ -56,16 +56,25 @@ def _entry(raw: dict, index: int) -> Equivalent:
     missing = [name for name in FIELDS if not raw.get(name)]
     unknown = sorted(set(raw) - set(FIELDS) - set(OPTIONAL))
     if missing or unknown:
-        raise EquivalentsError(f"entry {index}: needs the fields {', '.join(FIELDS)} (and may have "
-                               f"{', '.join(OPTIONAL)}); missing: {', '.join(missing) or 'none'}; "
-                               f"unknown: {', '.join(unknown) or 'none'}")
+        raise EquivalentsError(
+            f"entry {index}: needs the fields {', '.join(FIELDS)} (and may have "
+            f"{', '.join(OPTIONAL)}); missing: {', '.join(missing) or 'none'}; "
+            f"unknown: {', '.join(unknown) or 'none'}"
+        )
     exercises = tuple(raw["exercises"])
     unknown = [exercise for exercise in exercises if exercise not in EXERCISE_IDS]
     if unknown:
         raise EquivalentsError(f"entry {index}: unknown exercise(s) {', '.join(unknown)}")
     reason = " ".join(str(raw["reason"]).split())
-    return Equivalent(str(raw["function"]), " ".join(raw["original"].split()), " ".join(raw["mutated"].split()),
-                      exercises, reason, tuple(raw.get("same_as", ())), tuple(raw.get("free", ())))
+    return Equivalent(
+        str(raw["function"]),
+        " ".join(raw["original"].split()),
+        " ".join(raw["mutated"].split()),
+        exercises,
+        reason,
+        tuple(raw.get("same_as", ())),
+        tuple(raw.get("free", ())),
+    )
 
 
 def load_equivalents(path: Path = EQUIVALENTS_FILE) -> tuple[Equivalent, ...]:
@@ -88,9 +97,12 @@ def claim_for(claims, key: tuple[str, str, str], exercise: str) -> Equivalent | 
 
 def toml_entry(function: str, original: str, mutated: str, exercises: tuple[str, ...], reason: str) -> str:
     """One entry in the file's format (for ``--json`` readers writing new entries)."""
+
     def quoted(text: str) -> str:
         return "'" + text + "'" if "'" not in text else '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
-    return (f"[[equivalent]]\nfunction = {quoted(function)}\noriginal = {quoted(original)}\n"
-            f"mutated = {quoted(mutated)}\nexercises = [{', '.join(quoted(e) for e in exercises)}]\n"
-            f"reason = {quoted(reason)}\n")
+    return (
+        f"[[equivalent]]\nfunction = {quoted(function)}\noriginal = {quoted(original)}\n"
+        f"mutated = {quoted(mutated)}\nexercises = [{', '.join(quoted(e) for e in exercises)}]\n"
+        f"reason = {quoted(reason)}\n"
+    )

@@ -88,10 +88,11 @@ def _definitions(tree: ast.Module) -> list[Definition]:
 
 def _reach(tree: ast.Module) -> dict[str, set[str]]:
     """Top-level name -> the exercises whose names reach it through references."""
-    top_level = {node.name: node for node in tree.body
-                 if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
-    uses = {name: {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in top_level} - {name}
-            for name, node in top_level.items()}
+    top_level = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    uses = {
+        name: {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in top_level} - {name}
+        for name, node in top_level.items()
+    }
     reached: dict[str, set[str]] = {name: set() for name in top_level}
     for exercise in EXERCISES:
         todo = [name for name in exercise.names if name in top_level]
@@ -161,8 +162,8 @@ def _generate(source: str, operators: tuple[str, ...]) -> tuple[GeneratedMutant,
     # cost a minute), then put back in place.
     for top in (d for d in definitions if d.name == d.top and reach.get(d.top)):
         exercises = tuple(e.id for e in EXERCISES if e.id in reach[top.top])
-        head, snippet = "".join(lines[: top.first - 1]), "".join(lines[top.first - 1: top.last])
-        tail = "".join(lines[top.last:])
+        head, snippet = "".join(lines[: top.first - 1]), "".join(lines[top.first - 1 : top.last])
+        tail = "".join(lines[top.last :])
         parsed = get_ast(snippet)
         for name in operators:
             operator = get_operator(name)()
@@ -179,8 +180,9 @@ def _generate(source: str, operators: tuple[str, ...]) -> tuple[GeneratedMutant,
     return tuple(sorted(unique.values(), key=lambda m: (m.line, m.operator, m.occurrence)))
 
 
-def _mutant(operator: str, occurrence: int, function: str, exercises: tuple[str, ...], source: str,
-            mutated: str) -> GeneratedMutant | None:
+def _mutant(
+    operator: str, occurrence: int, function: str, exercises: tuple[str, ...], source: str, mutated: str
+) -> GeneratedMutant | None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SyntaxWarning)  # `x is 0` and the like: still a mutant

@@ -16,8 +16,16 @@ from typing import Any
 
 import torch
 
-from grader.student import (CallResult, CannotCheck, NotATensor, NotImplementedBySubmission, Student, StudentError,
-                            SubmissionCrashed, Viewed)
+from grader.student import (
+    CallResult,
+    CannotCheck,
+    NotATensor,
+    NotImplementedBySubmission,
+    Student,
+    StudentError,
+    SubmissionCrashed,
+    Viewed,
+)
 
 Log = dict[tuple[str, str, str], str]  # (test name, op, digest of the arguments) -> digest of the answer
 
@@ -122,9 +130,13 @@ def differences(reference: Log, other: Log, exercise_tests: set[str], accepted: 
     ``accepted`` log's (or that only one side made)."""
     ours = {key: value for key, value in reference.items() if key[0] in exercise_tests}
     theirs = {key: value for key, value in other.items() if key[0] in exercise_tests}
-    found = [f"{test}: {op} answered differently" for (test, op, args), value in ours.items()
-             if (test, op, args) in theirs and theirs[(test, op, args)] != value
-             and all(log.get((test, op, args)) != theirs[(test, op, args)] for log in accepted)]
+    found = [
+        f"{test}: {op} answered differently"
+        for (test, op, args), value in ours.items()
+        if (test, op, args) in theirs
+        and theirs[(test, op, args)] != value
+        and all(log.get((test, op, args)) != theirs[(test, op, args)] for log in accepted)
+    ]
     found += [f"{test}: {op} was called only for the reference" for (test, op, args) in ours.keys() - theirs.keys()]
     found += [f"{test}: {op} was called only for the mutant" for (test, op, args) in theirs.keys() - ours.keys()]
     return sorted(set(found))

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Sequence
 
 from grader.api import Grader, load_submission
 from grader.mutants import reference_source
@@ -38,11 +38,18 @@ class Verdict:
     differences: tuple[str, ...] = ()  # a claimed equivalent's answers that differ from the reference's
 
     def to_dict(self) -> dict:
-        return {"id": self.mutant.ident, "exercise": self.exercise, "operator": self.mutant.operator,
-                "line": self.mutant.line, "function": self.mutant.function, "original": self.mutant.original,
-                "mutated": self.mutant.mutated, "killed": self.killed,
-                "equivalent_reason": self.claim.reason if self.claim else None,
-                "differences": list(self.differences)}
+        return {
+            "id": self.mutant.ident,
+            "exercise": self.exercise,
+            "operator": self.mutant.operator,
+            "line": self.mutant.line,
+            "function": self.mutant.function,
+            "original": self.mutant.original,
+            "mutated": self.mutant.mutated,
+            "killed": self.killed,
+            "equivalent_reason": self.claim.reason if self.claim else None,
+            "differences": list(self.differences),
+        }
 
 
 @dataclass(frozen=True)
@@ -57,8 +64,10 @@ class ExerciseScore:
         return self.killed / self.non_equivalent if self.non_equivalent else 1.0
 
     def line(self) -> str:
-        return (f"{self.exercise}: {100 * self.fraction:.1f}% ({self.killed} killed / {self.non_equivalent} "
-                f"non-equivalent, {self.equivalent} equivalent)")
+        return (
+            f"{self.exercise}: {100 * self.fraction:.1f}% ({self.killed} killed / {self.non_equivalent} "
+            f"non-equivalent, {self.equivalent} equivalent)"
+        )
 
 
 @dataclass
@@ -74,27 +83,43 @@ class MutationReport:
     verdicts: list[Verdict] = field(default_factory=list)
 
     def passed(self, target: float = TARGET) -> bool:
-        return (self.reference_problem is None and not self.false_equivalents and not self.stale
-                and all(score.fraction >= target for score in self.scores))
+        return (
+            self.reference_problem is None
+            and not self.false_equivalents
+            and not self.stale
+            and all(score.fraction >= target for score in self.scores)
+        )
 
     def to_dict(self) -> dict:
-        return {"scores": [asdict(score) | {"percent": round(100 * score.fraction, 1)} for score in self.scores],
-                "survivors": [v.to_dict() for v in self.survivors],
-                "false_equivalents": [v.to_dict() for v in self.false_equivalents],
-                "stale_equivalents": self.stale, "reference_problem": self.reference_problem,
-                "operators": list(self.operators), "mutants": self.mutants, "seconds": round(self.seconds, 1),
-                "target_percent": 100 * TARGET, "passed": self.passed()}
+        return {
+            "scores": [asdict(score) | {"percent": round(100 * score.fraction, 1)} for score in self.scores],
+            "survivors": [v.to_dict() for v in self.survivors],
+            "false_equivalents": [v.to_dict() for v in self.false_equivalents],
+            "stale_equivalents": self.stale,
+            "reference_problem": self.reference_problem,
+            "operators": list(self.operators),
+            "mutants": self.mutants,
+            "seconds": round(self.seconds, 1),
+            "target_percent": 100 * TARGET,
+            "passed": self.passed(),
+        }
 
 
 class _ExerciseGrader:
     """A Grader that grades each submission on its own exercises and keeps the wanted answer logs."""
 
-    def __init__(self, settings: GraderSettings, suite: RecordingSuite, exercises_of: dict[str, tuple[str, ...]],
-                 logs: dict[str, Log], lock: threading.Lock) -> None:
+    def __init__(
+        self,
+        settings: GraderSettings,
+        suite: RecordingSuite,
+        exercises_of: dict[str, tuple[str, ...]],
+        logs: dict[str, Log],
+        lock: threading.Lock,
+    ) -> None:
         self.settings, self.suite, self.exercises_of, self.logs, self.lock = settings, suite, exercises_of, logs, lock
         self.grader: Grader | None = None
 
-    def __enter__(self) -> "_ExerciseGrader":
+    def __enter__(self) -> _ExerciseGrader:
         self.grader = Grader(self.settings, suite=self.suite)
         return self
 
@@ -116,9 +141,14 @@ def _lost(result: SubmissionResult, exercise: str) -> bool:
     return score is None or score.score < score.max_score
 
 
-def grade_mutants(settings: GraderSettings, jobs: int, exercises: Sequence[str], claims: Sequence[Equivalent],
-                  operators: tuple[str, ...] | None = None,
-                  on_step: Callable[[str], None] | None = None) -> MutationReport:
+def grade_mutants(
+    settings: GraderSettings,
+    jobs: int,
+    exercises: Sequence[str],
+    claims: Sequence[Equivalent],
+    operators: tuple[str, ...] | None = None,
+    on_step: Callable[[str], None] | None = None,
+) -> MutationReport:
     from grader.cli.grading import grade_in_parallel  # the CLI's parallel grading, one Grader per thread
 
     started = time.monotonic()
@@ -156,14 +186,17 @@ def grade_mutants(settings: GraderSettings, jobs: int, exercises: Sequence[str],
                 accepted = tuple(logs[by_name[name]] for name in claim.same_as if name in by_name)
                 compared = tests_of[exercise] - set(claim.free)
                 found = tuple(differences(logs[REFERENCE_ID], logs[mutant.ident], compared, accepted))
-                found += tuple(f"free names no test of {exercise}: {name}" for name in claim.free
-                               if name not in tests_of[exercise])
-                found += tuple(f"same_as names no member of the family: {name}" for name in claim.same_as
-                               if name not in by_name)
+                found += tuple(
+                    f"free names no test of {exercise}: {name}" for name in claim.free if name not in tests_of[exercise]
+                )
+                found += tuple(
+                    f"same_as names no member of the family: {name}" for name in claim.same_as if name not in by_name
+                )
             verdicts.append(Verdict(mutant, exercise, killed, claim, found))
     problems = [ident for ident in members if _lost(results[ident], exercises_of[ident][0])]
-    report = _report(verdicts, claims, exercises, results[REFERENCE_ID], operators, time.monotonic() - started,
-                     len(mutants))
+    report = _report(
+        verdicts, claims, exercises, results[REFERENCE_ID], operators, time.monotonic() - started, len(mutants)
+    )
     report.stale += [f"the family member {members[ident].name} (named in same_as) loses points" for ident in problems]
     return report
 
@@ -177,8 +210,15 @@ def _accepted_members(claims: Sequence[Equivalent], exercises: Sequence[str]) ->
     return {f"family{index:03d}": variant for index, variant in enumerate(chosen)}
 
 
-def _report(verdicts: list[Verdict], claims: Sequence[Equivalent], exercises: Sequence[str],
-            reference: SubmissionResult, operators: tuple[str, ...], seconds: float, count: int) -> MutationReport:
+def _report(
+    verdicts: list[Verdict],
+    claims: Sequence[Equivalent],
+    exercises: Sequence[str],
+    reference: SubmissionResult,
+    operators: tuple[str, ...],
+    seconds: float,
+    count: int,
+) -> MutationReport:
     scores = []
     for exercise in exercises:
         mine = [v for v in verdicts if v.exercise == exercise]
@@ -186,12 +226,27 @@ def _report(verdicts: list[Verdict], claims: Sequence[Equivalent], exercises: Se
         killed = sum(v.killed for v in mine)
         scores.append(ExerciseScore(exercise, killed, len(mine) - len(equivalent), len(equivalent)))
     used = {(id(v.claim), v.exercise) for v in verdicts if v.claim is not None and not v.killed}
-    stale = [f"{claim.describe()} [{exercise}]: " + ("its mutant loses points" if any(
-        v.claim is claim and v.exercise == exercise for v in verdicts) else "no such mutant any more")
-             for claim in claims for exercise in claim.exercises
-             if exercise in exercises and (id(claim), exercise) not in used]
+    stale = [
+        f"{claim.describe()} [{exercise}]: "
+        + (
+            "its mutant loses points"
+            if any(v.claim is claim and v.exercise == exercise for v in verdicts)
+            else "no such mutant any more"
+        )
+        for claim in claims
+        for exercise in claim.exercises
+        if exercise in exercises and (id(claim), exercise) not in used
+    ]
     lost = [e for e in exercises if _lost(reference, e)]
     problem = f"the reference loses points in {', '.join(lost)}" if lost else None
-    return MutationReport(scores, [v for v in verdicts if not v.killed and v.claim is None],
-                          [v for v in verdicts if v.claim is not None and not v.killed and v.differences],
-                          stale, problem, operators, seconds, count, verdicts)
+    return MutationReport(
+        scores,
+        [v for v in verdicts if not v.killed and v.claim is None],
+        [v for v in verdicts if v.claim is not None and not v.killed and v.differences],
+        stale,
+        problem,
+        operators,
+        seconds,
+        count,
+        verdicts,
+    )

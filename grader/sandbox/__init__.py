@@ -34,6 +34,17 @@ from grader.sandbox.replies import JudgeEncoder, decode_reply
 from grader.sandbox.session import ChildSession, LoadReport, SandboxStudent, SubmissionSandbox
 from grader.sandbox.worker_process import GraderFault, WorkerProcess
 
-__all__ = ["ChildSession", "GraderFault", "JudgeEncoder", "LoadReport", "PublicReport", "SandboxStudent",
-           "SubmissionSandbox", "WorkerProcess", "bwrap_problem", "choose_isolation", "decode_reply",
-           "run_public_tests"]
+__all__ = [
+    "ChildSession",
+    "GraderFault",
+    "JudgeEncoder",
+    "LoadReport",
+    "PublicReport",
+    "SandboxStudent",
+    "SubmissionSandbox",
+    "WorkerProcess",
+    "bwrap_problem",
+    "choose_isolation",
+    "decode_reply",
+    "run_public_tests",
+]

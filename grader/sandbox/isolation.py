@@ -29,9 +29,13 @@ BLOCKED_MODULES = ("poslab", "grader")  # the project's packages: never visible 
 
 def python_binds() -> list[str]:
     """The folders the worker needs for Python and torch, never the project itself."""
-    candidates = {sys.base_prefix, sys.prefix, sys.exec_prefix,
-                  os.path.dirname(os.path.dirname(os.path.realpath(sys.executable))),
-                  os.path.dirname(os.path.dirname(torch.__file__))}
+    candidates = {
+        sys.base_prefix,
+        sys.prefix,
+        sys.exec_prefix,
+        os.path.dirname(os.path.dirname(os.path.realpath(sys.executable))),
+        os.path.dirname(os.path.dirname(torch.__file__)),
+    }
     paths = sorted({os.path.realpath(path) for path in candidates} | set(candidates))
     paths = [path for path in paths if os.path.isdir(path)]
     # Keep the outermost folders only; refuse one that holds the project (it would expose it).
@@ -80,11 +84,35 @@ def bwrap_command(settings: GraderSettings, program: list[str]) -> list[str]:
         command += ["--ro-bind", path, path]
     for path in masked_paths(binds):
         command += ["--tmpfs", path]
-    command += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-                "--hostname", "sandbox", "--die-with-parent", "--new-session", "--chdir", "/tmp",
-                "--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/tmp",
-                "--setenv", "LANG", "C.UTF-8", "--setenv", "OMP_NUM_THREADS", "1",
-                "--setenv", "MKL_NUM_THREADS", "1"]
+    command += [
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--hostname",
+        "sandbox",
+        "--die-with-parent",
+        "--new-session",
+        "--chdir",
+        "/tmp",
+        "--clearenv",
+        "--setenv",
+        "PATH",
+        "/usr/bin:/bin",
+        "--setenv",
+        "HOME",
+        "/tmp",
+        "--setenv",
+        "LANG",
+        "C.UTF-8",
+        "--setenv",
+        "OMP_NUM_THREADS",
+        "1",
+        "--setenv",
+        "MKL_NUM_THREADS",
+        "1",
+    ]
     if os.geteuid() == 0:
         # Root keeps only what the worker needs to start children under other uids and clean up.
         command += ["--cap-drop", "ALL"]
@@ -106,10 +134,17 @@ def bwrap_problem(settings: GraderSettings) -> str | None:
             try:
                 # Cheap: Python starts, and torch (imported by the worker later) is where it should be.
                 check = f"import os, sys; sys.exit(not os.path.isfile({torch.__file__!r}))"
-                probe = subprocess.run(bwrap_command(settings, [sys.executable, "-I", "-c", check]),
-                                       capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
-                _BWRAP_VERDICT["verdict"] = None if probe.returncode == 0 else (
-                    f"bwrap failed: {probe.stderr.decode(errors='replace').strip()[:300]}")
+                probe = subprocess.run(
+                    bwrap_command(settings, [sys.executable, "-I", "-c", check]),
+                    capture_output=True,
+                    timeout=60,
+                    stdin=subprocess.DEVNULL,
+                )
+                _BWRAP_VERDICT["verdict"] = (
+                    None
+                    if probe.returncode == 0
+                    else (f"bwrap failed: {probe.stderr.decode(errors='replace').strip()[:300]}")
+                )
             except (OSError, subprocess.SubprocessError) as error:
                 _BWRAP_VERDICT["verdict"] = f"bwrap is unusable: {error}"
         return _BWRAP_VERDICT["verdict"]

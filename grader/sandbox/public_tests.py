@@ -7,8 +7,8 @@ reported from inside the sandbox.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from grader.sandbox.session import ChildSession
 from grader.sandbox.worker_process import WorkerProcess
@@ -31,8 +31,9 @@ def run_public_tests(worker: WorkerProcess, files: Mapping[str, str], timeout: f
         session.send({"type": MessageKind.PYTEST, "files": dict(files)}, what="the public tests")
         report, _ = session.receive("the public tests")
         problem = report.get("problem")
-        return PublicReport(check_pytest_report(report),
-                            None if problem is None else f"pytest stopped: {protocol.clip(problem, 500)}")
+        return PublicReport(
+            check_pytest_report(report), None if problem is None else f"pytest stopped: {protocol.clip(problem, 500)}"
+        )
     except SubmissionCrashed as crash:
         return PublicReport([], crash.reason)
     except protocol.ProtocolError as error:
@@ -52,8 +53,12 @@ def check_pytest_report(report: dict) -> list[dict]:
         if not isinstance(test, dict):
             raise protocol.ProtocolError("a public-test entry is not an object")
         outcome = test.get("outcome")
-        checked.append({"nodeid": protocol.clip(test.get("nodeid"), 300),
-                        "when": protocol.clip(test.get("when"), 20),
-                        "outcome": PytestOutcome(outcome) if outcome in tuple(PytestOutcome) else PytestOutcome.FAILED,
-                        "message": protocol.clip(test.get("message", ""), 3000)})
+        checked.append(
+            {
+                "nodeid": protocol.clip(test.get("nodeid"), 300),
+                "when": protocol.clip(test.get("when"), 20),
+                "outcome": PytestOutcome(outcome) if outcome in tuple(PytestOutcome) else PytestOutcome.FAILED,
+                "message": protocol.clip(test.get("message", ""), 3000),
+            }
+        )
     return checked

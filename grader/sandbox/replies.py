@@ -15,8 +15,18 @@ import torch
 
 from grader.sandboxed import protocol, tensor_codec
 from grader.sandboxed.protocol import FindingCode, MessageKind, NoteCode
-from grader.student import (TABLE_IN_BUFFER, CallResult, CannotCheck, NotATensor, NotImplementedBySubmission,
-                            StudentError, TensorInfo, Viewed, converted_note, no_table_reason)
+from grader.student import (
+    TABLE_IN_BUFFER,
+    CallResult,
+    CannotCheck,
+    NotATensor,
+    NotImplementedBySubmission,
+    StudentError,
+    TensorInfo,
+    Viewed,
+    converted_note,
+    no_table_reason,
+)
 
 # The judge's words for the child's note codes, one for each (a test checks that none is missing).
 NOTE_SENTENCES = {NoteCode.TABLE_IN_BUFFER: TABLE_IN_BUFFER}
@@ -86,8 +96,13 @@ def decode_tensor(fields: tuple, piece: memoryview) -> torch.Tensor | TensorInfo
 
 
 def tensor_ref(item: Any, tensors: list) -> torch.Tensor:
-    if not isinstance(item, dict) or set(item) != {"$t"} or type(item["$t"]) is not int \
-            or not 0 <= item["$t"] < len(tensors) or not isinstance(tensors[item["$t"]], torch.Tensor):
+    if (
+        not isinstance(item, dict)
+        or set(item) != {"$t"}
+        or type(item["$t"]) is not int
+        or not 0 <= item["$t"] < len(tensors)
+        or not isinstance(tensors[item["$t"]], torch.Tensor)
+    ):
         raise protocol.ProtocolError("a tensor reference is malformed")
     return tensors[item["$t"]]
 
@@ -124,8 +139,12 @@ def check_import_error(error: Any) -> dict:
     if not isinstance(error, dict):
         return {"kind": "Error", "message": "the import failed", "line": None, "module": ""}
     line = error.get("line")
-    return {"kind": protocol.clip(error.get("kind"), 100), "message": protocol.clip(error.get("message"), 500),
-            "line": line if type(line) is int else None, "module": protocol.clip(error.get("module", ""), 100)}
+    return {
+        "kind": protocol.clip(error.get("kind"), 100),
+        "message": protocol.clip(error.get("message"), 500),
+        "line": line if type(line) is int else None,
+        "module": protocol.clip(error.get("module", ""), 100),
+    }
 
 
 def explain_end(ended: str) -> str:

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import socket
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import torch
 
@@ -20,8 +21,7 @@ from grader.sandbox.replies import JudgeEncoder, check_import_error, decode_repl
 from grader.sandbox.worker_process import GraderFault, WorkerProcess
 from grader.sandboxed import protocol
 from grader.sandboxed.protocol import MessageKind
-from grader.student import (NAME_OF_OP, OPS, CallResult, NotImplementedBySubmission, Student, SubmissionCrashed,
-                            Viewed)
+from grader.student import NAME_OF_OP, OPS, CallResult, NotImplementedBySubmission, Student, SubmissionCrashed, Viewed
 
 
 class ChildSession:
@@ -108,7 +108,7 @@ class SubmissionSandbox:
         self.session: ChildSession | None = None
         self.fault: GraderFault | None = None
 
-    def for_exercise(self, order: list[str], names: list[str]) -> "SandboxStudent":
+    def for_exercise(self, order: list[str], names: list[str]) -> SandboxStudent:
         fresh = self.session is None or self.session.crash is not None
         if fresh:
             self.close()
@@ -130,8 +130,9 @@ class SandboxStudent(Student):
     is kept: this and every later call for the exercise raise it again.
     """
 
-    def __init__(self, session: ChildSession, order: list[str], names: list[str],
-                 send_files: Mapping[str, str] | None) -> None:
+    def __init__(
+        self, session: ChildSession, order: list[str], names: list[str], send_files: Mapping[str, str] | None
+    ) -> None:
         self.session = session
         self.names = list(names)
         self.found: set[str] = set()
@@ -153,7 +154,9 @@ class SandboxStudent(Student):
                 header["files"] = dict(send_files)
             self.session.send(header, what="the import")
             while True:
-                header, _ = self.session.receive(f"the import of {report.stuck_in}" if report.stuck_in else "the import")
+                header, _ = self.session.receive(
+                    f"the import of {report.stuck_in}" if report.stuck_in else "the import"
+                )
                 kind = header["type"]
                 if kind == MessageKind.IMPORTING and header.get("file") in order:
                     report.stuck_in = header["file"]
@@ -181,8 +184,12 @@ class SandboxStudent(Student):
         if name not in self.found:
             raise NotImplementedBySubmission(name)
         encoder = JudgeEncoder()
-        header = {"type": MessageKind.CALL, "op": op, "args": [encoder.value(item) for item in args],
-                  "kwargs": {key: encoder.value(item) for key, item in kwargs.items()}}
+        header = {
+            "type": MessageKind.CALL,
+            "op": op,
+            "args": [encoder.value(item) for item in args],
+            "kwargs": {key: encoder.value(item) for key, item in kwargs.items()},
+        }
         header["tensors"] = encoder.tensors
         # The child reports the top-level tensor arguments after the call, as LocalStudent does.
         n_inputs = sum(isinstance(value, (torch.Tensor, Viewed)) for value in (*args, *kwargs.values()))

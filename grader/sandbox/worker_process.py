@@ -34,7 +34,7 @@ SANDBOXED_DIR = Path(sandboxed.__file__).resolve().parent
 RUNNER_PACKAGE = "sandbox_runner"  # what grader/sandboxed/ is called inside the worker
 BOOTSTRAP = """
 import importlib, importlib.util, json, socket, struct, sys
-PACKAGE = %r
+PACKAGE = RUNNER_PACKAGE_NAME
 control = socket.socket(fileno=0)
 def exactly(size):
     data = b""
@@ -65,12 +65,11 @@ class ReceivedSources:
         exec(compile(source, module.__spec__.origin, "exec"), module.__dict__)
 sys.meta_path.insert(0, ReceivedSources())
 importlib.import_module(PACKAGE + ".worker").main(control)
-""" % RUNNER_PACKAGE
+""".replace("RUNNER_PACKAGE_NAME", repr(RUNNER_PACKAGE))
 
 
 class GraderFault(Exception):
     """The grader itself could not work (no worker, a broken worker): not the submission's fault."""
-
 
 
 _worker_slots = itertools.count()
@@ -84,7 +83,9 @@ def runner_sources() -> dict[str, str]:
 class WorkerProcess:
     """One warm worker (torch imported once). Not thread-safe: one judging thread per worker."""
 
-    def __init__(self, settings: GraderSettings, isolation: Isolation | None = None, preload: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, settings: GraderSettings, isolation: Isolation | None = None, preload: tuple[str, ...] = ()
+    ) -> None:
         self.settings = settings
         self.isolation = isolation or choose_isolation(settings)
         self.limits = protocol.Limits(settings.max_header_bytes, settings.max_message_bytes)
@@ -112,13 +113,25 @@ class WorkerProcess:
             self.fallback_root = tempfile.mkdtemp(prefix="poslab-grader-")
             os.chmod(self.fallback_root, 0o711)  # children may enter their own folder, not list others
             command, cwd, tmp_root = program, self.fallback_root, self.fallback_root
-            env = {"PATH": "/usr/bin:/bin", "HOME": self.fallback_root, "LANG": "C.UTF-8",
-                   "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+            env = {
+                "PATH": "/usr/bin:/bin",
+                "HOME": self.fallback_root,
+                "LANG": "C.UTF-8",
+                "OMP_NUM_THREADS": "1",
+                "MKL_NUM_THREADS": "1",
+            }
             scope, hidden = (StrayScope.UID if is_root else StrayScope.GROUP), [str(PROJECT_ROOT)]
             preload = ("torch.nn", "torch.nn.functional", "math", *preload)
         try:
-            self.process = subprocess.Popen(command, stdin=worker_end, stdout=subprocess.DEVNULL,
-                                            stderr=self.stderr, env=env, cwd=cwd, start_new_session=True)
+            self.process = subprocess.Popen(
+                command,
+                stdin=worker_end,
+                stdout=subprocess.DEVNULL,
+                stderr=self.stderr,
+                env=env,
+                cwd=cwd,
+                start_new_session=True,
+            )
         except OSError as error:
             raise GraderFault(f"could not start the grading worker: {error}") from None
         finally:
@@ -127,9 +140,18 @@ class WorkerProcess:
         sources = json.dumps(runner_sources()).encode()
         try:
             judge_end.sendall(struct.pack("!I", len(sources)) + sources)
-            protocol.send_frame(judge_end, {"type": MessageKind.HELLO, "tmp_root": tmp_root, "stray_scope": scope,
-                                            "hidden_paths": hidden, "blocked_modules": list(BLOCKED_MODULES),
-                                            "preload": list(preload), "drop_uid": is_root})
+            protocol.send_frame(
+                judge_end,
+                {
+                    "type": MessageKind.HELLO,
+                    "tmp_root": tmp_root,
+                    "stray_scope": scope,
+                    "hidden_paths": hidden,
+                    "blocked_modules": list(BLOCKED_MODULES),
+                    "preload": list(preload),
+                    "drop_uid": is_root,
+                },
+            )
             self.info = self._expect(MessageKind.READY, time.monotonic() + self.settings.worker_start_seconds)
         except (OSError, protocol.ProtocolError, protocol.ReadTimeout) as error:
             tail = self._stderr_tail()
@@ -175,7 +197,10 @@ class WorkerProcess:
         judge_end, child_end = socket.socketpair()
         uid = self.first_uid + next(self.uid_counter) % 256
         try:
-            protocol.send_frame(self.control, {"type": MessageKind.SPAWN, "uid": uid, "limits": self.settings.child_limits(len(EXERCISES))})
+            protocol.send_frame(
+                self.control,
+                {"type": MessageKind.SPAWN, "uid": uid, "limits": self.settings.child_limits(len(EXERCISES))},
+            )
             socket.send_fds(self.control, [b"s"], [child_end.fileno()])
             self._expect(MessageKind.SPAWNED, time.monotonic() + 30)
         except (OSError, protocol.ProtocolError, protocol.ReadTimeout) as error:

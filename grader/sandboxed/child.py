@@ -94,7 +94,13 @@ class Child:
             self.send({"type": MessageKind.IMPORTING, "file": filename})
             error = self.import_file(filename)
             self.send({"type": MessageKind.IMPORTED, "file": filename, "error": error})
-        self.send({"type": MessageKind.LOADED, "found": sorted(self.found), "missing": [n for n in wanted if n not in self.found]})
+        self.send(
+            {
+                "type": MessageKind.LOADED,
+                "found": sorted(self.found),
+                "missing": [n for n in wanted if n not in self.found],
+            }
+        )
 
     def import_file(self, filename: str) -> dict | None:
         stem = filename[:-3]
@@ -140,8 +146,13 @@ class Child:
         encoder = tensor_codec.Encoder()
         encoded, returned = encode_output(output, encoder, as_info)
         after = [None if tensor.device.type == "meta" else encoder.tensor(tensor) for tensor in inputs]
-        header = {"type": MessageKind.RESULT, "output": encoded, "inputs_after": after, "tensors": encoder.tensors,
-                  "notes": notes}
+        header = {
+            "type": MessageKind.RESULT,
+            "output": encoded,
+            "inputs_after": after,
+            "tensors": encoder.tensors,
+            "notes": notes,
+        }
         if returned is not None:  # a finding of the grader's: it travels as one, with the values
             header.update(type=MessageKind.FINDING, code=FindingCode.NOT_A_TENSOR, returned=returned)
         self.send(header, encoder.blob())
@@ -163,8 +174,9 @@ def describe_import_error(error: BaseException, filename: str) -> dict:
     elif isinstance(error, ImportError):
         described["module"] = safe_str(error.name or "")
     else:
-        frames = [frame for frame in traceback.extract_tb(error.__traceback__)
-                  if os.path.basename(frame.filename) == filename]
+        frames = [
+            frame for frame in traceback.extract_tb(error.__traceback__) if os.path.basename(frame.filename) == filename
+        ]
         if frames:
             described["line"] = frames[-1].lineno
     if isinstance(error, SystemExit):

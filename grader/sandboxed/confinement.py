@@ -57,7 +57,8 @@ def confine(sock: socket.socket, spec: dict) -> str:
     tempfile.tempdir = workdir  # the worker may have cached /tmp, where this uid cannot write
     hidden = tuple(spec.get("hidden_paths", ()))
     sys.path[:] = [workdir, os.path.join(workdir, SUBMISSION_PACKAGE)] + [
-        entry for entry in sys.path if entry and not entry.startswith(hidden or ("\0",))]
+        entry for entry in sys.path if entry and not entry.startswith(hidden or ("\0",))
+    ]
     forget_runner()
     sys.meta_path.insert(0, BlockedImports(spec.get("blocked_modules", ())))
     return workdir

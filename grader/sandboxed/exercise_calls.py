@@ -84,8 +84,11 @@ def _plain_numbers(value: Any, depth: int = 0) -> bool:
     """Nested lists/tuples of Python numbers (no student-defined types: converting runs no student code)."""
     if type(value) in (int, float, bool):
         return True
-    return (type(value) in (list, tuple) and depth < protocol.MAX_DIMS
-            and all(_plain_numbers(item, depth + 1) for item in value))
+    return (
+        type(value) in (list, tuple)
+        and depth < protocol.MAX_DIMS
+        and all(_plain_numbers(item, depth + 1) for item in value)
+    )
 
 
 def converted(value: Any) -> torch.Tensor | None:
@@ -111,8 +114,14 @@ def encode_output(output: Any, encoder: tensor_codec.Encoder, as_info: bool) -> 
     def one(item: Any) -> Any:
         if isinstance(item, torch.Tensor):
             if as_info or item.device.type == "meta":
-                return {"$info": {"shape": list(item.shape), "dtype": protocol.dtype_name(item.dtype),
-                                  "device": item.device.type, "requires_grad": bool(item.requires_grad)}}
+                return {
+                    "$info": {
+                        "shape": list(item.shape),
+                        "dtype": protocol.dtype_name(item.dtype),
+                        "device": item.device.type,
+                        "requires_grad": bool(item.requires_grad),
+                    }
+                }
             return encoder.tensor(item)
         returned.append(type_name(item))
         values = converted(item)
@@ -120,8 +129,11 @@ def encode_output(output: Any, encoder: tensor_codec.Encoder, as_info: bool) -> 
 
     if isinstance(output, torch.Tensor):
         encoded = one(output)
-    elif type(output) in (tuple, list) and 0 < len(output) <= protocol.MAX_PARTS and any(
-            isinstance(item, torch.Tensor) for item in output):
+    elif (
+        type(output) in (tuple, list)
+        and 0 < len(output) <= protocol.MAX_PARTS
+        and any(isinstance(item, torch.Tensor) for item in output)
+    ):
         encoded = {"$tuple": [one(item) for item in output]}
     elif type(output) is tuple and (as_info or not output):  # parameters()/buffers(): maybe none
         encoded = {"$tuple": [one(item) for item in output[: protocol.MAX_PARTS]]}

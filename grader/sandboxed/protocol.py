@@ -158,7 +158,7 @@ def send_frame(sock: socket.socket, header: dict, blob: bytes | bytearray | memo
         sock.sendall(memoryview(head)[sent:])
         sent = len(head)
     if sent - len(head) < len(blob):
-        sock.sendall(memoryview(blob)[sent - len(head):])
+        sock.sendall(memoryview(blob)[sent - len(head) :])
 
 
 def _recv_exactly(sock: socket.socket, size: int, deadline: float | None) -> bytearray:
@@ -173,7 +173,7 @@ def _recv_exactly(sock: socket.socket, size: int, deadline: float | None) -> byt
             sock.settimeout(remaining)
         try:
             count = sock.recv_into(view[received:], size - received)
-        except socket.timeout:
+        except TimeoutError:
             raise ReadTimeout() from None
         except OSError as error:  # a reset counts as the peer going away
             raise PeerClosed(str(error)) from None
@@ -183,8 +183,7 @@ def _recv_exactly(sock: socket.socket, size: int, deadline: float | None) -> byt
     return buffer
 
 
-def recv_frame(sock: socket.socket, limits: Limits = Limits(),
-               deadline: float | None = None) -> tuple[dict, bytearray]:
+def recv_frame(sock: socket.socket, limits: Limits = Limits(), deadline: float | None = None) -> tuple[dict, bytearray]:
     """Read one frame; sizes are checked before anything is allocated."""
     header_len, blob_len = FRAME_PREFIX.unpack(_recv_exactly(sock, FRAME_PREFIX.size, deadline))
     if header_len > limits.max_header_bytes:

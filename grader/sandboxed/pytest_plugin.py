@@ -32,9 +32,8 @@ def _entry_block(entry) -> str:
         lines, name = [line for line in lines if line.startswith("E")], ""
     failing = next((index for index, line in enumerate(lines) if line.startswith(">")), None)
     if failing is not None:
-        lines = lines[max(failing - CONTEXT_LINES, 0):]
-    lines = [SANDBOX_PATH.sub(r'File "\1"', OBJECT_REPR.sub(r"<\1>", CALLABLE_REPR.sub(r"\1", line)))
-             for line in lines]
+        lines = lines[max(failing - CONTEXT_LINES, 0) :]
+    lines = [SANDBOX_PATH.sub(r'File "\1"', OBJECT_REPR.sub(r"<\1>", CALLABLE_REPR.sub(r"\1", line))) for line in lines]
     lines = [line for line in lines if not NAMING_LINE.match(line)]
     return "\n".join(([f"{name}, line {place.lineno}"] if name else []) + _dedented(lines))
 
@@ -42,14 +41,17 @@ def _entry_block(entry) -> str:
 def _dedented(lines: list[str]) -> list[str]:
     """pytest's layout, narrower: its marker column (">" the failing line, "E" the error) then the source
     and the error each without the indentation they share (a narrow page wraps every space of it)."""
+
     def common(texts: list[str]) -> int:
         return min((len(text) - len(text.lstrip(" ")) for text in texts if text.strip()), default=0)
 
     source = [line[4:] for line in lines if not line.startswith("E")]
     errors = [line[1:] for line in lines if line.startswith("E")]
     source_cut, error_cut = common(source), common(errors)
-    return [f"E {line[1 + error_cut:]}" if line.startswith("E")
-            else f"{line[:1].strip() or ' '} {line[4 + source_cut:]}" for line in lines]
+    return [
+        f"E {line[1 + error_cut :]}" if line.startswith("E") else f"{line[:1].strip() or ' '} {line[4 + source_cut :]}"
+        for line in lines
+    ]
 
 
 def failure_message(report) -> str:
@@ -67,9 +69,13 @@ def failure_message(report) -> str:
 
 
 def _cleaned(entries: list) -> str:
-    kept = [entry for index, entry in enumerate(entries) if index == len(entries) - 1
-            or os.path.basename(str(getattr(getattr(entry, "reprfileloc", None), "path", ""))) not in PLUMBING
-            and not str(getattr(getattr(entry, "reprfileloc", None), "path", "")).startswith("<")]
+    kept = [
+        entry
+        for index, entry in enumerate(entries)
+        if index == len(entries) - 1
+        or os.path.basename(str(getattr(getattr(entry, "reprfileloc", None), "path", ""))) not in PLUMBING
+        and not str(getattr(getattr(entry, "reprfileloc", None), "path", "")).startswith("<")
+    ]
     blocks = [_entry_block(entry) for entry in kept]
     return safe_str("\n\n".join(block for block in blocks if block))
 
@@ -84,13 +90,20 @@ class PytestRecorder:
     def pytest_runtest_logreport(self, report) -> None:
         if report.when == PytestPhase.CALL or report.outcome != PytestOutcome.PASSED:
             message = "" if report.passed else failure_message(report)
-            self.tests.append({"nodeid": safe_str(report.nodeid), "when": report.when,
-                               "outcome": report.outcome, "message": message})
+            self.tests.append(
+                {"nodeid": safe_str(report.nodeid), "when": report.when, "outcome": report.outcome, "message": message}
+            )
 
     def pytest_collectreport(self, report) -> None:
         if report.failed:
-            self.tests.append({"nodeid": safe_str(report.nodeid), "when": PytestPhase.COLLECT, "outcome": PytestOutcome.FAILED,
-                               "message": safe_str(report.longreprtext)})
+            self.tests.append(
+                {
+                    "nodeid": safe_str(report.nodeid),
+                    "when": PytestPhase.COLLECT,
+                    "outcome": PytestOutcome.FAILED,
+                    "message": safe_str(report.longreprtext),
+                }
+            )
 
 
 def run_pytest(rootdir: str, tests_dir: str) -> PytestRecorder:
@@ -102,8 +115,21 @@ def run_pytest(rootdir: str, tests_dir: str) -> PytestRecorder:
     # what the public tests do, and finding those plugins costs about 0.2 s a run.
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     try:
-        pytest.main(["-q", "-p", "no:cacheprovider", "--rootdir", rootdir, "--confcutdir", rootdir,
-                     "-o", "addopts=", tests_dir], plugins=[recorder])
+        pytest.main(
+            [
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "--rootdir",
+                rootdir,
+                "--confcutdir",
+                rootdir,
+                "-o",
+                "addopts=",
+                tests_dir,
+            ],
+            plugins=[recorder],
+        )
     except BaseException as error:  # noqa: BLE001
         recorder.problem = f"{type(error).__name__}: {safe_str(error)}"
     return recorder

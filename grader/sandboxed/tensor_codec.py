@@ -18,7 +18,6 @@ import torch
 
 from .protocol import DTYPES, MAX_DIMS, ProtocolError, dtype_name
 
-
 # ---------------------------------------------------------------- values -> JSON + blob
 
 
@@ -34,9 +33,13 @@ class Encoder:
         self.chunks: list[bytes] = []
 
     def tensor(self, tensor: torch.Tensor, view: dict | None = None) -> dict:
-        info = {"dtype": dtype_name(tensor.dtype), "shape": list(tensor.shape),
-                "device": tensor.device.type, "requires_grad": bool(tensor.requires_grad),
-                "nbytes": 0}
+        info = {
+            "dtype": dtype_name(tensor.dtype),
+            "shape": list(tensor.shape),
+            "device": tensor.device.type,
+            "requires_grad": bool(tensor.requires_grad),
+            "nbytes": 0,
+        }
         if view is not None:
             info["view"] = view
         if tensor.device.type != "meta":
@@ -88,8 +91,11 @@ def check_tensor_info(info: Any) -> tuple[torch.dtype, tuple[int, ...], str, boo
     if dtype is None:
         raise ProtocolError(f"unsupported tensor dtype {str(info.get('dtype'))[:40]!r}")
     shape = info.get("shape")
-    if (not isinstance(shape, list) or len(shape) > MAX_DIMS
-            or not all(type(size) is int and 0 <= size < (1 << 40) for size in shape)):
+    if (
+        not isinstance(shape, list)
+        or len(shape) > MAX_DIMS
+        or not all(type(size) is int and 0 <= size < (1 << 40) for size in shape)
+    ):
         raise ProtocolError("a tensor shape is not a short list of non-negative integers")
     device = info.get("device")
     if device not in ("cpu", "meta"):
@@ -100,8 +106,10 @@ def check_tensor_info(info: Any) -> tuple[torch.dtype, tuple[int, ...], str, boo
         raise ProtocolError("a tensor description has a malformed field")
     expected = math.prod(shape) * element_size(dtype) if device == "cpu" else 0
     if nbytes != expected:
-        raise ProtocolError(f"a tensor of shape {shape} and dtype {dtype_name(dtype)} "
-                            f"should take {expected} bytes, the message says {nbytes}")
+        raise ProtocolError(
+            f"a tensor of shape {shape} and dtype {dtype_name(dtype)} "
+            f"should take {expected} bytes, the message says {nbytes}"
+        )
     return dtype, tuple(shape), device, requires_grad, nbytes
 
 
@@ -145,7 +153,7 @@ def split_blob(infos: list, blob: bytearray) -> list[memoryview]:
     pieces, offset = [], 0
     for info in infos:
         nbytes = info["nbytes"]
-        pieces.append(view[offset:offset + nbytes])
+        pieces.append(view[offset : offset + nbytes])
         offset += nbytes
     if offset != len(blob):
         raise ProtocolError(f"the tensors described take {offset} bytes but {len(blob)} arrived")

@@ -46,7 +46,9 @@ def main(control: socket.socket) -> None:
     torch.set_num_interop_threads(1)
     hello, _ = protocol.recv_frame(control)
     if hello["type"] != MessageKind.HELLO:
-        raise protocol.ProtocolError(f"the judge's first message was {protocol.clip(hello['type'], 40)!r}, not its hello")
+        raise protocol.ProtocolError(
+            f"the judge's first message was {protocol.clip(hello['type'], 40)!r}, not its hello"
+        )
     for name in hello.get("preload", ()):
         __import__(name)  # in the fallback a child's uid may not be able to read site-packages
     warm_up()
@@ -79,9 +81,12 @@ class Worker:
         self.control = control
         self.tmp_root = hello["tmp_root"]
         self.stray_scope = StrayScope(hello["stray_scope"])
-        self.spec_extra = {"tmp_root": self.tmp_root, "hidden_paths": hello.get("hidden_paths", []),
-                           "blocked_modules": hello.get("blocked_modules", []),
-                           "drop_uid": bool(hello.get("drop_uid"))}
+        self.spec_extra = {
+            "tmp_root": self.tmp_root,
+            "hidden_paths": hello.get("hidden_paths", []),
+            "blocked_modules": hello.get("blocked_modules", []),
+            "drop_uid": bool(hello.get("drop_uid")),
+        }
         self.used_uids: set[int] = set()
         self.child_pid: int | None = None
         self.child_uid: int | None = None

@@ -58,6 +58,20 @@ from grader.service.settings import ServiceSettings
 from grader.service.status import JobStatus, failure_sentence, stopped_grader_message
 from grader.vocabulary import WatchState
 
-__all__ = ["AlreadyPending", "GradingJob", "GradingService", "JobStatus", "ServiceClosed", "ServiceSettings",
-           "SubmissionRejected", "WatchState", "as_completed", "attempts_of", "code_of", "failure_sentence",
-           "planned_isolation", "stopped_grader_message", "task_function"]
+__all__ = [
+    "AlreadyPending",
+    "GradingJob",
+    "GradingService",
+    "JobStatus",
+    "ServiceClosed",
+    "ServiceSettings",
+    "SubmissionRejected",
+    "WatchState",
+    "as_completed",
+    "attempts_of",
+    "code_of",
+    "failure_sentence",
+    "planned_isolation",
+    "stopped_grader_message",
+    "task_function",
+]

@@ -48,8 +48,10 @@ class ClusterConnection:
                 from grader.service.embedded import EmbeddedCluster
 
                 # The judges warm up with the settings the tasks carry (a --timeout of the CLI).
-                environment = {"POSLAB_GRADER_TIMEOUT": repr(self.settings.grader.timeout),
-                               WARM_MODES_ENV: ",".join(self.settings.warm_modes)}
+                environment = {
+                    "POSLAB_GRADER_TIMEOUT": repr(self.settings.grader.timeout),
+                    WARM_MODES_ENV: ",".join(self.settings.warm_modes),
+                }
                 with self._lock:
                     if self._closing.is_set():
                         raise GraderFault("the grading service was closed before its cluster started")
@@ -58,8 +60,9 @@ class ClusterConnection:
             self.client = Client(address, timeout=CONNECT_SECONDS, set_as_default=False)
             self.allowed_failures = self.client.run_on_scheduler(_allowed_failures)
         except BaseException as error:  # noqa: BLE001 - reported to every waiting job and to callers
-            self.fault = error if isinstance(error, GraderFault) else GraderFault(
-                f"the grading cluster did not start: {error}")
+            self.fault = (
+                error if isinstance(error, GraderFault) else GraderFault(f"the grading cluster did not start: {error}")
+            )
             raise self.fault from None
         if self._closing.is_set():  # closed while it connected
             self.client.close(timeout=10)

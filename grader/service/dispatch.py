@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import importlib
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from grader.service.connection import ClusterConnection
 from grader.service.job import GradingJob
@@ -33,8 +34,9 @@ def task_function() -> Callable[[dict], dict]:
 class Dispatcher:
     """The jobs this service is grading now. Thread-safe. ``finished(job, future)`` is called once each."""
 
-    def __init__(self, connection: ClusterConnection, settings: ServiceSettings,
-                 finished: Callable[[GradingJob, Any], None]) -> None:
+    def __init__(
+        self, connection: ClusterConnection, settings: ServiceSettings, finished: Callable[[GradingJob, Any], None]
+    ) -> None:
         self.connection = connection
         self.settings = settings
         self.finished = finished
@@ -68,8 +70,7 @@ class Dispatcher:
 
     def _send(self, job: GradingJob) -> None:
         task = task_for(job.submission, job.exercises, job.mode, self.settings.grader, self.settings.suite)
-        future = self.connection.client.submit(task_function(), task, key=f"{job.kind}-{job.id}", pure=False,
-                                               retries=1)
+        future = self.connection.client.submit(task_function(), task, key=f"{job.kind}-{job.id}", pure=False, retries=1)
         with self._lock:
             self._futures[job.id] = future
         future.add_done_callback(lambda done: self.finished(job, done))

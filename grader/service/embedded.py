@@ -86,17 +86,35 @@ class EmbeddedCluster:
     def _launch(self, role: str, arguments: list[str], log_name: str) -> subprocess.Popen:
         log = open(self.folder / log_name, "ab")  # noqa: SIM115 - handed to the child, closed below
         try:
-            return subprocess.Popen([sys.executable, "-m", "grader.service.launch", role, *arguments],
-                                    stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
-                                    cwd=PROJECT_ROOT, env=self.env, start_new_session=True)
+            return subprocess.Popen(
+                [sys.executable, "-m", "grader.service.launch", role, *arguments],
+                stdin=subprocess.PIPE,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=PROJECT_ROOT,
+                env=self.env,
+                start_new_session=True,
+            )
         finally:
             log.close()
 
     def start(self) -> str:
         scheduler_file = self.folder / "scheduler.json"
-        self.scheduler = self._launch("scheduler", ["--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-                                                    "--dashboard-address", HTTP_ADDRESS,
-                                                    "--scheduler-file", str(scheduler_file)], "scheduler.log")
+        self.scheduler = self._launch(
+            "scheduler",
+            [
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--no-dashboard",
+                "--dashboard-address",
+                HTTP_ADDRESS,
+                "--scheduler-file",
+                str(scheduler_file),
+            ],
+            "scheduler.log",
+        )
         deadline = time.monotonic() + SCHEDULER_START_SECONDS
         while (address := _written_address(scheduler_file)) is None:
             if self.scheduler.poll() is not None or time.monotonic() > deadline:
@@ -113,10 +131,27 @@ class EmbeddedCluster:
         return self.address
 
     def _start_judge(self, index: int) -> None:
-        arguments = [self.address, "--nthreads", "1", "--no-nanny", "--no-dashboard",
-                     "--dashboard-address", HTTP_ADDRESS, "--memory-limit", "0",
-                     "--host", "127.0.0.1", "--preload", PRELOAD, "--name", f"judge-{index}",
-                     "--death-timeout", "60", "--local-directory", str(self.folder / f"judge-{index}")]
+        arguments = [
+            self.address,
+            "--nthreads",
+            "1",
+            "--no-nanny",
+            "--no-dashboard",
+            "--dashboard-address",
+            HTTP_ADDRESS,
+            "--memory-limit",
+            "0",
+            "--host",
+            "127.0.0.1",
+            "--preload",
+            PRELOAD,
+            "--name",
+            f"judge-{index}",
+            "--death-timeout",
+            "60",
+            "--local-directory",
+            str(self.folder / f"judge-{index}"),
+        ]
         self.judges[index] = self._launch("worker", arguments, f"judge-{index}.log")
 
     def _supervise(self) -> None:

@@ -8,7 +8,8 @@ names that one. A practice run is checked the same way and recorded nowhere unti
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from grader.settings import GraderSettings
 from grader.submissions import Submission, SubmissionRejected, load_submission
@@ -35,8 +36,7 @@ def checked_submission(files: Mapping[str, str], submission_id: str, settings: G
 def record_job(store: Any, job: Any, holder: str, lease_seconds: float) -> None:
     """Record the job as queued and held by ``holder``; ``AlreadyPending`` if the student has one queued."""
     try:
-        store.add_grading_job(job.id, job.student, job.submission.files, job.exercises, job.mode, holder,
-                              lease_seconds)
+        store.add_grading_job(job.id, job.student, job.submission.files, job.exercises, job.mode, holder, lease_seconds)
     except ValueError as refused:
         # The store's PendingJobExists carries the pending job. Told by that, not by its class: a store
         # made before a module reload (Streamlit's file watcher) raises the class it imported then.

@@ -10,8 +10,8 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
-from typing import Callable, Iterable, Iterator
 
 from grader.results import SubmissionResult
 from grader.submissions import Submission
@@ -25,8 +25,16 @@ class ServiceClosed(RuntimeError):
 class GradingJob:
     """One grading handed to the service; ``result()`` waits for its ``SubmissionResult``."""
 
-    def __init__(self, job_id: str, student: str | None, submission: Submission, exercises: tuple[str, ...],
-                 mode: GradingMode, recorded: bool = True, kind: AttemptKind = AttemptKind.SUBMISSION) -> None:
+    def __init__(
+        self,
+        job_id: str,
+        student: str | None,
+        submission: Submission,
+        exercises: tuple[str, ...],
+        mode: GradingMode,
+        recorded: bool = True,
+        kind: AttemptKind = AttemptKind.SUBMISSION,
+    ) -> None:
         self.id, self.student, self.submission, self.exercises = job_id, student, submission, exercises
         self.mode, self.kind = GradingMode(mode), AttemptKind(kind)
         self.recorded = recorded  # in the store's grading jobs (a submission with a store), with a lease
@@ -35,7 +43,7 @@ class GradingJob:
         self._done = threading.Event()
         self._result: SubmissionResult | None = None
         self._error: BaseException | None = None
-        self._callbacks: list[Callable[["GradingJob"], None]] = []
+        self._callbacks: list[Callable[[GradingJob], None]] = []
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -56,7 +64,7 @@ class GradingJob:
             raise self._error
         return self._result
 
-    def add_done_callback(self, callback: Callable[["GradingJob"], None]) -> None:
+    def add_done_callback(self, callback: Callable[[GradingJob], None]) -> None:
         with self._lock:
             if not self._done.is_set():
                 self._callbacks.append(callback)

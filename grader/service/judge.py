@@ -22,8 +22,9 @@ import importlib
 import logging
 import os
 import threading
+from collections.abc import Sequence
 from dataclasses import asdict
-from typing import Any, Sequence
+from typing import Any
 
 from grader.api import Grader, Submission, grading_mode
 from grader.settings import GraderSettings
@@ -59,8 +60,14 @@ class Judge:
         if key not in self.graders:
             grading = Grader(settings, mode=mode, suite=load_suite(suite))
             # The suite runs here, in the judge: another suite's warm sandbox worker serves it as well.
-            grading.worker = next((other.worker for (other_mode, other_settings, _), other in self.graders.items()
-                                   if (other_mode, other_settings) == (mode, settings)), None)
+            grading.worker = next(
+                (
+                    other.worker
+                    for (other_mode, other_settings, _), other in self.graders.items()
+                    if (other_mode, other_settings) == (mode, settings)
+                ),
+                None,
+            )
             self.graders[key] = grading
         return self.graders[key]
 
@@ -83,12 +90,23 @@ class Judge:
         self.graders.clear()
 
 
-def task_for(submission: Submission, exercises: Sequence[str] | None, mode: GradingMode, settings: GraderSettings,
-             suite: str | None = None) -> dict:
+def task_for(
+    submission: Submission,
+    exercises: Sequence[str] | None,
+    mode: GradingMode,
+    settings: GraderSettings,
+    suite: str | None = None,
+) -> dict:
     """What a Dask task carries: plain, trusted data."""
-    return {"submission_id": submission.submission_id, "files": dict(submission.files),
-            "problems": list(submission.problems), "exercises": None if exercises is None else list(exercises),
-            "mode": GradingMode(mode).value, "settings": asdict(settings), "suite": suite}
+    return {
+        "submission_id": submission.submission_id,
+        "files": dict(submission.files),
+        "problems": list(submission.problems),
+        "exercises": None if exercises is None else list(exercises),
+        "mode": GradingMode(mode).value,
+        "settings": asdict(settings),
+        "suite": suite,
+    }
 
 
 def grade_on_judge(task: dict) -> dict:
@@ -147,9 +165,13 @@ def dask_setup(worker: Any) -> None:
         logger.info("%s: isolation bwrap (bubblewrap works on this machine)", READY_LOG)
     else:
         problem = _isolation_problem(settings)
-        logger.warning("%s: isolation %s; bubblewrap is not used here%s. Install bubblewrap "
-                       "(apt-get install bubblewrap) before grading a real class.",
-                       READY_LOG, isolation, f" ({problem})" if problem else "")
+        logger.warning(
+            "%s: isolation %s; bubblewrap is not used here%s. Install bubblewrap "
+            "(apt-get install bubblewrap) before grading a real class.",
+            READY_LOG,
+            isolation,
+            f" ({problem})" if problem else "",
+        )
 
 
 def dask_teardown(worker: Any) -> None:

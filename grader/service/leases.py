@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 logger = logging.getLogger(__name__)
 
@@ -18,8 +19,15 @@ logger = logging.getLogger(__name__)
 class LeaseKeeper:
     """``regrade(record)`` is called for each claimed job; ``held()`` gives the ids this replica holds."""
 
-    def __init__(self, store: Any, holder: str, lease_seconds: float, held: Callable[[], Iterable[str]],
-                 regrade: Callable[[Any], None], closing: threading.Event) -> None:
+    def __init__(
+        self,
+        store: Any,
+        holder: str,
+        lease_seconds: float,
+        held: Callable[[], Iterable[str]],
+        regrade: Callable[[Any], None],
+        closing: threading.Event,
+    ) -> None:
         self.store, self.holder, self.lease_seconds = store, holder, lease_seconds
         self.held, self.regrade, self.closing = held, regrade, closing
 

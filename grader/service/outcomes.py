@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import grader
 from grader.gradebook import per_test_rows
@@ -28,7 +29,9 @@ from poslab.vocabulary import AttemptKind, GradingMode
 logger = logging.getLogger(__name__)
 
 
-def outcome_of(job: GradingJob, future: Any, allowed_failures: int) -> tuple[SubmissionResult | None, BaseException | None]:
+def outcome_of(
+    job: GradingJob, future: Any, allowed_failures: int
+) -> tuple[SubmissionResult | None, BaseException | None]:
     """The result of a finished Dask future, or the error that ended it (a ``GraderFault``)."""
     from distributed.scheduler import KilledWorker
 
@@ -43,10 +46,17 @@ def outcome_of(job: GradingJob, future: Any, allowed_failures: int) -> tuple[Sub
 def stopped_grader_result(job: GradingJob, times: int) -> SubmissionResult:
     submission = job.submission
     return SubmissionResult(
-        submission_id=submission.submission_id, status=SubmissionStatus.STOPPED_GRADER, tests=(),
-        isolation=Isolation.NONE, public_tests_only=job.mode == GradingMode.PUBLIC,
-        submission_hash=submission.content_hash, suite_hash="", grader_version=grader.__version__,
-        execution_time=time.monotonic() - job.submitted, messages=(stopped_grader_message(times),))
+        submission_id=submission.submission_id,
+        status=SubmissionStatus.STOPPED_GRADER,
+        tests=(),
+        isolation=Isolation.NONE,
+        public_tests_only=job.mode == GradingMode.PUBLIC,
+        submission_hash=submission.content_hash,
+        suite_hash="",
+        grader_version=grader.__version__,
+        execution_time=time.monotonic() - job.submitted,
+        messages=(stopped_grader_message(times),),
+    )
 
 
 def record_outcome(store: Any, job: GradingJob, result: SubmissionResult | None, error: BaseException | None) -> None:
@@ -82,6 +92,15 @@ def attempts_of(result: SubmissionResult, files: Mapping[str, str], exercises: S
         if score is None or score.max_score <= 0:
             continue
         details = {**data, "tests": [test for test in data["tests"] if test["exercise"] == exercise]}
-        attempts.append(AttemptToRecord(exercise, score.score, score.max_score, details, code_of(files, exercise),
-                                        result.public_tests_only, tuple(per_test_rows(result, exercise))))
+        attempts.append(
+            AttemptToRecord(
+                exercise,
+                score.score,
+                score.max_score,
+                details,
+                code_of(files, exercise),
+                result.public_tests_only,
+                tuple(per_test_rows(result, exercise)),
+            )
+        )
     return attempts

@@ -14,9 +14,10 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from grader.api import grading_mode, selected_exercises
 from grader.results import SubmissionResult
@@ -47,13 +48,26 @@ class GradingService:
     ``POSLAB_GRADER_WORKERS``).
     """
 
-    def __init__(self, scheduler: str | None = None, *, judges: int | None = None, workers: int | None = None,
-                 store: Any = None, settings: GraderSettings | None = None,
-                 service_settings: ServiceSettings | None = None, suite: str | None = None,
-                 warm_modes: Sequence[GradingMode] | None = None) -> None:
+    def __init__(
+        self,
+        scheduler: str | None = None,
+        *,
+        judges: int | None = None,
+        workers: int | None = None,
+        store: Any = None,
+        settings: GraderSettings | None = None,
+        service_settings: ServiceSettings | None = None,
+        suite: str | None = None,
+        warm_modes: Sequence[GradingMode] | None = None,
+    ) -> None:
         base = service_settings or ServiceSettings(grader=settings or GraderSettings.from_env())
-        overrides = {"grader": settings, "scheduler": scheduler, "judges": judges or workers, "suite": suite,
-                     "warm_modes": None if warm_modes is None else tuple(warm_modes)}
+        overrides = {
+            "grader": settings,
+            "scheduler": scheduler,
+            "judges": judges or workers,
+            "suite": suite,
+            "warm_modes": None if warm_modes is None else tuple(warm_modes),
+        }
         self.settings = replace(base, **{name: value for name, value in overrides.items() if value is not None})
         self.store = store
         self.holder = f"{socket.gethostname()[:60]}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
@@ -61,18 +75,21 @@ class GradingService:
         self.connection = ClusterConnection(self.settings)
         self.dispatcher = Dispatcher(self.connection, self.settings, self._finished)
         self.recent = RecentStatuses()
-        self.leases = None if store is None else LeaseKeeper(
-            store, self.holder, self.settings.lease_seconds, self._held, self._regrade, self._closing)
+        self.leases = (
+            None
+            if store is None
+            else LeaseKeeper(store, self.holder, self.settings.lease_seconds, self._held, self._regrade, self._closing)
+        )
         self._started = False
         self._start_lock = threading.Lock()
         self._finisher: ThreadPoolExecutor | None = None
 
     @classmethod
-    def from_env(cls, *, store: Any = None, settings: GraderSettings | None = None) -> "GradingService":
+    def from_env(cls, *, store: Any = None, settings: GraderSettings | None = None) -> GradingService:
         """Embedded, or the cluster at ``POSLAB_GRADER_SCHEDULER``; ``store``: where outcomes are recorded."""
         return cls(store=store, service_settings=ServiceSettings.from_env(grader=settings))
 
-    def __enter__(self) -> "GradingService":
+    def __enter__(self) -> GradingService:
         return self
 
     def __exit__(self, *exc_info) -> None:
@@ -80,7 +97,7 @@ class GradingService:
 
     # -- start-up ----------------------------------------------------------------------------------
 
-    def start(self) -> "GradingService":
+    def start(self) -> GradingService:
         """Start the judges (or connect to the scheduler) in the background, once; returns at once."""
         if self._started:
             return self
@@ -143,26 +160,44 @@ class GradingService:
 
     # -- handing in --------------------------------------------------------------------------------
 
-    def submit(self, student: str, files: Mapping[str, str], exercises: Sequence[str] | None = None,
-               mode: GradingMode = GradingMode.HIDDEN) -> GradingJob:
+    def submit(
+        self,
+        student: str,
+        files: Mapping[str, str],
+        exercises: Sequence[str] | None = None,
+        mode: GradingMode = GradingMode.HIDDEN,
+    ) -> GradingJob:
         """Queue one submission and return its job at once; ``SubmissionRejected`` says what to fix."""
         submission = checked_submission(files, student, self.settings.grader)
         return self.submit_submission(submission, exercises, mode, student=student)
 
-    def submit_submission(self, submission: Submission, exercises: Sequence[str] | None = None,
-                          mode: GradingMode = GradingMode.HIDDEN, *, student: str | None = None) -> GradingJob:
+    def submit_submission(
+        self,
+        submission: Submission,
+        exercises: Sequence[str] | None = None,
+        mode: GradingMode = GradingMode.HIDDEN,
+        *,
+        student: str | None = None,
+    ) -> GradingJob:
         """Queue a loaded submission as it is (one with problems is graded as not importable: the CLI)."""
         mode = grading_mode(mode)
         self._refuse_if_closed()
-        job = GradingJob(uuid.uuid4().hex, student or submission.submission_id, submission,
-                         selected_exercises(exercises), mode, recorded=self.store is not None)
+        job = GradingJob(
+            uuid.uuid4().hex,
+            student or submission.submission_id,
+            submission,
+            selected_exercises(exercises),
+            mode,
+            recorded=self.store is not None,
+        )
         if job.recorded:
             record_job(self.store, job, self.holder, self.settings.lease_seconds)
         self.start().dispatcher.dispatch(job)
         return job
 
-    def run_public(self, files: Mapping[str, str], exercises: Sequence[str] | None = None, *,
-                   student: str | None = None) -> GradingJob:
+    def run_public(
+        self, files: Mapping[str, str], exercises: Sequence[str] | None = None, *, student: str | None = None
+    ) -> GradingJob:
         """Grade ``files`` against the public tests (practice) and return the job at once.
 
         With a store and a ``student``, its outcome is kept as that student's practice runs (one
@@ -171,8 +206,15 @@ class GradingService:
         """
         submission = checked_submission(files, student or PRACTICE_ID, self.settings.grader)
         self._refuse_if_closed()
-        job = GradingJob(uuid.uuid4().hex, student, submission, selected_exercises(exercises), GradingMode.PUBLIC,
-                         recorded=False, kind=AttemptKind.PRACTICE)
+        job = GradingJob(
+            uuid.uuid4().hex,
+            student,
+            submission,
+            selected_exercises(exercises),
+            GradingMode.PUBLIC,
+            recorded=False,
+            kind=AttemptKind.PRACTICE,
+        )
         self.start().dispatcher.dispatch(job)
         return job
 
@@ -275,5 +317,10 @@ class GradingService:
         if self._finisher is not None:
             self._finisher.shutdown(wait=True, cancel_futures=False)
         for job in unfinished:
-            self._settle(job, None, ServiceClosed("the grading service stopped before this job's result; "
-                                                  "with a store, the next start grades it"))
+            self._settle(
+                job,
+                None,
+                ServiceClosed(
+                    "the grading service stopped before this job's result; with a store, the next start grades it"
+                ),
+            )

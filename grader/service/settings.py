@@ -9,8 +9,8 @@ the variable keeps its older name: each judge is a Dask worker). The graders' ow
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from grader.settings import GraderSettings, positive_int
 from poslab.vocabulary import GradingMode
@@ -38,11 +38,15 @@ class ServiceSettings:
         object.__setattr__(self, "warm_modes", tuple(GradingMode(mode) for mode in self.warm_modes))
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None,
-                 grader: GraderSettings | None = None) -> "ServiceSettings":
+    def from_env(
+        cls, environ: Mapping[str, str] | None = None, grader: GraderSettings | None = None
+    ) -> ServiceSettings:
         env = os.environ if environ is None else environ
         scheduler = env.get("POSLAB_GRADER_SCHEDULER", "").strip() or None
         if scheduler is not None and "://" not in scheduler:
             raise ValueError(f"POSLAB_GRADER_SCHEDULER must be an address like tcp://host:8786, got {scheduler!r}")
-        return cls(grader=grader or GraderSettings.from_env(env), scheduler=scheduler,
-                   judges=positive_int(env, "POSLAB_GRADER_WORKERS", one_judge_per_core()))
+        return cls(
+            grader=grader or GraderSettings.from_env(env),
+            scheduler=scheduler,
+            judges=positive_int(env, "POSLAB_GRADER_WORKERS", one_judge_per_core()),
+        )

@@ -49,8 +49,9 @@ def queued_status(job_id: str, ahead: int, judges: int, handed_in: datetime | No
     return JobStatus(job_id, WatchState.WAITING, ahead - judges + 1, handed_in=handed_in)
 
 
-def finished_status(job_id: str, result: SubmissionResult | None, error: BaseException | None,
-                    handed_in: datetime | None) -> JobStatus:
+def finished_status(
+    job_id: str, result: SubmissionResult | None, error: BaseException | None, handed_in: datetime | None
+) -> JobStatus:
     if result is not None:
         return JobStatus(job_id, WatchState.DONE, result=result, handed_in=handed_in)
     return JobStatus(job_id, WatchState.FAILED, message=failure_sentence(error), handed_in=handed_in)
@@ -77,12 +78,17 @@ class RecentStatuses:
 
 # -- what a student reads -----------------------------------------------------------------------------
 
+
 def failure_sentence(error: BaseException | None) -> str:
-    return (f"The grader itself failed ({error}). This is not your code's fault: please submit again, "
-            "and tell your instructor if it keeps happening.")
+    return (
+        f"The grader itself failed ({error}). This is not your code's fault: please submit again, "
+        "and tell your instructor if it keeps happening."
+    )
 
 
 def stopped_grader_message(times: int) -> str:
     count = {2: "twice", 3: "three times"}.get(times, f"{times} times")
-    return (f"Your code stopped the grader {count}; nothing was graded. Look for something that could "
-            "bring the whole machine down (huge memory, endless processes) and submit again.")
+    return (
+        f"Your code stopped the grader {count}; nothing was graded. Look for something that could "
+        "bring the whole machine down (huge memory, endless processes) and submit again."
+    )

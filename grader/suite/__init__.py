@@ -21,9 +21,9 @@ from __future__ import annotations
 import hashlib
 import importlib
 import inspect
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
 
 import grader.student
 from grader.results import TestOutcome
@@ -85,8 +85,10 @@ class TestCase:
 def _exercise_of(module_name: str, grading: Grading, func_name: str) -> str:
     exercise = grading.exercise or module_name.removeprefix("test_")
     if exercise not in EXERCISE_IDS:
-        raise ValueError(f"{module_name}.{func_name}: cannot tell its exercise; "
-                         f"name the module test_<exercise>.py or pass exercise= to @graded")
+        raise ValueError(
+            f"{module_name}.{func_name}: cannot tell its exercise; "
+            f"name the module test_<exercise>.py or pass exercise= to @graded"
+        )
     return exercise
 
 
@@ -103,8 +105,9 @@ def _cases_in(module_name: str) -> list[TestCase]:
             raise ValueError(f"{module_name}.{func_name} needs a docstring stating its property")
         exercise = _exercise_of(module_name, grading, func_name)
         label = func_name.removeprefix("test_").replace("_", " ")
-        cases.append(TestCase(f"{exercise}: {label}", exercise, grading.points,
-                              grading.visibility, grading.family, func))
+        cases.append(
+            TestCase(f"{exercise}: {label}", exercise, grading.points, grading.visibility, grading.family, func)
+        )
     return cases
 
 
@@ -142,14 +145,18 @@ def _failure_output(case: TestCase, error: BaseException) -> str:
     if isinstance(error, CannotCheck):  # the grader's finding, worded by the judge
         return f"The grader could not check that {_lower_first(case.statement)}: {error.reason}."
     if isinstance(error, StudentError):
-        return (f"While checking that {_lower_first(case.statement)}, your code raised "
-                f"{error.kind}: {_shorten(error.message)}")
+        return (
+            f"While checking that {_lower_first(case.statement)}, your code raised "
+            f"{error.kind}: {_shorten(error.message)}"
+        )
     if isinstance(error, AssertionError):
         return str(error) or f"Failed: {case.statement}."
     # Our own check broke on an output of an unexpected shape or type; the exception's text may
     # name hidden inputs, so only its type is shown.
-    return (f"Your result could not be checked ({case.statement}): it does not have the shape, "
-            f"type or dtype the spec asks for [{type(error).__name__}].")
+    return (
+        f"Your result could not be checked ({case.statement}): it does not have the shape, "
+        f"type or dtype the spec asks for [{type(error).__name__}]."
+    )
 
 
 def _with_notes(output: str, notes: tuple[str, ...]) -> str:
@@ -165,11 +172,26 @@ def run_case(case: TestCase, student: Student) -> TestOutcome:
     try:
         case.func(student)
     except Exception as error:  # noqa: BLE001 -- whatever happened, the student gets a sentence
-        return TestOutcome(case.name, case.exercise, 0.0, case.points, TestStatus.FAILED,
-                           _with_notes(_failure_output(case, error), student.case_notes()),
-                           case.visibility, case.family)
-    return TestOutcome(case.name, case.exercise, case.points, case.points, TestStatus.PASSED,
-                       f"Passed: {case.statement}.", case.visibility, case.family)
+        return TestOutcome(
+            case.name,
+            case.exercise,
+            0.0,
+            case.points,
+            TestStatus.FAILED,
+            _with_notes(_failure_output(case, error), student.case_notes()),
+            case.visibility,
+            case.family,
+        )
+    return TestOutcome(
+        case.name,
+        case.exercise,
+        case.points,
+        case.points,
+        TestStatus.PASSED,
+        f"Passed: {case.statement}.",
+        case.visibility,
+        case.family,
+    )
 
 
 def run_suite(student: Student, exercises: Iterable[str] | None = None) -> list[TestOutcome]:

@@ -26,9 +26,12 @@ def scale_mistakes(q, k, v, bias=None) -> dict:
 
     return {
         "the logits are not divided by sqrt(D)": lambda: oracle_attention(q.double() * math.sqrt(d), k, v, bias)[0],
-        "the logits are divided by D instead of sqrt(D)": lambda: oracle_attention(q.double() / math.sqrt(d), k, v, bias)[0],
-        "the logits are divided by the square root of v's feature size, not of q's":
-            lambda: oracle_attention(q.double() * math.sqrt(d / dv), k, v, bias)[0],
+        "the logits are divided by D instead of sqrt(D)": lambda: oracle_attention(
+            q.double() / math.sqrt(d), k, v, bias
+        )[0],
+        "the logits are divided by the square root of v's feature size, not of q's": lambda: oracle_attention(
+            q.double() * math.sqrt(d / dv), k, v, bias
+        )[0],
         "the softmax runs over the queries (dim=-2) instead of the keys (dim=-1)": over_queries,
     }
 
@@ -47,5 +50,7 @@ def rows_sum_over_queries(weights: torch.Tensor, q, k, bias=None) -> bool:
     return within(columns, torch.ones_like(columns), margin) and not rows_sum_to_one(weights, q, k, bias)
 
 
-OVER_THE_KEYS = ("Each row of weights (one query) must sum to 1: the softmax runs over the keys, dim=-1. Yours "
-                 "sums to 1 down each column: the softmax runs over the queries (dim=-2).")
+OVER_THE_KEYS = (
+    "Each row of weights (one query) must sum to 1: the softmax runs over the keys, dim=-1. Yours "
+    "sums to 1 down each column: the softmax runs over the queries (dim=-2)."
+)

@@ -14,15 +14,17 @@ from functools import cache
 import torch
 
 from grader.student import CallResult, NotATensor
+from grader.suite import tolerances
 from grader.suite.domains_decode import DecodeCase
 from grader.suite.draw import answer, expect_inputs_left
 from grader.suite.expect import Fail, as_tensor, expect_shape, within
 from grader.suite.inputs import generator, randn
 from grader.suite.oracles import decode_visibility, oracle_decode, oracle_rope
-from grader.suite import tolerances
 
-SPEC = ("decode must give every token the full causal forward: the softmax, over the keys s it sees (s <= t, "
-        "within the window, not padding), of <R(p_t) q_t, R(p_s) k_s> / sqrt(D), times v_s.")
+SPEC = (
+    "decode must give every token the full causal forward: the softmax, over the keys s it sees (s <= t, "
+    "within the window, not padding), of <R(p_t) q_t, R(p_s) k_s> / sqrt(D), times v_s."
+)
 
 
 @dataclass(frozen=True)
@@ -50,7 +52,9 @@ def build(case: DecodeCase) -> DecodeInputs:
     real = slots >= pads[:, None]
     counted = case.stride * (slots - pads[:, None]) + case.start
     if case.spread:
-        counted = torch.randint(case.start, case.start + 4 * case.length + 1, real.shape, generator=generator(case.seed))
+        counted = torch.randint(
+            case.start, case.start + 4 * case.length + 1, real.shape, generator=generator(case.seed)
+        )
     positions = torch.where(real, counted, torch.zeros_like(slots))
     kwargs = {"cache": case.cache, "window": case.window, "pairing": case.pairing}
     if case.base is not None:
@@ -66,15 +70,22 @@ def build(case: DecodeCase) -> DecodeInputs:
 def single_row(inputs: DecodeInputs, row: int) -> DecodeInputs:
     """Row ``row`` alone and without its padding: what a left-padded batch must give that row."""
     pads = (inputs.case.pads or (0,) * inputs.case.batch)[row]
-    case = replace(inputs.case, batch=1, length=inputs.case.length - pads, prompt_len=inputs.case.prompt_len - pads,
-                   pads=None)
+    case = replace(
+        inputs.case, batch=1, length=inputs.case.length - pads, prompt_len=inputs.case.prompt_len - pads, pads=None
+    )
     alone = build(case)
     cut = (slice(row, row + 1), slice(None), slice(pads, None))
     kwargs = dict(alone.kwargs)
     if "position_ids" in kwargs:
-        kwargs["position_ids"] = inputs.positions[row:row + 1, pads:]
-    return replace(alone, q=inputs.q[cut], k=inputs.k[cut], v=inputs.v[cut], kwargs=kwargs,
-                   positions=inputs.positions[row:row + 1, pads:])
+        kwargs["position_ids"] = inputs.positions[row : row + 1, pads:]
+    return replace(
+        alone,
+        q=inputs.q[cut],
+        k=inputs.k[cut],
+        v=inputs.v[cut],
+        kwargs=kwargs,
+        positions=inputs.positions[row : row + 1, pads:],
+    )
 
 
 def run(student, inputs: DecodeInputs, strict: bool = False, **changes) -> tuple[torch.Tensor, object]:
@@ -95,10 +106,14 @@ def call(student, inputs: DecodeInputs, **changes) -> CallResult:
 def expect_inputs_untouched(student, case: DecodeCase) -> None:
     """The call for a case (``call``, shared) leaves every tensor argument as it was (``draw.expect_inputs_left``)."""
     inputs = build(case)
-    tensors = {name: value for name, value in (("q", inputs.q), ("k", inputs.k), ("v", inputs.v), *inputs.kwargs.items())
-               if isinstance(value, torch.Tensor)}
-    expect_inputs_left(student, (case, ()), "decode", (inputs.q, inputs.k, inputs.v, case.prompt_len), inputs.kwargs,
-                       tensors)
+    tensors = {
+        name: value
+        for name, value in (("q", inputs.q), ("k", inputs.k), ("v", inputs.v), *inputs.kwargs.items())
+        if isinstance(value, torch.Tensor)
+    }
+    expect_inputs_left(
+        student, (case, ()), "decode", (inputs.q, inputs.k, inputs.v, case.prompt_len), inputs.kwargs, tensors
+    )
 
 
 def outputs_of(output: object, inputs: DecodeInputs, strict: bool = False) -> tuple[torch.Tensor, object]:
@@ -124,8 +139,10 @@ def _returned(output: object) -> str:
 
 def cached(value: object) -> torch.Tensor:
     if value is OUT_ALONE:
-        raise Fail("decode must return a pair (out, cached_keys); it returned one tensor, so there are no cached "
-                   "keys to check.")
+        raise Fail(
+            "decode must return a pair (out, cached_keys); it returned one tensor, so there are no cached "
+            "keys to check."
+        )
     return as_tensor(value, "decode's cached_keys")
 
 
@@ -140,8 +157,15 @@ def _case_tolerance(case: DecodeCase) -> torch.Tensor:
 
 
 def _tolerance(inputs: DecodeInputs) -> torch.Tensor:
-    return tolerances.decode_tolerance(inputs.q, inputs.k, inputs.v, inputs.positions,
-                            decode_visibility(inputs.real, inputs.case.window), inputs.base, inputs.case.pairing)
+    return tolerances.decode_tolerance(
+        inputs.q,
+        inputs.k,
+        inputs.v,
+        inputs.positions,
+        decode_visibility(inputs.real, inputs.case.window),
+        inputs.base,
+        inputs.case.pairing,
+    )
 
 
 def real_only(tensor: torch.Tensor, real: torch.Tensor) -> torch.Tensor:
@@ -149,8 +173,14 @@ def real_only(tensor: torch.Tensor, real: torch.Tensor) -> torch.Tensor:
     return torch.where(real[:, None, :, None], tensor.double(), torch.zeros((), dtype=torch.float64))
 
 
-def matches(actual: torch.Tensor, expected: torch.Tensor, inputs: DecodeInputs, scale: float = 1.0,
-            first_token: int = 0, allowed: torch.Tensor | None = None) -> bool:
+def matches(
+    actual: torch.Tensor,
+    expected: torch.Tensor,
+    inputs: DecodeInputs,
+    scale: float = 1.0,
+    first_token: int = 0,
+    allowed: torch.Tensor | None = None,
+) -> bool:
     """Within tolerance (``allowed``, else ``tolerance(inputs)``) on the real tokens from ``first_token`` on
     (the decoded ones: the prompt_len)."""
     judged = inputs.real & (torch.arange(inputs.case.length) >= first_token)
@@ -164,15 +194,27 @@ def truth(case: DecodeCase) -> torch.Tensor:
     return expected_out(build(case))
 
 
-def expected_out(inputs: DecodeInputs, window: int | None | str = "case", visible: torch.Tensor | None = None,
-                 query_positions=None, key_positions=None, pairing: str | None = None) -> torch.Tensor:
+def expected_out(
+    inputs: DecodeInputs,
+    window: int | None | str = "case",
+    visible: torch.Tensor | None = None,
+    query_positions=None,
+    key_positions=None,
+    pairing: str | None = None,
+) -> torch.Tensor:
     """The oracle's out for these inputs, or for a changed reading of them (a known mistake)."""
     window = inputs.case.window if window == "case" else window
     visible = decode_visibility(inputs.real, window) if visible is None else visible
-    return oracle_decode(inputs.q, inputs.k, inputs.v, visible,
-                         inputs.positions if query_positions is None else query_positions,
-                         inputs.positions if key_positions is None else key_positions,
-                         pairing or inputs.case.pairing, inputs.base)
+    return oracle_decode(
+        inputs.q,
+        inputs.k,
+        inputs.v,
+        visible,
+        inputs.positions if query_positions is None else query_positions,
+        inputs.positions if key_positions is None else key_positions,
+        pairing or inputs.case.pairing,
+        inputs.base,
+    )
 
 
 def expected_cached_keys(inputs: DecodeInputs, cache: str | None = None) -> torch.Tensor:
@@ -180,8 +222,12 @@ def expected_cached_keys(inputs: DecodeInputs, cache: str | None = None) -> torc
     kept = _kept(inputs)
     if (cache or inputs.case.cache) == "raw":
         return inputs.k[..., kept, :].double()
-    return torch.stack([oracle_rope(inputs.k[b, :, kept], inputs.positions[b, kept], inputs.base, inputs.case.pairing)
-                        for b in range(inputs.case.batch)])
+    return torch.stack(
+        [
+            oracle_rope(inputs.k[b, :, kept], inputs.positions[b, kept], inputs.base, inputs.case.pairing)
+            for b in range(inputs.case.batch)
+        ]
+    )
 
 
 def _kept(inputs: DecodeInputs) -> slice:
@@ -191,18 +237,28 @@ def _kept(inputs: DecodeInputs) -> slice:
 def expect_cached_slots(cached_keys: object, inputs: DecodeInputs) -> None:
     """cached_keys holds the last S keys, oldest first, judged by their lengths (whatever their rotation)."""
     case, kept, cached_keys = inputs.case, _kept(inputs), cached(cached_keys)
-    expect_shape(cached_keys, (case.batch, case.heads, case.cached_slots, case.dim),
-                 "cached_keys (S = T without a window, min(W, T) with one)")
+    expect_shape(
+        cached_keys,
+        (case.batch, case.heads, case.cached_slots, case.dim),
+        "cached_keys (S = T without a window, min(W, T) with one)",
+    )
     real, keys = inputs.real[:, kept], inputs.k[..., kept, :]
     lengths = cached_keys.double().norm(dim=-1, keepdim=True)
-    if not within(real_only(lengths, real), real_only(keys.double().norm(dim=-1, keepdim=True), real),
-                  tolerances.length_tolerance(keys)):
-        raise Fail("cached_keys must hold the keys of the last " + ("W tokens" if case.window else "T tokens") +
-                   ", oldest first, one slot per token (a rotation keeps each key's length; these lengths differ).")
+    if not within(
+        real_only(lengths, real),
+        real_only(keys.double().norm(dim=-1, keepdim=True), real),
+        tolerances.length_tolerance(keys),
+    ):
+        raise Fail(
+            "cached_keys must hold the keys of the last "
+            + ("W tokens" if case.window else "T tokens")
+            + ", oldest first, one slot per token (a rotation keeps each key's length; these lengths differ)."
+        )
 
 
-def _held_somewhere(cached_keys: torch.Tensor, expected: torch.Tensor, tolerance: torch.Tensor,
-                    real: torch.Tensor) -> bool:
+def _held_somewhere(
+    cached_keys: torch.Tensor, expected: torch.Tensor, tolerance: torch.Tensor, real: torch.Tensor
+) -> bool:
     """Every real expected slot [B, H, S, D] is one of the submission's slots [B, H, S', D], in any order
     (within the tolerance [B, H, S, D] of the expected slot)."""
     gaps = (expected.double()[..., :, None, :] - cached_keys.double()[..., None, :, :]).abs()  # [B, H, S, S', D]
@@ -222,13 +278,17 @@ def expect_cached_keys(cached_keys: object, inputs: DecodeInputs, cache: str, co
         expect_cached_slots(cached_keys, inputs)
     else:
         values = cached_keys.values if isinstance(cached_keys, NotATensor) else cached_keys
-        if not (isinstance(values, torch.Tensor) and values.dim() == 4
-                and (values.shape[0], values.shape[1], values.shape[3]) == (case.batch, case.heads, case.dim)):
+        if not (
+            isinstance(values, torch.Tensor)
+            and values.dim() == 4
+            and (values.shape[0], values.shape[1], values.shape[3]) == (case.batch, case.heads, case.dim)
+        ):
             return
         cached_keys = values
     real, positions = inputs.real[:, kept], inputs.positions[:, kept]
     tolerance = tolerances.cached_key_tolerance(inputs.k[..., kept, :], positions, inputs.base, case.pairing)
     if count:
+
         def holds(expected):
             return within(real_only(cached_keys, real), real_only(expected, real), tolerance)
     else:
@@ -237,14 +297,19 @@ def expect_cached_keys(cached_keys: object, inputs: DecodeInputs, cache: str, co
 
         def holds(expected):
             return _held_somewhere(cached_keys, expected[..., -newest:, :], tolerance, real)
+
     if holds(expected_cached_keys(inputs, cache)):
         return
     if cache == "rotated" and holds(expected_cached_keys(inputs, "raw")):
         hint = "They are the raw keys: with cache='rotated' rotate each key by its position before caching it."
     elif cache == "raw":
-        hint = ("They are not the keys as given: with cache='raw' cache the keys unchanged, and rotate them by their "
-                "positions only when attention reads them.")
+        hint = (
+            "They are not the keys as given: with cache='raw' cache the keys unchanged, and rotate them by their "
+            "positions only when attention reads them."
+        )
     else:
-        hint = ("They are not rotated by their own positions: position_ids[b, t] when given, else the count of real "
-                "tokens before them in their row (0 at the first real token).")
+        hint = (
+            "They are not rotated by their own positions: position_ids[b, t] when given, else the count of real "
+            "tokens before them in their row (0 at the first real token)."
+        )
     raise Fail(f"cached_keys with cache='{cache}' must hold what the cache keeps after the last token. {hint}")

@@ -38,7 +38,7 @@ def sizes(low: int, high: int, *notable: int) -> st.SearchStrategy:
 
 def bases(default_too: bool = True) -> st.SearchStrategy:
     """None (the default), notable ones (close to 1 too), and any base > 1 spread over [1.1, 1e6] on a log scale."""
-    spread = st.floats(0.04, 6.0).map(lambda exponent: float(f"{10 ** exponent:.4g}"))
+    spread = st.floats(0.04, 6.0).map(lambda exponent: float(f"{10**exponent:.4g}"))
     notable = st.sampled_from([10000.0, 500000.0, 100.0, 2.0, 1.5])
     return st.one_of(st.none(), notable, spread) if default_too else st.one_of(notable, spread)
 
@@ -70,7 +70,7 @@ class AttentionCase:
     seed: int
 
     def bias_shape(self) -> tuple[int, ...]:
-        full = (*self.lead, self.queries, self.keys)[self.bias_drop:]
+        full = (*self.lead, self.queries, self.keys)[self.bias_drop :]
         ones = self.bias_ones + (False,) * len(full)
         return tuple(1 if one else size for size, one in zip(full, ones))
 
@@ -96,8 +96,11 @@ class AttentionCase:
         v shared by the heads they serve (multi-query attention), q or a bias over the batch; never the query
         and key axes of a bias (copying one row's -inf could mask whole rows)."""
         leading = tuple(range(len(self.lead)))
-        specs = [("q", (*self.lead, self.queries, self.dim), leading), ("k", (*self.lead, self.keys, self.dim), leading),
-                 ("v", (*self.lead, self.keys, self.value_dim), leading)]
+        specs = [
+            ("q", (*self.lead, self.queries, self.dim), leading),
+            ("k", (*self.lead, self.keys, self.dim), leading),
+            ("v", (*self.lead, self.keys, self.value_dim), leading),
+        ]
         if self.bias != BiasKind.NONE:
             shape = self.bias_shape()
             specs.append(("bias", shape, tuple(range(len(shape) - 2))))
@@ -105,9 +108,11 @@ class AttentionCase:
 
     def describe(self) -> str:
         lead = list(self.lead)
-        text = (f"q {shape_text(lead + [self.queries, self.dim])}, k {shape_text(lead + [self.keys, self.dim])}, "
-                f"v {shape_text(lead + [self.keys, self.value_dim])}, {self.dtype}, entries of q and k about "
-                f"{self.scale:g}")
+        text = (
+            f"q {shape_text(lead + [self.queries, self.dim])}, k {shape_text(lead + [self.keys, self.dim])}, "
+            f"v {shape_text(lead + [self.keys, self.value_dim])}, {self.dtype}, entries of q and k about "
+            f"{self.scale:g}"
+        )
         return text if self.bias == BiasKind.NONE else text + f", a {self.bias} bias {shape_text(self.bias_shape())}"
 
 
@@ -125,10 +130,20 @@ def attention_cases(draw, bias: tuple[BiasKind, ...] = (BiasKind.NONE,)) -> Atte
     ones = ones[:-1] + (False,) if biased else ones
     queries, keys = draw(sizes(1, 40)), draw(sizes(2 if biased else 1, 40))
     widest = max(1, min(64, MAX_ENTRIES // (torch.Size(lead).numel() * max(queries, keys))))
-    return AttentionCase(lead, queries, keys, draw(sizes(2 if biased else 1, max(2, widest))),
-                         draw(sizes(1, min(16, widest))), draw(st.sampled_from(["float32", "float64"])),
-                         draw(st.sampled_from([1.0, 1e-3, 0.1, 10.0, 30.0])), draw(MAGNITUDES), bias_kind, drop,
-                         ones, draw(SEEDS))
+    return AttentionCase(
+        lead,
+        queries,
+        keys,
+        draw(sizes(2 if biased else 1, max(2, widest))),
+        draw(sizes(1, min(16, widest))),
+        draw(st.sampled_from(["float32", "float64"])),
+        draw(st.sampled_from([1.0, 1e-3, 0.1, 10.0, 30.0])),
+        draw(MAGNITUDES),
+        bias_kind,
+        drop,
+        ones,
+        draw(SEEDS),
+    )
 
 
 @dataclass(frozen=True)
@@ -161,5 +176,11 @@ class TokensCase:
 def token_cases(draw, max_tokens: int = 40) -> TokensCase:
     lead, tokens = draw(LEADING), draw(sizes(2, max_tokens))
     widest = max(1, min(64, MAX_ENTRIES // (torch.Size(lead).numel() * tokens)))
-    return TokensCase(lead, tokens, draw(sizes(1, widest)), draw(st.sampled_from(["float32", "float64"])),
-                      draw(st.sampled_from([1.0, 1e-3, 0.1, 10.0])), draw(SEEDS))
+    return TokensCase(
+        lead,
+        tokens,
+        draw(sizes(1, widest)),
+        draw(st.sampled_from(["float32", "float64"])),
+        draw(st.sampled_from([1.0, 1e-3, 0.1, 10.0])),
+        draw(SEEDS),
+    )

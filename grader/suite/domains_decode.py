@@ -63,12 +63,23 @@ class DecodeCase:
     def __post_init__(self) -> None:
         """The spec's domain: a point outside it is a mistake of the suite, said at once."""
         pads = self.pads or (0,) * self.batch
-        if not (self.batch >= 1 and self.heads >= 1 and self.dim >= 2 and self.dim % 2 == 0
-                and 1 <= self.prompt_len <= self.length and (self.window is None or self.window >= 1)
-                and len(pads) == self.batch and all(0 <= pad < self.prompt_len for pad in pads)
-                and self.cache in CACHE_MODES and self.pairing in PAIRINGS and self.stride >= 1
-                and self.start >= 0 and self.mask_dtype in MASK_DTYPES and self.ids_dtype in ("int64", "int32")
-                and self.dtype in (torch.float32, torch.float64)):
+        if not (
+            self.batch >= 1
+            and self.heads >= 1
+            and self.dim >= 2
+            and self.dim % 2 == 0
+            and 1 <= self.prompt_len <= self.length
+            and (self.window is None or self.window >= 1)
+            and len(pads) == self.batch
+            and all(0 <= pad < self.prompt_len for pad in pads)
+            and self.cache in CACHE_MODES
+            and self.pairing in PAIRINGS
+            and self.stride >= 1
+            and self.start >= 0
+            and self.mask_dtype in MASK_DTYPES
+            and self.ids_dtype in ("int64", "int32")
+            and self.dtype in (torch.float32, torch.float64)
+        ):
             raise ValueError(f"{self} is outside decode's spec")
 
     @property
@@ -92,9 +103,11 @@ class DecodeCase:
         return specs
 
     def describe(self) -> str:
-        text = (f"q, k, v {shape_text([self.batch, self.heads, self.length, self.dim])}, "
-                f"{str(self.dtype).removeprefix('torch.')}, prompt_len={self.prompt_len}, cache='{self.cache}', "
-                f"pairing='{self.pairing}'")
+        text = (
+            f"q, k, v {shape_text([self.batch, self.heads, self.length, self.dim])}, "
+            f"{str(self.dtype).removeprefix('torch.')}, prompt_len={self.prompt_len}, cache='{self.cache}', "
+            f"pairing='{self.pairing}'"
+        )
         if self.window is not None:
             text += f", window={self.window}"
         if self.pads is not None:
@@ -105,9 +118,15 @@ class DecodeCase:
 
 
 @st.composite
-def decode_domain(draw, cache: str | None = None, windowed: bool | None = None, padded: bool | None = None,
-                  positions: tuple[str, ...] = POSITION_KINDS, min_steps: int = 0,
-                  edge: tuple[str, str] | None = None) -> DecodeCase:
+def decode_domain(
+    draw,
+    cache: str | None = None,
+    windowed: bool | None = None,
+    padded: bool | None = None,
+    positions: tuple[str, ...] = POSITION_KINDS,
+    min_steps: int = 0,
+    edge: tuple[str, str] | None = None,
+) -> DecodeCase:
     """Any point of the domain; a keyword fixes one dimension (True: always, False: never, None: either).
 
     ``positions``, the kinds to draw from: "counted" (no position_ids), "given" (position_ids equal to the
@@ -139,12 +158,29 @@ def decode_domain(draw, cache: str | None = None, windowed: bool | None = None, 
         start, stride, spread = draw(st.sampled_from(FAR_STARTS)), draw(sizes(1, 3)), draw(st.booleans())
     if positions == "stepped":
         start, stride = draw(st.sampled_from(FAR_STARTS)), draw(sizes(2, 5))
-    return DecodeCase(batch, heads, length, dim, prompt_len, cache or draw(st.sampled_from(CACHE_MODES)), window,
-                      pads, draw(st.sampled_from(MASK_DTYPES)), positions != "counted", start, stride, spread,
-                      draw(st.sampled_from(["int64", "int32"])), draw(st.sampled_from([1, 0, 7])),
-                      draw(st.sampled_from(PAIRINGS)), draw(bases()),
-                      draw(st.sampled_from([torch.float32, torch.float64])),
-                      draw(st.sampled_from([1.0, 1e-3, 0.1, 4.0, 30.0])), draw(MAGNITUDES), draw(SEEDS))
+    return DecodeCase(
+        batch,
+        heads,
+        length,
+        dim,
+        prompt_len,
+        cache or draw(st.sampled_from(CACHE_MODES)),
+        window,
+        pads,
+        draw(st.sampled_from(MASK_DTYPES)),
+        positions != "counted",
+        start,
+        stride,
+        spread,
+        draw(st.sampled_from(["int64", "int32"])),
+        draw(st.sampled_from([1, 0, 7])),
+        draw(st.sampled_from(PAIRINGS)),
+        draw(bases()),
+        draw(st.sampled_from([torch.float32, torch.float64])),
+        draw(st.sampled_from([1.0, 1e-3, 0.1, 4.0, 30.0])),
+        draw(MAGNITUDES),
+        draw(SEEDS),
+    )
 
 
 @st.composite
@@ -166,13 +202,16 @@ def window_edges(**fixed) -> st.SearchStrategy:
     """One case on every boundary of ``WINDOW_EDGES``, in both cache modes (a tuple of cases, for
     ``draw.for_each(edges=...)``). Every kind of positions and left padding each take their turn across the
     boundaries (``fixed`` fixes other dimensions, as in ``decode_domain``)."""
+
     def both_modes(case: DecodeCase) -> tuple[DecodeCase, DecodeCase]:
         return case, replace(case, cache="raw")
 
     def turn(edge: tuple[str, str]) -> st.SearchStrategy:  # a Latin square: each kind meets every P and T - P
         across, down = PROMPT_VS_WINDOW.index(edge[0]), DECODED.index(edge[1])
         kind = POSITION_KINDS[(across + down) % len(POSITION_KINDS)]
-        return decode_domain(cache="rotated", windowed=True, edge=edge, padded=across % 2 == 1, positions=(kind,), **fixed)
+        return decode_domain(
+            cache="rotated", windowed=True, edge=edge, padded=across % 2 == 1, positions=(kind,), **fixed
+        )
 
     turns = [turn(edge) for edge in WINDOW_EDGES]
     return st.tuples(*turns).map(lambda cases: tuple(mode for case in cases for mode in both_modes(case)))

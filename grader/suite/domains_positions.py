@@ -79,8 +79,9 @@ def embedding_cases(draw, too_long: bool = False) -> EmbeddingCase:
     seq_len = {"full": max_len, "one": 1}.get(length) or draw(st.integers(1, max_len))
     if too_long:
         seq_len = max_len + draw(st.integers(1, 40))
-    return EmbeddingCase(draw(st.integers(1, 4)), seq_len, max_len, d_model, draw(MAGNITUDES), draw(MAGNITUDES),
-                         draw(SEEDS))
+    return EmbeddingCase(
+        draw(st.integers(1, 4)), seq_len, max_len, d_model, draw(MAGNITUDES), draw(MAGNITUDES), draw(SEEDS)
+    )
 
 
 # ---- rope
@@ -144,5 +145,15 @@ def rotary_cases(draw, dtypes: tuple[str, ...] = ("float32", "float64", "float16
     tokens = draw(sizes(1, max(1, min(48, (MAX_ENTRIES // 4) // rows))))  # float64 x: a quarter of the numbers
     positions = draw(st.sampled_from(["default", "arange", "spread", "far"]))
     largest = draw(st.sampled_from([10, 2048, 32768])) if positions in ("spread", "far") else tokens - 1
-    return RotaryCase(lead, tokens, head_dim, draw(st.sampled_from(dtypes)), draw(MAGNITUDES), positions,
-                      draw(st.sampled_from(["int64", "int32"])), largest, draw(bases()), draw(SEEDS))
+    return RotaryCase(
+        lead,
+        tokens,
+        head_dim,
+        draw(st.sampled_from(dtypes)),
+        draw(MAGNITUDES),
+        positions,
+        draw(st.sampled_from(["int64", "int32"])),
+        largest,
+        draw(bases()),
+        draw(SEEDS),
+    )

@@ -67,8 +67,21 @@ class BucketCase:
         return {int(math.floor(start)) for start in starts} | {int(math.ceil(start)) for start in starts}
 
     def relative(self) -> torch.Tensor:
-        edges = sorted({0, 1, self.exact - 1, self.exact, self.exact + 1, self.max_distance - 1, self.max_distance,
-                        self.max_distance + 1, 2 * self.max_distance, 1_000_000} | self.bucket_edges())
+        edges = sorted(
+            {
+                0,
+                1,
+                self.exact - 1,
+                self.exact,
+                self.exact + 1,
+                self.max_distance - 1,
+                self.max_distance,
+                self.max_distance + 1,
+                2 * self.max_distance,
+                1_000_000,
+            }
+            | self.bucket_edges()
+        )
         values = torch.tensor([sign * edge for edge in edges for sign in (-1, 1)])
         size = torch.Size(self.shape).numel()
         spread = torch.randint(-self.reach, self.reach + 1, (max(size, len(values)),), generator=generator(self.seed))
@@ -85,15 +98,27 @@ class BucketCase:
         return {"bidirectional": self.bidirectional, "num_buckets": self.num_buckets, "max_distance": self.max_distance}
 
     def describe(self) -> str:
-        settings = ("the default arguments" if self.defaults else f"bidirectional={self.bidirectional}, "
-                    f"num_buckets={self.num_buckets}, max_distance={self.max_distance}")
+        settings = (
+            "the default arguments"
+            if self.defaults
+            else f"bidirectional={self.bidirectional}, num_buckets={self.num_buckets}, max_distance={self.max_distance}"
+        )
         return f"relative_position {shape_text(self.shape)}, {settings}"
 
 
 # The corners of the bucket formula: one exact bucket (E = 1) with one or two log-spaced ones,
 # max_distance just past E, an odd num_buckets (N // 2), N not a power of two.
-CORNER_CONFIGS = ((False, 2, 2), (False, 3, 2), (False, 3, 4), (True, 4, 2), (True, 6, 3), (True, 7, 4),
-                  (True, 33, 9), (True, 24, 100), (False, 20, 11))
+CORNER_CONFIGS = (
+    (False, 2, 2),
+    (False, 3, 2),
+    (False, 3, 4),
+    (True, 4, 2),
+    (True, 6, 3),
+    (True, 7, 4),
+    (True, 33, 9),
+    (True, 24, 100),
+    (False, 20, 11),
+)
 
 
 def bucket_configs() -> st.SearchStrategy:
@@ -142,18 +167,26 @@ class RelativeBiasCase:
         return [("table", (self.num_buckets, self.n_heads), (0, 1))]
 
     def kwargs(self) -> dict:
-        return {} if self.bidirectional is None else {"bidirectional": self.bidirectional,
-                                                      "max_distance": self.max_distance}
+        return (
+            {}
+            if self.bidirectional is None
+            else {"bidirectional": self.bidirectional, "max_distance": self.max_distance}
+        )
 
     @property
     def used(self) -> tuple[bool, int]:
         return (True, 128) if self.bidirectional is None else (self.bidirectional, self.max_distance)
 
     def describe(self) -> str:
-        text = (f"a {self.dtype} table {shape_text([self.num_buckets, self.n_heads])}, query_len={self.queries}, "
-                f"key_len={self.keys}")
-        return text + ("" if self.bidirectional is None else
-                       f", bidirectional={self.bidirectional}, max_distance={self.max_distance}")
+        text = (
+            f"a {self.dtype} table {shape_text([self.num_buckets, self.n_heads])}, query_len={self.queries}, "
+            f"key_len={self.keys}"
+        )
+        return text + (
+            ""
+            if self.bidirectional is None
+            else f", bidirectional={self.bidirectional}, max_distance={self.max_distance}"
+        )
 
 
 @st.composite
@@ -164,6 +197,13 @@ def relative_bias_cases(draw) -> RelativeBiasCase:
     else:
         bidirectional, num_buckets, max_distance = draw(bucket_configs())
     keys = draw(sizes(1, 160) if bidirectional is not None else st.sampled_from([160, 129]))  # the defaults reach M
-    return RelativeBiasCase(num_buckets, draw(sizes(1, 4)), draw(sizes(1, 40)), keys,
-                            bidirectional, max_distance, draw(st.sampled_from(["float32", "float64", "float16"])),
-                            draw(SEEDS))
+    return RelativeBiasCase(
+        num_buckets,
+        draw(sizes(1, 4)),
+        draw(sizes(1, 40)),
+        keys,
+        bidirectional,
+        max_distance,
+        draw(st.sampled_from(["float32", "float64", "float16"])),
+        draw(SEEDS),
+    )

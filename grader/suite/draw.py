@@ -25,7 +25,8 @@ from __future__ import annotations
 import functools
 import threading
 import zlib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 from hypothesis import HealthCheck, Phase, given, seed, settings
@@ -48,9 +49,16 @@ class _SameEverywhereProvider(HypothesisProvider):
 
 
 AVAILABLE_PROVIDERS["poslab-same-everywhere"] = _SameEverywhereProvider
-DRAWING = settings(database=None, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck),
-                   phases=(Phase.generate,), print_blob=False, report_multiple_bugs=False,
-                   backend="poslab-same-everywhere")
+DRAWING = settings(
+    database=None,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+    phases=(Phase.generate,),
+    print_blob=False,
+    report_multiple_bugs=False,
+    backend="poslab-same-everywhere",
+)
 _drawn: dict[str, tuple] = {}
 _lock = threading.Lock()  # judging threads share this process; Hypothesis runs one draw at a time
 
@@ -73,8 +81,9 @@ def drawn(key: str, strategy: st.SearchStrategy, count: int) -> tuple:
         return _drawn[key]
 
 
-def for_each(strategy: st.SearchStrategy, count: int, key: str | None = None,
-             edges: st.SearchStrategy | None = None) -> Callable:
+def for_each(
+    strategy: st.SearchStrategy, count: int, key: str | None = None, edges: st.SearchStrategy | None = None
+) -> Callable:
     """Run the decorated ``test(student, case)`` on each drawn case, as a suite test ``test(student)``.
 
     A visible test's failure names the first failing case (a hidden one's never does). ``key``
@@ -82,6 +91,7 @@ def for_each(strategy: st.SearchStrategy, count: int, key: str | None = None,
     a tuple of cases (one per boundary of the domain a few draws would seldom reach), adds its cases
     ahead of the drawn ones: every boundary in every run.
     """
+
     def decorate(body: Callable[[Any, Any], None]) -> Callable[[Any], None]:
         name = key or f"{body.__module__}.{body.__name__}"
 
@@ -153,5 +163,9 @@ def expect_inputs_left(student, key: tuple, op: str, args: tuple, kwargs: dict, 
     names = {id(tensor): name for name, tensor in inputs.items()}
     sent = [value for value in (*args, *kwargs.values()) if isinstance(value, torch.Tensor)]
     checked = [(after, tensor) for after, tensor in zip(result.inputs_after, sent) if id(tensor) in names]
-    expect_untouched(tuple(after for after, _ in checked), tuple(tensor for _, tensor in checked), NAME_OF_OP[op],
-                     tuple(names[id(tensor)] for _, tensor in checked))
+    expect_untouched(
+        tuple(after for after, _ in checked),
+        tuple(tensor for _, tensor in checked),
+        NAME_OF_OP[op],
+        tuple(names[id(tensor)] for _, tensor in checked),
+    )

@@ -6,7 +6,8 @@ output reproduces, and inputs left untouched. Messages never name the hidden siz
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, TypeVar
+from collections.abc import Callable, Iterable
+from typing import TypeVar
 
 import torch
 
@@ -35,8 +36,10 @@ def as_tensor(value: object, what: str, strict: bool = False) -> torch.Tensor:
     """
     if isinstance(value, NotATensor):
         if strict or not isinstance(value.values, torch.Tensor):
-            raise Fail(f"{value.sentence(what)}: the spec asks for a torch.Tensor"
-                       + (" (is a return statement missing?)." if value.returned == "None" else "."))
+            raise Fail(
+                f"{value.sentence(what)}: the spec asks for a torch.Tensor"
+                + (" (is a return statement missing?)." if value.returned == "None" else ".")
+            )
         return value.values
     expect(isinstance(value, torch.Tensor), f"{what} must return a torch.Tensor, got {type(value).__name__}.")
     return value
@@ -52,11 +55,16 @@ def as_info(value: object, what: str) -> TensorInfo:
 def as_pair(value: object, what: str) -> tuple:
     """``attention`` returns ``(out, weights)``; anything else fails with that sentence."""
     if isinstance(value, NotATensor):
-        raise Fail(f"{what} must return a pair (out, weights); it returned "
-                   f"{'None' if value.returned == 'None' else 'a ' + value.returned}.")
-    expect(isinstance(value, tuple) and len(value) == 2,
-           f"{what} must return a pair (out, weights); got {type(value).__name__}"
-           + (f" of length {len(value)}" if isinstance(value, tuple) else "") + ".")
+        raise Fail(
+            f"{what} must return a pair (out, weights); it returned "
+            f"{'None' if value.returned == 'None' else 'a ' + value.returned}."
+        )
+    expect(
+        isinstance(value, tuple) and len(value) == 2,
+        f"{what} must return a pair (out, weights); got {type(value).__name__}"
+        + (f" of length {len(value)}" if isinstance(value, tuple) else "")
+        + ".",
+    )
     return value
 
 
@@ -121,9 +129,11 @@ def expect_untouched(after: tuple, before: Iterable[torch.Tensor], what: str, na
         if tuple(seen.shape) == tuple(original.shape) and bool(torch.equal(seen, original)):
             continue
         which = f"its {dtype_name(original)} {names[index]}" if index < len(names) else "its input"
-        raise Fail(f"{what} modified {which} in place (e.g. +=, /=, masked_fill_, copy_, or a write into what "
-                   ".to() or .float() returned without copying). Callers keep using their tensors: compute a new "
-                   "one instead.")
+        raise Fail(
+            f"{what} modified {which} in place (e.g. +=, /=, masked_fill_, copy_, or a write into what "
+            ".to() or .float() returned without copying). Callers keep using their tensors: compute a new "
+            "one instead."
+        )
 
 
 # The meta device has shapes and no values: called with meta inputs, code that builds a tensor on the CPU

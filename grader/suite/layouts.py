@@ -9,8 +9,9 @@ of these for a tensor of that shape (``grader.student.Layout``, delivered by ``V
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import torch
 from hypothesis import strategies as st
@@ -19,8 +20,16 @@ from grader.student import NAME_OF_OP, Layout, StudentError, Viewed
 from grader.suite.draw import Unjudged, answer
 from grader.suite.expect import Fail, expect, expect_untouched
 
-KINDS = ("contiguous", "heads transposed", "last two transposed", "permuted", "fused slice", "strided",
-         "broadcast", "all at once")
+KINDS = (
+    "contiguous",
+    "heads transposed",
+    "last two transposed",
+    "permuted",
+    "fused slice",
+    "strided",
+    "broadcast",
+    "all at once",
+)
 
 
 def _swap(rank: int, first: int, second: int) -> tuple[int, ...]:
@@ -30,8 +39,13 @@ def _swap(rank: int, first: int, second: int) -> tuple[int, ...]:
 
 
 @st.composite
-def layouts(draw, shape: tuple[int, ...], broadcastable: tuple[int, ...] = (), kinds: tuple[str, ...] = KINDS,
-            features_inside: bool = True) -> Layout:
+def layouts(
+    draw,
+    shape: tuple[int, ...],
+    broadcastable: tuple[int, ...] = (),
+    kinds: tuple[str, ...] = KINDS,
+    features_inside: bool = True,
+) -> Layout:
     """A layout for a tensor of ``shape``; ``broadcastable``: the axes a caller may share with stride 0
     (their values are then made equal, ``Layout.values``). ``features_inside``: the last axis stays
     innermost in memory (stride 1), as every projection leaves it: q, k and v come out of a Linear with
@@ -87,8 +101,11 @@ def describe(layout: Layout, shape: tuple[int, ...]) -> str:
         if last == start:
             parts.append(f"entry {start} of {stored} along axis {axis}")
         else:
-            parts.append(f"entries {start}, {start + step}, ..., {last} of {stored} along axis {axis}" if step > 1
-                         else f"entries {start} to {last} of {stored} along axis {axis}")
+            parts.append(
+                f"entries {start}, {start + step}, ..., {last} of {stored} along axis {axis}"
+                if step > 1
+                else f"entries {start} to {last} of {stored} along axis {axis}"
+            )
     if layout.broadcast:
         parts.append(f"broadcast (stride 0) along axis {layout.broadcast[0]}")
     return " and ".join(parts) or "contiguous"
@@ -104,8 +121,11 @@ class LaidCase:
     layouts: tuple[Layout, ...]
 
     def describe(self) -> str:
-        laid = [f"{name} as {describe(layout, shape)}" for name, shape, layout in zip(self.names, self.shapes, self.layouts)
-                if layout != Layout()]
+        laid = [
+            f"{name} as {describe(layout, shape)}"
+            for name, shape, layout in zip(self.names, self.shapes, self.layouts)
+            if layout != Layout()
+        ]
         return self.case.describe() + "; " + ", ".join(laid)
 
 
@@ -117,8 +137,10 @@ def laid_cases(draw, cases: st.SearchStrategy, tensors_of: Callable, free_featur
     case = draw(cases)
     tensors = [spec for spec in tensors_of(case) if len(spec[1]) > 0]
     forced = draw(st.integers(0, len(tensors) - 1))
-    chosen = tuple(draw(layouts(shape, axes, KINDS[1:] if index == forced else KINDS, name not in free_features))
-                   for index, (name, shape, axes) in enumerate(tensors))
+    chosen = tuple(
+        draw(layouts(shape, axes, KINDS[1:] if index == forced else KINDS, name not in free_features))
+        for index, (name, shape, axes) in enumerate(tensors)
+    )
     return LaidCase(case, tuple(name for name, *_ in tensors), tuple(shape for _, shape, _ in tensors), chosen)
 
 
@@ -132,9 +154,17 @@ def laid_arguments(laid: LaidCase, tensors: Callable[[], Sequence[torch.Tensor]]
     return _arguments[laid]
 
 
-def expect_layouts_accepted(student, laid: LaidCase, op: str, tensors: Callable[[], Sequence[torch.Tensor]],
-                            call: Callable[[Sequence], tuple[tuple, dict]], judge: Callable[[Any, Sequence], bool],
-                            same: Callable[[Any, Any, Sequence], bool], message: str, untouched: bool = True) -> None:
+def expect_layouts_accepted(
+    student,
+    laid: LaidCase,
+    op: str,
+    tensors: Callable[[], Sequence[torch.Tensor]],
+    call: Callable[[Sequence], tuple[tuple, dict]],
+    judge: Callable[[Any, Sequence], bool],
+    same: Callable[[Any, Any, Sequence], bool],
+    message: str,
+    untouched: bool = True,
+) -> None:
     """``op`` called with ``tensors()`` in the case's layouts (``call(tensors)`` gives its arguments, the tensors
     in order) leaves them untouched (if ``untouched``) and answers what the spec asks (``judge(output, values)``,
     against the oracle), or, when not, what it answers for the same values contiguous (``same(output, own,

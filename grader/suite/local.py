@@ -13,7 +13,8 @@ from __future__ import annotations
 import sys
 import time
 import types
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import torch
 
@@ -64,8 +65,9 @@ def _is_meta(value: Any) -> bool:
 
 
 def _info(tensor: torch.Tensor) -> TensorInfo:
-    return TensorInfo(tuple(tensor.shape), str(tensor.dtype).removeprefix("torch."),
-                      tensor.device.type, tensor.requires_grad)
+    return TensorInfo(
+        tuple(tensor.shape), str(tensor.dtype).removeprefix("torch."), tensor.device.type, tensor.requires_grad
+    )
 
 
 def _report(value: Any, as_info: bool) -> Any:
@@ -86,7 +88,7 @@ class LocalStudent(Student):
         self.namespace = dict(namespace)
 
     @classmethod
-    def from_source(cls, source: str, name: str = "submission") -> "LocalStudent":
+    def from_source(cls, source: str, name: str = "submission") -> LocalStudent:
         return cls(namespace_from_source(source, name))
 
     def call_overhead_seconds(self) -> float:
@@ -110,8 +112,11 @@ class LocalStudent(Student):
         inputs_after = tuple(None if _is_meta(t) else t.detach().clone() for t in tensors)
         sentences = [TABLE_IN_BUFFER for note in notes if note == NoteCode.TABLE_IN_BUFFER]
         parts = reported if isinstance(reported, tuple) else (reported,)
-        sentences += [converted_note(NAME_OF_OP[op], part) for part in parts
-                      if isinstance(part, NotATensor) and part.values is not None]
+        sentences += [
+            converted_note(NAME_OF_OP[op], part)
+            for part in parts
+            if isinstance(part, NotATensor) and part.values is not None
+        ]
         return self.noted(CallResult(reported, inputs_after, wall, tuple(sentences)))
 
     def _lookup(self, name: str) -> Any:

@@ -36,8 +36,9 @@ def sinusoid_frequencies(d_model: int, base: float = 10000.0) -> torch.Tensor:
 SINUSOIDAL_LAYOUTS = ("interleaved", "concatenated")
 
 
-def oracle_sinusoidal(positions, d_model: int, base: float = 10000.0, layout: str = "interleaved",
-                      frequencies: torch.Tensor | None = None) -> torch.Tensor:
+def oracle_sinusoidal(
+    positions, d_model: int, base: float = 10000.0, layout: str = "interleaved", frequencies: torch.Tensor | None = None
+) -> torch.Tensor:
     """Rows of the table at ``positions``, float64.
 
     ``interleaved``: columns sin w0, cos w0, sin w1, cos w1, ...; ``concatenated``: all sin, then all cos.
@@ -58,8 +59,14 @@ def rope_frequencies(head_dim: int, base: float = 10000.0) -> torch.Tensor:
 ROPE_PAIRINGS = ("interleaved", "half")  # the names poslab.encodings.rope uses
 
 
-def oracle_rope(x: torch.Tensor, positions, base: float = 10000.0, pairing: str = "interleaved",
-                frequencies: torch.Tensor | None = None, clockwise: bool = False) -> torch.Tensor:
+def oracle_rope(
+    x: torch.Tensor,
+    positions,
+    base: float = 10000.0,
+    pairing: str = "interleaved",
+    frequencies: torch.Tensor | None = None,
+    clockwise: bool = False,
+) -> torch.Tensor:
     """x [..., T, D] rotated pair by pair, counter-clockwise by positions[t] * theta_i, float64.
 
     ``interleaved``: (x[2i], x[2i+1]); ``half``: (x[i], x[i + D/2]).
@@ -74,7 +81,7 @@ def oracle_rope(x: torch.Tensor, positions, base: float = 10000.0, pairing: str 
     if pairing == "interleaved":
         a, b = x[..., 0::2], x[..., 1::2]
     else:
-        a, b = x[..., : head_dim // 2], x[..., head_dim // 2:]
+        a, b = x[..., : head_dim // 2], x[..., head_dim // 2 :]
     new_a, new_b = a * cos - b * sin, a * sin + b * cos
     if pairing == "interleaved":
         return torch.stack([new_a, new_b], dim=-1).flatten(-2)
@@ -87,6 +94,7 @@ def oracle_alibi_slopes(n_heads: int) -> torch.Tensor:
     n a power of two: the geometric sequence starting at 2^(-8/n) with that ratio.
     Otherwise: the slopes of the closest power of two c below n, then every other slope of 2c.
     """
+
     def geometric(n: int) -> list[float]:
         start = 2.0 ** (-8.0 / n)
         return [start ** (h + 1) for h in range(n)]
@@ -106,9 +114,14 @@ def oracle_alibi_bias(n_heads: int, seq_len: int, slopes: torch.Tensor | None = 
     return torch.where(distance >= 0, bias, torch.full_like(bias, MINUS_INF))
 
 
-def oracle_t5_bucket_bounds(relative_position, bidirectional: bool = True, num_buckets: int = 32,
-                            max_distance: int = 128, exact: int | None = None,
-                            clamp: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
+def oracle_t5_bucket_bounds(
+    relative_position,
+    bidirectional: bool = True,
+    num_buckets: int = 32,
+    max_distance: int = 128,
+    exact: int | None = None,
+    clamp: bool = True,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """(lowest, highest) accepted T5 bucket of each ``key - query`` position, int64, same shape.
 
     Raffel et al. 2020 and Mesh TensorFlow's ``_relative_position_bucket``, in float64:
@@ -153,8 +166,9 @@ def decode_visibility(real: torch.Tensor, window: int | None = None) -> torch.Te
     return seen[None] & real[:, None, :].bool()
 
 
-def oracle_decode(q, k, v, visible, query_positions, key_positions, pairing: str = "half",
-                  base: float = 10000.0) -> torch.Tensor:
+def oracle_decode(
+    q, k, v, visible, query_positions, key_positions, pairing: str = "half", base: float = 10000.0
+) -> torch.Tensor:
     """The full forward of one RoPE attention layer, float64 [B, H, T, D]:
     out[b, h, t] = sum_s softmax_s(<R(p_t) q_t, R(p_s) k_s> / sqrt(D)) v_s over the visible keys s.
 

@@ -37,17 +37,22 @@ def bucket_mistakes(relative: torch.Tensor, bidirectional: bool, num_buckets: in
         "last one of their direction": bounds(clamp=False),
     }
     if defined(((num_buckets // 2) if not bidirectional else num_buckets) // 2, not bidirectional):
-        mistakes[f"the bidirectional flag is ignored: bidirectional={bidirectional} gives the buckets of "
-                 f"bidirectional={not bidirectional}"] = bounds(direction=not bidirectional)
+        mistakes[
+            f"the bidirectional flag is ignored: bidirectional={bidirectional} gives the buckets of "
+            f"bidirectional={not bidirectional}"
+        ] = bounds(direction=not bidirectional)
     if defined(exact + 1):
         mistakes["one exact bucket too many (N // 2 + 1): the log-spaced range starts one bucket late"] = bounds(
-            exact=exact + 1)
+            exact=exact + 1
+        )
     if exact > 1:
-        mistakes["one exact bucket too few (N // 2 - 1): distance N // 2 - 1 already shares a log-spaced "
-                 "bucket"] = bounds(exact=exact - 1)
+        mistakes["one exact bucket too few (N // 2 - 1): distance N // 2 - 1 already shares a log-spaced bucket"] = (
+            bounds(exact=exact - 1)
+        )
     if bidirectional and defined(num_buckets // 2):
         mistakes["the exact half is taken of num_buckets, before the sign split halves it"] = bounds(
-            exact=num_buckets // 2)
+            exact=num_buckets // 2
+        )
     return mistakes
 
 

@@ -37,8 +37,9 @@ def _slopes(student, n_heads: int, strict: bool = False) -> torch.Tensor:
 
 
 def _bias(student, n_heads: int, seq_len: int, strict: bool = False) -> torch.Tensor:
-    bias = as_tensor(answer(student, ("bias", n_heads, seq_len), "alibi_bias", n_heads, seq_len).output,
-                     "alibi_bias", strict)
+    bias = as_tensor(
+        answer(student, ("bias", n_heads, seq_len), "alibi_bias", n_heads, seq_len).output, "alibi_bias", strict
+    )
     expect_shape(bias, (n_heads, seq_len, seq_len), "alibi_bias(n_heads, seq_len)")
     return bias
 
@@ -49,7 +50,9 @@ def _close_slopes(slopes: torch.Tensor, expected: torch.Tensor) -> bool:
 
 
 @lru_cache(maxsize=64)
-def _expected_below_diagonal(seq_len: int, slopes: tuple[float, ...]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def _expected_below_diagonal(
+    seq_len: int, slopes: tuple[float, ...]
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(mask of j <= i, -m_h (i - j) there, its tolerance): the same for every submission with these slopes."""
     m = torch.tensor(slopes, dtype=torch.float64)
     visible = torch.ones(seq_len, seq_len, dtype=torch.bool).tril()
@@ -81,14 +84,18 @@ def _slopes_for_bias(student, n_heads: int) -> torch.Tensor:
 def _slope_mistakes(n_heads: int) -> dict:
     closest = 1 << (n_heads.bit_length() - 1)
     return {
-        "the exponent runs over h = 0 .. n-1, so the first slope is 1 (use h + 1)":
-            lambda: torch.tensor([2.0 ** (-8.0 * h / n_heads) for h in range(n_heads)]),
-        "the slopes are in increasing order (the first head gets the largest slope)":
-            lambda: oracle_alibi_slopes(n_heads).flip(0),
-        "for a head count that is not a power of two, the first n slopes of the next power of two are taken":
-            lambda: torch.tensor([2.0 ** (-8.0 * (h + 1) / (2 * closest)) for h in range(n_heads)]),
-        "2^(-8(h+1)/n) is used for every n, even when n is not a power of two":
-            lambda: torch.tensor([2.0 ** (-8.0 * (h + 1) / n_heads) for h in range(n_heads)]),
+        "the exponent runs over h = 0 .. n-1, so the first slope is 1 (use h + 1)": lambda: torch.tensor(
+            [2.0 ** (-8.0 * h / n_heads) for h in range(n_heads)]
+        ),
+        "the slopes are in increasing order (the first head gets the largest slope)": lambda: oracle_alibi_slopes(
+            n_heads
+        ).flip(0),
+        "for a head count that is not a power of two, the first n slopes of the next power of two are taken": lambda: (
+            torch.tensor([2.0 ** (-8.0 * (h + 1) / (2 * closest)) for h in range(n_heads)])
+        ),
+        "2^(-8(h+1)/n) is used for every n, even when n is not a power of two": lambda: torch.tensor(
+            [2.0 ** (-8.0 * (h + 1) / n_heads) for h in range(n_heads)]
+        ),
     }
 
 
@@ -99,8 +106,12 @@ def _expect_slopes(student, n_heads: int, strict: bool = False) -> None:
         raise AssertionError(
             "alibi_slopes(n) must be 2^(-8(h+1)/n) for h = 0 .. n-1 when n is a power of two; otherwise "
             "the slopes of the power of two c below n, then every other slope of 2c."
-            + diagnose(slopes, _slope_mistakes(n_heads),
-                       tol.alibi_slope_relative_tolerance(n_heads) * oracle_alibi_slopes(n_heads)))
+            + diagnose(
+                slopes,
+                _slope_mistakes(n_heads),
+                tol.alibi_slope_relative_tolerance(n_heads) * oracle_alibi_slopes(n_heads),
+            )
+        )
 
 
 @graded(points=3, family="slopes", visibility=VISIBLE)
@@ -121,8 +132,10 @@ def test_bias_shape_dtype_and_zero_diagonal(student):
     """The bias is [n_heads, T, T] float32 and 0 on the diagonal (a token does not penalise itself)."""
     bias = _bias(student, 4, 6, strict=True)  # the type test of alibi_bias
     expect_dtype(bias, torch.float32, "alibi_bias")
-    expect(bool((bias.diagonal(dim1=-2, dim2=-1) == 0).all()),
-           "alibi_bias must be 0 on the diagonal: the distance from a token to itself is 0.")
+    expect(
+        bool((bias.diagonal(dim1=-2, dim2=-1) == 0).all()),
+        "alibi_bias must be 0 on the diagonal: the distance from a token to itself is 0.",
+    )
 
 
 @graded(points=3, family="causality", visibility=VISIBLE)
@@ -131,15 +144,19 @@ def test_causal_mask(student):
     for n_heads, seq_len in ((4, 6), (3, 9)):
         bias = _bias(student, n_heads, seq_len)
         above = torch.ones(seq_len, seq_len, dtype=torch.bool).triu(1).expand(n_heads, -1, -1)
-        expect(bool(torch.isfinite(bias[~above]).all()),
-               "alibi_bias must be finite on and below the diagonal (keys j <= i that query i may see). "
-               "Is the mask on the wrong triangle?")
+        expect(
+            bool(torch.isfinite(bias[~above]).all()),
+            "alibi_bias must be finite on and below the diagonal (keys j <= i that query i may see). "
+            "Is the mask on the wrong triangle?",
+        )
         future = bias[above].double()
-        expect(bool(((future == MINUS_INF) | (torch.isfinite(future) & (future <= FUTURE_MASK_AT_MOST))).all()),
-               "alibi_bias must be -inf above the diagonal (keys j > i, the future), or a finite mask of "
-               "at most -1e4 such as torch.finfo(torch.float32).min, so that attention gives those keys "
-               "weight exactly 0. Yours leaves some of the future open (0, a small penalty, or -m (i - j) "
-               "continued past the diagonal).")
+        expect(
+            bool(((future == MINUS_INF) | (torch.isfinite(future) & (future <= FUTURE_MASK_AT_MOST))).all()),
+            "alibi_bias must be -inf above the diagonal (keys j > i, the future), or a finite mask of "
+            "at most -1e4 such as torch.finfo(torch.float32).min, so that attention gives those keys "
+            "weight exactly 0. Yours leaves some of the future open (0, a small penalty, or -m (i - j) "
+            "continued past the diagonal).",
+        )
 
 
 @graded(points=2, family="relative", visibility=VISIBLE)
@@ -156,9 +173,10 @@ def test_bias_depends_only_on_distance(student):
     expect(bool((steps.abs() <= allowed).all()), "alibi_bias must depend only on the distance i - j.")
     farther_back = bias[:, 1:, :-1] - bias[:, :-1, :-1]  # bias[i + 1, j] - bias[i, j]: query one step later
     on_or_below = torch.ones(7, 7, dtype=torch.bool).tril()  # j <= i
-    expect(bool((farther_back[:, on_or_below] < 0).all()),
-           "alibi_bias must penalise distance: -m (i - j) gets more negative the further back the key "
-           "is. Check the sign.")
+    expect(
+        bool((farther_back[:, on_or_below] < 0).all()),
+        "alibi_bias must penalise distance: -m (i - j) gets more negative the further back the key is. Check the sign.",
+    )
 
 
 @graded(points=2, family="values", visibility=VISIBLE)
@@ -166,9 +184,11 @@ def test_bias_uses_the_slopes(student):
     """alibi_bias(4, 5)[h, i, j] = -alibi_slopes(4)[h] (i - j) for j <= i."""
     bias, slopes = _bias(student, 4, 5), _slopes_for_bias(student, 4)
     # Built from the student's own slopes: a wrong slope costs the slope tests, not this one.
-    expect(_close_on_and_below_diagonal(bias, slopes),
-           "alibi_bias[h, i, j] must be -m_h (i - j) below the diagonal, with m_h = alibi_slopes(n)[h] "
-           "for the same number of heads.")
+    expect(
+        _close_on_and_below_diagonal(bias, slopes),
+        "alibi_bias[h, i, j] must be -m_h (i - j) below the diagonal, with m_h = alibi_slopes(n)[h] "
+        "for the same number of heads.",
+    )
 
 
 @graded(points=3, family="values", visibility=HIDDEN)
@@ -176,9 +196,11 @@ def test_bias_uses_the_slopes(student):
 def test_bias_values_other_heads(student, case):
     """alibi_bias matches -m_h (i - j) for j <= i for any head count from 1 to 64 and lengths from 1 to 200."""
     bias = _bias(student, case.n_heads, case.seq_len)
-    expect(_close_on_and_below_diagonal(bias, _slopes_for_bias(student, case.n_heads)),
-               "alibi_bias[h, i, j] must be -m_h (i - j) on and below the diagonal, with the slopes of "
-               "alibi_slopes for the same number of heads (for any number of heads).")
+    expect(
+        _close_on_and_below_diagonal(bias, _slopes_for_bias(student, case.n_heads)),
+        "alibi_bias[h, i, j] must be -m_h (i - j) on and below the diagonal, with the slopes of "
+        "alibi_slopes for the same number of heads (for any number of heads).",
+    )
 
 
 @graded(points=2, family="speed", visibility=VISIBLE)

@@ -17,8 +17,18 @@ from grader.suite import tolerances as tol
 from grader.suite.attention_mistakes import OVER_THE_KEYS, rows_sum_over_queries, rows_sum_to_one, scale_mistakes
 from grader.suite.domains import AttentionCase, BiasKind, attention_cases, token_cases
 from grader.suite.draw import answer, expect_inputs_left, for_each
-from grader.suite.expect import (as_info, as_pair, as_tensor, diagnose, expect, expect_dtype, expect_shape,
-                                 expect_untouched, on_meta_device, within)
+from grader.suite.expect import (
+    as_info,
+    as_pair,
+    as_tensor,
+    diagnose,
+    expect,
+    expect_dtype,
+    expect_shape,
+    expect_untouched,
+    on_meta_device,
+    within,
+)
 from grader.suite.inputs import meta, permutation, randn
 from grader.suite.layouts import expect_layouts_accepted, laid_arguments, laid_cases
 from grader.suite.oracles import MINUS_INF, oracle_attention
@@ -77,8 +87,12 @@ def test_values_match_the_formula(student):
     q, k, v = randn(2, 3, 4, 8, seed=11), randn(2, 3, 6, 8, seed=12), randn(2, 3, 6, 5, seed=13)
     _expect_matches_formula(student, q, k, v)
     _, weights = _outputs(student, q, k, v)
-    expect(rows_sum_to_one(weights, q, k), OVER_THE_KEYS if rows_sum_over_queries(weights, q, k) else
-           "Each row of weights (one query) must sum to 1: the softmax runs over the keys, dim=-1.")
+    expect(
+        rows_sum_to_one(weights, q, k),
+        OVER_THE_KEYS
+        if rows_sum_over_queries(weights, q, k)
+        else "Each row of weights (one query) must sum to 1: the softmax runs over the keys, dim=-1.",
+    )
 
 
 @graded(points=3, family="values", visibility=HIDDEN)
@@ -92,14 +106,22 @@ def test_values_for_drawn_shapes(student, case):
 @graded(points=1, family="stability", visibility=VISIBLE)
 def test_large_logits_stay_finite(student):
     """Large scores do not overflow: softmax(s) = softmax(s - max s)."""
-    q, k, v = randn(1, 2, 6, 16, seed=21, scale=30.0), randn(1, 2, 6, 16, seed=22, scale=30.0), randn(1, 2, 6, 4, seed=23)
+    q, k, v = (
+        randn(1, 2, 6, 16, seed=21, scale=30.0),
+        randn(1, 2, 6, 16, seed=22, scale=30.0),
+        randn(1, 2, 6, 4, seed=23),
+    )
     out, weights = _outputs(student, q, k, v)
-    expect(bool(torch.isfinite(out).all() and torch.isfinite(weights).all()),
-           "With large scores (|q.k| / sqrt(D) in the hundreds) your attention returns NaN or inf: "
-           "exp overflows. Use torch.softmax, or subtract each row's maximum before exp.")
+    expect(
+        bool(torch.isfinite(out).all() and torch.isfinite(weights).all()),
+        "With large scores (|q.k| / sqrt(D) in the hundreds) your attention returns NaN or inf: "
+        "exp overflows. Use torch.softmax, or subtract each row's maximum before exp.",
+    )
     expect(not rows_sum_over_queries(weights, q, k), OVER_THE_KEYS)
-    expect(rows_sum_to_one(weights, q, k),
-           "With large scores the rows of weights no longer sum to 1: is the softmax clamped or approximated?")
+    expect(
+        rows_sum_to_one(weights, q, k),
+        "With large scores the rows of weights no longer sum to 1: is the softmax clamped or approximated?",
+    )
 
 
 def _self_attention(student, x, key: tuple) -> torch.Tensor:
@@ -116,9 +138,11 @@ def test_permutation_equivariance(student):
     x = randn(2, 2, 6, 8, seed=31)  # (B, H, T, D)
     order = permutation(6, seed=32)
     moved, reference = _self_attention(student, x[..., order, :], ("x", 31)), _self_attention(student, x, ("x", 32))
-    expect(within(moved, reference[..., order, :], 2 * _out_tolerance(x)[..., order, :]),
-           "Shuffling the tokens must shuffle the outputs the same way (attn(PX) = P attn(X)). "
-           "Yours mixes positions in: is there a mask, a position or an order-dependent step?")
+    expect(
+        within(moved, reference[..., order, :], 2 * _out_tolerance(x)[..., order, :]),
+        "Shuffling the tokens must shuffle the outputs the same way (attn(PX) = P attn(X)). "
+        "Yours mixes positions in: is there a mask, a position or an order-dependent step?",
+    )
 
 
 @lru_cache(maxsize=16)
@@ -141,9 +165,11 @@ def _moved_and_reference(student, case) -> tuple[torch.Tensor, torch.Tensor, tor
 def test_permutation_equivariance_batched(student, case):
     """attn(PX) = P attn(X) and weights(PX) = P weights(X) P^T for any leading axes, each leading row with its own P."""
     moved, expected, moved_tol, _ = _moved_and_reference(student, case)
-    expect(within(moved, expected, 2 * moved_tol),
-           "With a batch (and heads), shuffling each sequence's tokens must shuffle its outputs the "
-           "same way. Check that the batch and head axes stay separate (matmul over the last two axes).")
+    expect(
+        within(moved, expected, 2 * moved_tol),
+        "With a batch (and heads), shuffling each sequence's tokens must shuffle its outputs the "
+        "same way. Check that the batch and head axes stay separate (matmul over the last two axes).",
+    )
     x, index, _ = _tokens(case)
     moved_weights = _outputs(student, *(x.gather(-2, index),) * 3, key=("tokens", case, "moved"))[1]
     weights = _outputs(student, x, x, x, key=("tokens", case, "x"))[1]
@@ -154,9 +180,11 @@ def test_permutation_equivariance_batched(student, case):
         return rows.gather(-1, order[..., None, :].expand_as(w))
 
     allowed = both_axes(tol.attention_tolerances(x, x, x, None, weights)[1])  # around the submission's own weights
-    expect(within(moved_weights, both_axes(weights.double()), 2 * allowed),
-           "Shuffling the tokens must move the weights on both axes, weights(PX) = P weights(X) P^T: each query's "
-           "row moves with it, and within the row each key's weight moves with that key.")
+    expect(
+        within(moved_weights, both_axes(weights.double()), 2 * allowed),
+        "Shuffling the tokens must move the weights on both axes, weights(PX) = P weights(X) P^T: each query's "
+        "row moves with it, and within the row each key's weight moves with that key.",
+    )
 
 
 @graded(points=1, family="equivariance", visibility=HIDDEN)
@@ -164,9 +192,11 @@ def test_permutation_equivariance_batched(student, case):
 def test_mean_pooled_output_is_permutation_invariant(student, case):
     """Mean-pooling the output over tokens gives the same vector in any token order."""
     moved, expected, _, out_tol = _moved_and_reference(student, case)
-    expect(within(moved.double().mean(-2), expected.double().mean(-2), 2 * out_tol.mean(-2)),
-           "The mean over tokens of attention's output must not depend on the token order: "
-           "without positions, attention sees a set, not a sequence.")
+    expect(
+        within(moved.double().mean(-2), expected.double().mean(-2), 2 * out_tol.mean(-2)),
+        "The mean over tokens of attention's output must not depend on the token order: "
+        "without positions, attention sees a set, not a sequence.",
+    )
 
 
 def _reweighted(weights: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
@@ -175,9 +205,11 @@ def _reweighted(weights: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
     return raw / raw.sum(-1, keepdim=True)
 
 
-BIAS_BEFORE_SOFTMAX = ("The bias must be added to the scaled logits before the softmax, broadcasting like any "
-                       "tensor sum (e.g. [Tq, Tk] or [H, 1, Tk] over [B, H, Tq, Tk]): then weights with a bias "
-                       "b are the weights without it times exp(b), renormalised.")
+BIAS_BEFORE_SOFTMAX = (
+    "The bias must be added to the scaled logits before the softmax, broadcasting like any "
+    "tensor sum (e.g. [Tq, Tk] or [H, 1, Tk] over [B, H, Tq, Tk]): then weights with a bias "
+    "b are the weights without it times exp(b), renormalised."
+)
 
 
 def _expect_bias_reweights(student, q, k, v, bias, key: tuple) -> None:
@@ -187,11 +219,15 @@ def _expect_bias_reweights(student, q, k, v, bias, key: tuple) -> None:
     expect_shape(weights, (*q.shape[:-1], k.shape[-2]), "weights (with a bias that broadcasts)")
     expect(not rows_sum_over_queries(plain, q, k), OVER_THE_KEYS)
     masked = (bias == MINUS_INF).expand(weights.shape)
-    expect(bool((weights[masked] == 0).all()),
-           "Where the bias is -inf the weight must be exactly 0: add the bias to the scaled logits "
-           "before the softmax (a 0 or a large finite number does not mask).")
-    expect(rows_sum_to_one(weights, q, k, bias),
-           "With a mask, each row of weights must still sum to 1: mask before the softmax, not after.")
+    expect(
+        bool((weights[masked] == 0).all()),
+        "Where the bias is -inf the weight must be exactly 0: add the bias to the scaled logits "
+        "before the softmax (a 0 or a large finite number does not mask).",
+    )
+    expect(
+        rows_sum_to_one(weights, q, k, bias),
+        "With a mask, each row of weights must still sum to 1: mask before the softmax, not after.",
+    )
     # Where every key the bias leaves visible had an underflowed weight without it (large logits,
     # the largest ones masked), exp(b) times 0 tells nothing: those rows are judged as they are.
     raw_total = (plain.double() * bias.double().exp()).sum(-1, keepdim=True)
@@ -231,21 +267,27 @@ def test_dtype_and_device_kept(student):
         expect_dtype(out, dtype, f"out for {str(dtype).removeprefix('torch.')} inputs")
         expect_dtype(weights, dtype, f"weights for {str(dtype).removeprefix('torch.')} inputs")
     shapes = ((2, 3, 4, 8), (2, 3, 6, 8), (2, 3, 6, 5))  # None below: the code reads values (expect.on_meta_device)
-    outputs = on_meta_device(lambda: student.attention(*(meta(*shape) for shape in shapes)),
-                             lambda: student.attention(*(randn(*shape, seed=85) for shape in shapes)))
+    outputs = on_meta_device(
+        lambda: student.attention(*(meta(*shape) for shape in shapes)),
+        lambda: student.attention(*(randn(*shape, seed=85) for shape in shapes)),
+    )
     if outputs is None:
         return
     expect(isinstance(outputs, tuple) and len(outputs) == 2, "attention must return a pair (out, weights).")
     out, weights = (as_info(o, "attention on another device") for o in outputs)
-    expect(out.device == "meta" and weights.device == "meta",
-           "On another device (a GPU, say) the outputs must stay on the inputs' device: create any "
-           "helper tensor with device=q.device.")
+    expect(
+        out.device == "meta" and weights.device == "meta",
+        "On another device (a GPU, say) the outputs must stay on the inputs' device: create any "
+        "helper tensor with device=q.device.",
+    )
     expect_shape(out, (2, 3, 4, 5), "out on another device")
 
 
-VIEWS = ("attention must accept its inputs in every layout models pass them in (q.transpose(1, 2) of a [B, T, H, D] "
-         "projection, a slice of a fused qkv projection, k broadcast over the heads, a permuted tensor) and give "
-         "the same result: use matmul or reshape, not view, and index rather than assume a layout.")
+VIEWS = (
+    "attention must accept its inputs in every layout models pass them in (q.transpose(1, 2) of a [B, T, H, D] "
+    "projection, a slice of a fused qkv projection, k broadcast over the heads, a permuted tensor) and give "
+    "the same result: use matmul or reshape, not view, and index rather than assume a layout."
+)
 
 
 @graded(points=1, family="inputs", visibility=VISIBLE)
@@ -256,19 +298,31 @@ def test_inputs_untouched_and_views_accepted(student, laid):
     Unchanged in float32 and float64 alike: a write into what ``.to(dtype)`` returned reaches a caller's tensor
     of that dtype only."""
     for dtype in (torch.float32, torch.float64):
-        q, k, v = (randn(*shape, seed=seed, dtype=dtype) for shape, seed in (((1, 2, 5, 8), 91), ((1, 2, 6, 8), 92),
-                                                                            ((1, 2, 6, 3), 93)))
+        q, k, v = (
+            randn(*shape, seed=seed, dtype=dtype)
+            for shape, seed in (((1, 2, 5, 8), 91), ((1, 2, 6, 8), 92), ((1, 2, 6, 3), 93))
+        )
         bias = torch.zeros(5, 6, dtype=dtype)
         bias[:, -1] = MINUS_INF
-        expect_untouched(answer(student, ("untouched", dtype), "attention", q, k, v, bias=bias).inputs_after,
-                         (q, k, v, bias), "attention", ("q", "k", "v", "bias"))
+        expect_untouched(
+            answer(student, ("untouched", dtype), "attention", q, k, v, bias=bias).inputs_after,
+            (q, k, v, bias),
+            "attention",
+            ("q", "k", "v", "bias"),
+        )
     for case in test_values_for_drawn_shapes.prepare():  # the drawn value tests' calls, shared: any size and dtype
         q, k, v = _drawn_expected(case)[:3]
         expect_inputs_left(student, ("values", case), "attention", (q, k, v), {"bias": None}, {"q": q, "k": k, "v": v})
     for case in test_bias_broadcasts_and_enters_before_softmax.prepare():
         q, k, v, bias = case.tensors()
-        expect_inputs_left(student, ("bias", case, "bias"), "attention", (q, k, v), {"bias": bias},
-                           {"q": q, "k": k, "v": v, "bias": bias})
+        expect_inputs_left(
+            student,
+            ("bias", case, "bias"),
+            "attention",
+            (q, k, v),
+            {"bias": bias},
+            {"q": q, "k": k, "v": v, "bias": bias},
+        )
 
     def call(given):
         return tuple(given[:3]), {"bias": given[3] if len(given) > 3 else None}

@@ -38,38 +38,69 @@ from grader.suite.draw import for_each
 from grader.suite.expect import Fail, expect_dtype, expect_shape
 from grader.suite.layouts import expect_layouts_accepted, laid_arguments, laid_cases
 
-STEPS = ("Decoding one token at a time must give what one pass over the whole sequence gives: each new token's "
-         "key and value join the cache, and its query, rotated by its own position, reads every key the cache holds.")
-RAW = ("With cache='raw' out must be what cache='rotated' gives: cache the keys as given, keep each one's position "
-       "beside it, and rotate every cached key by that position when attention reads it.")
-WINDOW = ("With a window W, token t sees only tokens t - W + 1 .. t (W tokens, itself included), in the prefill as "
-          "in every step, and the cache keeps the last W keys.")
-PADDING = ("A left-padded batch must give every row what its unpadded sequence gives alone: padding keys get no "
-           "weight, and each row's positions start at 0 at its first real token (count the attention mask), in "
-           "the prompt and in every decoded token.")
-POSITIONS = ("Each token must be rotated by its own position: position_ids[b, t] when given, not a count of its own "
-             "(positions are tracked apart from the cache).")
+STEPS = (
+    "Decoding one token at a time must give what one pass over the whole sequence gives: each new token's "
+    "key and value join the cache, and its query, rotated by its own position, reads every key the cache holds."
+)
+RAW = (
+    "With cache='raw' out must be what cache='rotated' gives: cache the keys as given, keep each one's position "
+    "beside it, and rotate every cached key by that position when attention reads it."
+)
+WINDOW = (
+    "With a window W, token t sees only tokens t - W + 1 .. t (W tokens, itself included), in the prefill as "
+    "in every step, and the cache keeps the last W keys."
+)
+PADDING = (
+    "A left-padded batch must give every row what its unpadded sequence gives alone: padding keys get no "
+    "weight, and each row's positions start at 0 at its first real token (count the attention mask), in "
+    "the prompt and in every decoded token."
+)
+POSITIONS = (
+    "Each token must be rotated by its own position: position_ids[b, t] when given, not a count of its own "
+    "(positions are tracked apart from the cache)."
+)
 
 # The visible tests' inputs, one table per test (each a DecodeCase, one point of the spec's domain); the
 # hidden tests draw theirs over the whole domain (``domains_decode.decode_domain``).
 C = DecodeCase
-SHAPE_CASES = (C(batch=2, heads=3, length=6, dim=8, prompt_len=2),
-               C(batch=1, heads=2, length=7, dim=4, prompt_len=3, window=4, cache="raw"),
-               C(batch=2, heads=1, length=5, dim=6, prompt_len=5, window=9),
-               C(batch=1, heads=2, length=5, dim=8, prompt_len=2, dtype=torch.float64))
+SHAPE_CASES = (
+    C(batch=2, heads=3, length=6, dim=8, prompt_len=2),
+    C(batch=1, heads=2, length=7, dim=4, prompt_len=3, window=4, cache="raw"),
+    C(batch=2, heads=1, length=5, dim=6, prompt_len=5, window=9),
+    C(batch=1, heads=2, length=5, dim=8, prompt_len=2, dtype=torch.float64),
+)
 PREFILL_CASES = tuple(C(batch=2, heads=2, length=6, dim=8, prompt_len=6, pairing=p, seed=1) for p in PAIRINGS)
 ONE_AT_A_TIME_CASES = tuple(C(batch=2, heads=2, length=7, dim=8, prompt_len=2, pairing=p, seed=2) for p in PAIRINGS)
-MODE_CASES = tuple(C(batch=2, heads=2, length=6, dim=8, prompt_len=3, cache=c, pairing=p, seed=3)
-                   for c in ("rotated", "raw") for p in PAIRINGS)
+MODE_CASES = tuple(
+    C(batch=2, heads=2, length=6, dim=8, prompt_len=3, cache=c, pairing=p, seed=3)
+    for c in ("rotated", "raw")
+    for p in PAIRINGS
+)
 SMALL_WINDOW_CASE = C(batch=2, heads=2, length=8, dim=8, prompt_len=4, window=3, seed=4)
 PADDED_PAIR_CASE = C(batch=2, heads=2, length=7, dim=8, prompt_len=4, pads=(0, 2), seed=5)
-UNTOUCHED_CASES = tuple(C(batch=2, heads=2, length=6, dim=8, prompt_len=3, cache=c, window=w, pads=(1, 0),
-                          position_ids=True, pad_id=0, pairing=p, dtype=d, seed=6)
-                        for c, w, p in (("rotated", None, "interleaved"), ("raw", 2, "half"))
-                        for d in (torch.float32, torch.float64))
+UNTOUCHED_CASES = tuple(
+    C(
+        batch=2,
+        heads=2,
+        length=6,
+        dim=8,
+        prompt_len=3,
+        cache=c,
+        window=w,
+        pads=(1, 0),
+        position_ids=True,
+        pad_id=0,
+        pairing=p,
+        dtype=d,
+        seed=6,
+    )
+    for c, w, p in (("rotated", None, "interleaved"), ("raw", 2, "half"))
+    for d in (torch.float32, torch.float64)
+)
 GIVEN_POSITIONS_CASE = C(batch=1, heads=2, length=6, dim=8, prompt_len=2, start=100, seed=8)
-VISIBLE_VALUE_CASES = PREFILL_CASES + ONE_AT_A_TIME_CASES + MODE_CASES + (SMALL_WINDOW_CASE, PADDED_PAIR_CASE,
-                                                                        GIVEN_POSITIONS_CASE)
+VISIBLE_VALUE_CASES = (
+    PREFILL_CASES + ONE_AT_A_TIME_CASES + MODE_CASES + (SMALL_WINDOW_CASE, PADDED_PAIR_CASE, GIVEN_POSITIONS_CASE)
+)
 
 
 def _expect_forward(student, case: DecodeCase, message: str = SPEC) -> torch.Tensor:
@@ -99,7 +130,11 @@ def _expect_window(student, case: DecodeCase) -> None:
     the same case without a window is wrong too (a mistake of positions, padding or values: their tests' business)."""
     inputs = build(case)
     out, cached_keys = run(student, inputs)
-    if case.cache == "rotated" and not matches(out, truth(case), inputs) and _right(student, replace(case, window=None)):
+    if (
+        case.cache == "rotated"
+        and not matches(out, truth(case), inputs)
+        and _right(student, replace(case, window=None))
+    ):
         raise Fail(WINDOW + diagnosis(out, inputs))
     expect_cached_slots(cached_keys, inputs)
 
@@ -139,7 +174,7 @@ def _expect_rows_alone(student, case: DecodeCase) -> None:
     for row, pads in enumerate(case.pads):
         alone = single_row(inputs, row)
         own, _ = run(student, alone)
-        if not matches(out[row:row + 1, :, pads:], own, alone, scale=2.0):
+        if not matches(out[row : row + 1, :, pads:], own, alone, scale=2.0):
             raise Fail(PADDING + diagnosis(out, inputs))
 
 
@@ -151,8 +186,11 @@ def test_output_shapes_and_dtypes(student):
     """decode returns (out [B, H, T, D], cached_keys [B, H, S, D]) in q's dtype: S = T, or min(W, T) with a window."""
     for case in SHAPE_CASES:
         out, cached_keys = run(student, build(case), strict=True)  # the type test
-        expect_shape(cached_keys, (case.batch, case.heads, case.cached_slots, case.dim),
-                     "cached_keys (S = T without a window, min(W, T) with one)")
+        expect_shape(
+            cached_keys,
+            (case.batch, case.heads, case.cached_slots, case.dim),
+            "cached_keys (S = T without a window, min(W, T) with one)",
+        )
         for tensor, name in ((out, "out"), (cached_keys, "cached_keys")):
             expect_dtype(tensor, case.dtype, f"decode's {name} for {str(case.dtype).removeprefix('torch.')} inputs")
 
@@ -191,10 +229,12 @@ def test_a_left_padded_pair(student):
     _expect_rows_alone(student, PADDED_PAIR_CASE)
 
 
-VIEWS = ("decode must accept its tensors in every layout models pass them in (q, k and v as transposes of [B, T, H, D] "
-         "projections or slices of a fused qkv projection, k and v broadcast over the heads they serve, position ids "
-         "broadcast over the batch, a slice of a longer mask) and give the same result: use reshape, not view, and "
-         "index rather than assume a layout.")
+VIEWS = (
+    "decode must accept its tensors in every layout models pass them in (q, k and v as transposes of [B, T, H, D] "
+    "projections or slices of a fused qkv projection, k and v broadcast over the heads they serve, position ids "
+    "broadcast over the batch, a slice of a longer mask) and give the same result: use reshape, not view, and "
+    "index rather than assume a layout."
+)
 
 
 @for_each(laid_cases(decode_domain(), DecodeCase.tensor_specs, ("attention_mask", "position_ids")), count=3)
@@ -233,8 +273,12 @@ _views_accepted.grading = test_inputs_untouched_and_views_accepted.grading  # vi
 
 def _laid_tensors(laid) -> list[torch.Tensor]:
     inputs = build(laid.case)
-    return [inputs.q, inputs.k, inputs.v, *(inputs.kwargs[name] for name in ("attention_mask", "position_ids")
-                                            if name in inputs.kwargs)]
+    return [
+        inputs.q,
+        inputs.k,
+        inputs.v,
+        *(inputs.kwargs[name] for name in ("attention_mask", "position_ids") if name in inputs.kwargs),
+    ]
 
 
 @lru_cache(maxsize=8)
@@ -292,7 +336,15 @@ def test_positions_are_tracked_apart_from_the_cache(student, case):
 
 def value_cases() -> tuple[DecodeCase, ...]:
     """Every case a value is judged on: the visible tables and the hidden tests' drawn cases."""
-    drawn = [case for test in (test_steps_match_the_full_forward, test_raw_cache_gives_the_rotated_cache_output,
-                               test_window_masks_the_full_forward, test_left_padded_batch_gives_each_row_alone,
-                               test_positions_are_tracked_apart_from_the_cache) for case in test.prepare()]
+    drawn = [
+        case
+        for test in (
+            test_steps_match_the_full_forward,
+            test_raw_cache_gives_the_rotated_cache_output,
+            test_window_masks_the_full_forward,
+            test_left_padded_batch_gives_each_row_alone,
+            test_positions_are_tracked_apart_from_the_cache,
+        )
+        for case in test.prepare()
+    ]
     return VISIBLE_VALUE_CASES + tuple(drawn)

@@ -21,8 +21,8 @@ from grader.suite.expect import (
     as_tensor,
     expect,
     expect_dtype,
-    expect_shape,
     expect_finite,
+    expect_shape,
     expect_untouched,
     mixes_devices,
     on_meta_device,
@@ -35,12 +35,15 @@ from grader.suite.oracles import oracle_attention
 ADD_FIRST_ROWS = "forward(x) must return x + table[:T], where T = x.shape[1] (row t of the table for position t)."
 
 
-def _forward(student, max_len: int, d_model: int, x, table=None, strict: bool = False, key: tuple | None = None,
-             **kwargs) -> torch.Tensor:
+def _forward(
+    student, max_len: int, d_model: int, x, table=None, strict: bool = False, key: tuple | None = None, **kwargs
+) -> torch.Tensor:
     if key is None:
         out = student.learned_forward(max_len, d_model, x, table=table, **kwargs)
     else:
-        out = answer(student, key, "learned.forward", max_len=max_len, d_model=d_model, x=x, table=table, **kwargs).output
+        out = answer(
+            student, key, "learned.forward", max_len=max_len, d_model=d_model, x=x, table=table, **kwargs
+        ).output
     return as_tensor(out, "LearnedPositionalEmbedding.forward", strict)
 
 
@@ -69,15 +72,21 @@ def test_one_trainable_table(student):
         parameters = tuple(as_info(p, "each parameter") for p in student.learned_parameters(max_len, d_model))
         if not any(tuple(p.shape) == (max_len, d_model) for p in parameters):
             buffers = tuple(as_info(b, "each buffer") for b in student.learned_buffers(max_len, d_model))
-            expect(not any(tuple(b.shape) == (max_len, d_model) for b in buffers),
-                   "The module has no parameter of shape [max_len, d_model]; a buffer of that shape was "
-                   "found: register the table with nn.Parameter so that it trains (a buffer is never trained).")
-        expect(len(parameters) > 0,
-               "LearnedPositionalEmbedding has no parameters: wrap the table in nn.Parameter (a buffer "
-               "or a plain tensor attribute is never trained).")
-        expect(len(parameters) == 1,
-               f"LearnedPositionalEmbedding has {len(parameters)} parameters; the spec asks for exactly "
-               "one, the [max_len, d_model] table (no extra scale, bias or layer).")
+            expect(
+                not any(tuple(b.shape) == (max_len, d_model) for b in buffers),
+                "The module has no parameter of shape [max_len, d_model]; a buffer of that shape was "
+                "found: register the table with nn.Parameter so that it trains (a buffer is never trained).",
+            )
+        expect(
+            len(parameters) > 0,
+            "LearnedPositionalEmbedding has no parameters: wrap the table in nn.Parameter (a buffer "
+            "or a plain tensor attribute is never trained).",
+        )
+        expect(
+            len(parameters) == 1,
+            f"LearnedPositionalEmbedding has {len(parameters)} parameters; the spec asks for exactly "
+            "one, the [max_len, d_model] table (no extra scale, bias or layer).",
+        )
         expect_shape(parameters[0], (max_len, d_model), "The table parameter")
         expect(parameters[0].requires_grad, "The table must be trainable (requires_grad=True).")
 
@@ -87,8 +96,11 @@ def test_initial_table_is_finite(student):
     """The table starts with finite values (whatever they are): a NaN or inf table cannot train."""
     x = torch.zeros(2, 7, 5)
     out = _forward(student, 8, 5, x)  # T < max_len: reading row max_len - 1 is the full-length test's property
-    expect_finite(out, "forward(x) with the module's initial table (zeros, small random values or "
-                       "nn.Embedding's N(0, 1) are all fine)")
+    expect_finite(
+        out,
+        "forward(x) with the module's initial table (zeros, small random values or "
+        "nn.Embedding's N(0, 1) are all fine)",
+    )
 
 
 @graded(points=3, family="values", visibility=VISIBLE)
@@ -116,8 +128,10 @@ def _too_long_error(student, max_len: int, seq_len: int, **kwargs) -> StudentErr
 # What correct practice raises for a position past the table: ValueError, or IndexError (what
 # nn.Embedding and Python indexing raise), from an explicit check before any lookup.
 LENGTH_ERRORS = ("ValueError", "IndexError")
-TOO_LONG = ("A sequence longer than max_len must raise ValueError (or IndexError) from an explicit check of T "
-            "against max_len, before any lookup: a learned table has no rows for positions it never saw.")
+TOO_LONG = (
+    "A sequence longer than max_len must raise ValueError (or IndexError) from an explicit check of T "
+    "against max_len, before any lookup: a learned table has no rows for positions it never saw."
+)
 
 
 def _explicit_check(student, max_len: int, seq_len: int) -> bool:
@@ -136,10 +150,12 @@ def test_too_long_raises_value_error(student):
     error = _too_long_error(student, max_len=8, seq_len=9)
     expect(error is not None, TOO_LONG + " Yours returned a result (did it cut or wrap the sequence?).")
     expect(error.kind in LENGTH_ERRORS, TOO_LONG + f" Yours raised {error.kind}.")
-    expect(error.kind == "ValueError" or _explicit_check(student, max_len=8, seq_len=9),
-           TOO_LONG + " Yours raised IndexError from inside the lookup (the table has no such row), with no "
-           "check of its own: on a GPU that is a device-side assert that stops the whole program. Compare T "
-           "with max_len first and raise.")
+    expect(
+        error.kind == "ValueError" or _explicit_check(student, max_len=8, seq_len=9),
+        TOO_LONG + " Yours raised IndexError from inside the lookup (the table has no such row), with no "
+        "check of its own: on a GPU that is a device-side assert that stops the whole program. Compare T "
+        "with max_len first and raise.",
+    )
 
 
 @graded(points=1, family="length_limit", visibility=HIDDEN)
@@ -152,9 +168,11 @@ def test_too_long_message_names_both_numbers(student, case):
     def names(number: int) -> bool:
         return re.search(rf"(?<!\d){number}(?!\d)", error.message) is not None
 
-    expect(names(case.max_len) and names(case.seq_len),
-           f"The {error.kind}'s message must name both the sequence length and max_len, so the caller "
-           "sees what to change.")
+    expect(
+        names(case.max_len) and names(case.seq_len),
+        f"The {error.kind}'s message must name both the sequence length and max_len, so the caller "
+        "sees what to change.",
+    )
 
 
 @graded(points=2, family="breaks_equivariance", visibility=VISIBLE)
@@ -167,9 +185,11 @@ def test_adding_the_table_breaks_equivariance(student):
     expect_shape(encoded, (1, 8, 16), "forward(x)")
     moved = oracle_attention(encoded_moved, encoded_moved, encoded_moved)[0]
     reference = oracle_attention(encoded, encoded, encoded)[0]
-    expect(float((moved - reference[:, order]).abs().max()) > 1e-2,
-           "After your forward, attention still treats the tokens as an unordered set: each position "
-           "must get its own row of the table.")
+    expect(
+        float((moved - reference[:, order]).abs().max()) > 1e-2,
+        "After your forward, attention still treats the tokens as an unordered set: each position "
+        "must get its own row of the table.",
+    )
 
 
 @graded(points=2, family="dtype_device", visibility=VISIBLE)
@@ -180,22 +200,28 @@ def test_follows_to_float64(student):
     expect_dtype(out, torch.float64, "forward(x) after .to(torch.float64)")
     # The module first took the test's table in float32, then .to(float64): those values, added in float64.
     rows = table[:5].float().double()
-    expect(within(out, x + rows, tol.sum_tolerance(x, rows, torch.float64)),
-           "After .to(torch.float64) the table must be float64 too: register it as an nn.Parameter so "
-           "that .to() converts it.")
+    expect(
+        within(out, x + rows, tol.sum_tolerance(x, rows, torch.float64)),
+        "After .to(torch.float64) the table must be float64 too: register it as an nn.Parameter so "
+        "that .to() converts it.",
+    )
 
 
 @graded(points=1, family="dtype_device", visibility=HIDDEN)
 def test_meta_device(student):
     """After module.to(device) the forward runs on that device."""
-    output = on_meta_device(lambda: student.learned_forward(6, 4, meta(2, 5, 4), device="meta"),
-                            lambda: student.learned_forward(6, 4, randn(2, 5, 4, seed=371)))
+    output = on_meta_device(
+        lambda: student.learned_forward(6, 4, meta(2, 5, 4), device="meta"),
+        lambda: student.learned_forward(6, 4, randn(2, 5, 4, seed=371)),
+    )
     if output is None:
         return  # the code reads values: the meta device cannot tell its devices (expect.on_meta_device)
     out = as_info(output, "forward(x) on another device")
-    expect(out.device == "meta",
-           "After module.to(device), forward must return a tensor on that device (a GPU, say): register "
-           "the table as a parameter and create helper tensors with device=x.device.")
+    expect(
+        out.device == "meta",
+        "After module.to(device), forward must return a tensor on that device (a GPU, say): register "
+        "the table as a parameter and create helper tensors with device=x.device.",
+    )
     expect_shape(out, (2, 5, 4), "forward(x) on another device")
 
 
@@ -204,18 +230,32 @@ def test_input_untouched(student):
     """forward leaves x unchanged (no in-place addition), for a float32 module and one moved to float64."""
     for dtype in (torch.float32, torch.float64):
         x, table = randn(2, 4, 3, seed=351, dtype=dtype), randn(6, 3, seed=352)
-        result = student.call("learned.forward", max_len=6, d_model=3, x=x, table=table,
-                              **({} if dtype == torch.float32 else {"dtype": "float64"}))
+        result = student.call(
+            "learned.forward",
+            max_len=6,
+            d_model=3,
+            x=x,
+            table=table,
+            **({} if dtype == torch.float32 else {"dtype": "float64"}),
+        )
         expect_untouched(result.inputs_after[:1], (x,), "forward", ("x",))
     for case in test_forward_full_length_and_single_position.prepare():  # the drawn value test's calls, shared
         x, table = case.x(), case.table()
-        expect_inputs_left(student, ("forward", case), "learned.forward", (), dict(
-            max_len=table.shape[0], d_model=x.shape[2], x=x, table=table), {"x": x})
+        expect_inputs_left(
+            student,
+            ("forward", case),
+            "learned.forward",
+            (),
+            dict(max_len=table.shape[0], d_model=x.shape[2], x=x, table=table),
+            {"x": x},
+        )
 
 
-VIEWS = ("forward must accept x in every layout models pass it in (a transpose of a sequence-first [T, B, D] "
-         "tensor, every other token, a slice of a wider tensor, one sequence broadcast over the batch) and give the "
-         "same result as for a contiguous x: use reshape, not view, and index rather than assume a layout.")
+VIEWS = (
+    "forward must accept x in every layout models pass it in (a transpose of a sequence-first [T, B, D] "
+    "tensor, every other token, a slice of a wider tensor, one sequence broadcast over the batch) and give the "
+    "same result as for a contiguous x: use reshape, not view, and index rather than assume a layout."
+)
 
 
 @graded(points=1, family="inputs", visibility=HIDDEN)
@@ -229,11 +269,15 @@ def test_non_contiguous_input(student, laid):
         return (), {"max_len": case.max_len, "d_model": case.d_model, "x": sent[0], "table": table}
 
     def judge(output, values):
-        return _adds(as_tensor(output, "LearnedPositionalEmbedding.forward"), values[0], table[:case.seq_len])
+        return _adds(as_tensor(output, "LearnedPositionalEmbedding.forward"), values[0], table[: case.seq_len])
 
     def same(output, own, values):
-        return within(as_tensor(output, "forward(x)"), as_tensor(own, "forward(x)"),
-                      2 * tol.sum_tolerance(values[0], table[:case.seq_len], values[0].dtype))
+        return within(
+            as_tensor(output, "forward(x)"),
+            as_tensor(own, "forward(x)"),
+            2 * tol.sum_tolerance(values[0], table[: case.seq_len], values[0].dtype),
+        )
 
-    expect_layouts_accepted(student, laid, "learned.forward", lambda: [case.x()], call, judge, same, VIEWS,
-                            untouched=False)
+    expect_layouts_accepted(
+        student, laid, "learned.forward", lambda: [case.x()], call, judge, same, VIEWS, untouched=False
+    )

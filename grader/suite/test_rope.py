@@ -36,11 +36,15 @@ from grader.suite.timing import expect_fast
 from poslab.encodings import apply_rope as reference_apply_rope
 
 # How a student reads each pairing in a message: the name, then which coordinates it pairs.
-PAIRING_IN_WORDS = {"interleaved": "with the interleaved pairing (x[2i], x[2i+1])",
-                    "half": "with the half pairing (x[i], x[i + D/2])"}
+PAIRING_IN_WORDS = {
+    "interleaved": "with the interleaved pairing (x[2i], x[2i+1])",
+    "half": "with the half pairing (x[i], x[i + D/2])",
+}
 
-SPEC = ("apply_rope must rotate each feature pair, with the interleaved pairing (x[2i], x[2i+1]) or the half "
-        "pairing (x[i], x[i + D/2]), counter-clockwise by the angle p * base^(-2i/D), p the token's position.")
+SPEC = (
+    "apply_rope must rotate each feature pair, with the interleaved pairing (x[2i], x[2i+1]) or the half "
+    "pairing (x[i], x[i + D/2]), counter-clockwise by the angle p * base^(-2i/D), p the token's position."
+)
 
 
 def _rope(student, x, strict: bool = False, key: tuple | None = None, **kwargs) -> torch.Tensor:
@@ -79,15 +83,18 @@ def _mistakes(x, positions, base: float, explicit_positions: bool) -> dict:
     variants = {}
     for pairing in ROPE_PAIRINGS:
         words = PAIRING_IN_WORDS[pairing]
+
         def rotated(pairing=pairing, **changes):
             arguments = dict(positions=positions, base=base, pairing=pairing) | changes
             return lambda: oracle_rope(x, **arguments)
 
         variants[f"the rotation goes clockwise: the sign of sin is flipped, {words}"] = rotated(clockwise=True)
         variants[f"the exponent is i/D instead of 2i/D, {words}"] = rotated(
-            frequencies=torch.tensor([base ** (-i / head_dim) for i in range(head_dim // 2)], dtype=torch.float64))
+            frequencies=torch.tensor([base ** (-i / head_dim) for i in range(head_dim // 2)], dtype=torch.float64)
+        )
         variants[f"every pair is rotated by the same angle, {words}"] = rotated(
-            frequencies=torch.ones(head_dim // 2, dtype=torch.float64))
+            frequencies=torch.ones(head_dim // 2, dtype=torch.float64)
+        )
         if explicit_positions:
             variants[f"the positions argument is ignored, {words}"] = rotated(positions=default)
         else:
@@ -101,8 +108,9 @@ def _rope_kwargs(positions, base: float | None) -> dict:
     return ({} if positions is None else {"positions": positions}) | ({} if base is None else {"base": base})
 
 
-def _expect_rotation(student, x: torch.Tensor, positions=None, base: float | None = None,
-                     key: tuple | None = None, expectations=None) -> None:
+def _expect_rotation(
+    student, x: torch.Tensor, positions=None, base: float | None = None, key: tuple | None = None, expectations=None
+) -> None:
     kwargs = _rope_kwargs(positions, base)
     out = _rope(student, x, key=key, **kwargs)
     base = 10000.0 if base is None else base
@@ -125,14 +133,17 @@ def test_shape_and_dtype_kept(student):
 @graded(points=1, family="dtype_device", visibility=HIDDEN)
 def test_meta_device(student):
     """apply_rope keeps x's device."""
-    output = on_meta_device(lambda: student.apply_rope(meta(2, 4, 6, 8)),
-                            lambda: student.apply_rope(randn(2, 4, 6, 8, seed=403)))
+    output = on_meta_device(
+        lambda: student.apply_rope(meta(2, 4, 6, 8)), lambda: student.apply_rope(randn(2, 4, 6, 8, seed=403))
+    )
     if output is None:
         return  # the code reads values: the meta device cannot tell its devices (expect.on_meta_device)
     out = as_info(output, "apply_rope on another device")
-    expect(out.device == "meta",
-           "apply_rope must return a tensor on x's device (a GPU, say): build positions and "
-           "frequencies with device=x.device.")
+    expect(
+        out.device == "meta",
+        "apply_rope must return a tensor on x's device (a GPU, say): build positions and "
+        "frequencies with device=x.device.",
+    )
     expect_shape(out, (2, 4, 6, 8), "apply_rope(x) on another device")
 
 
@@ -140,11 +151,15 @@ def test_meta_device(student):
 def test_position_zero_is_identity(student):
     """At position 0 every angle is 0: the vector comes back unchanged."""
     x = randn(1, 3, 1, 6, seed=411)
-    expect(within(_rope(student, x), x, _loosest(x, [0], 10000.0)),
-           "With T = 1 the only token sits at position 0 and must come back unchanged: positions start at 0.")
+    expect(
+        within(_rope(student, x), x, _loosest(x, [0], 10000.0)),
+        "With T = 1 the only token sits at position 0 and must come back unchanged: positions start at 0.",
+    )
     x = randn(1, 2, 4, 8, seed=412)
-    expect(within(_rope(student, x, positions=torch.zeros(4, dtype=torch.long)), x, _loosest(x, [0] * 4, 10000.0)),
-           "With positions all 0 the vectors must come back unchanged: use the positions argument when given.")
+    expect(
+        within(_rope(student, x, positions=torch.zeros(4, dtype=torch.long)), x, _loosest(x, [0] * 4, 10000.0)),
+        "With positions all 0 the vectors must come back unchanged: use the positions argument when given.",
+    )
 
 
 @graded(points=2, family="norm", visibility=VISIBLE)
@@ -153,9 +168,11 @@ def test_norm_preserved(student):
     x = randn(2, 2, 50, 16, seed=421)
     out = _rope(student, x)
     norms, expected = out.double().norm(dim=-1), x.double().norm(dim=-1)
-    expect(bool(((norms - expected).abs() <= tol.norm_relative_tolerance(x.dtype) * expected).all()),
-           "apply_rope must not change the length of any vector: rotate each pair of features with "
-           "(cos, -sin; sin, cos) using the same angle for both features of a pair.")
+    expect(
+        bool(((norms - expected).abs() <= tol.norm_relative_tolerance(x.dtype) * expected).all()),
+        "apply_rope must not change the length of any vector: rotate each pair of features with "
+        "(cos, -sin; sin, cos) using the same angle for both features of a pair.",
+    )
 
 
 def _loosest(x: torch.Tensor, positions, base: float) -> torch.Tensor:
@@ -178,12 +195,16 @@ def test_scores_depend_only_on_offset(student):
     scored = [_score(student, q, k, m, m + 7) for m in (3, 40, 503)]
     scores = [score for score, _ in scored]
     # Two scores may differ by the sum of their margins.
-    expect(max(scores) - min(scores) <= 2 * max(margin for _, margin in scored),
-           "<rope(q, m), rope(k, n)> must depend only on m - n: rotate q and k by the same rule, each by "
-           "its own position times the same frequencies.")
+    expect(
+        max(scores) - min(scores) <= 2 * max(margin for _, margin in scored),
+        "<rope(q, m), rope(k, n)> must depend only on m - n: rotate q and k by the same rule, each by "
+        "its own position times the same frequencies.",
+    )
     others = (_score(student, q, k, 3, 3)[0], _score(student, q, k, 10, 3)[0])  # offsets 0 and +7 vs -7
-    expect(all(abs(other - scores[0]) > 1.0 for other in others),
-           "<rope(q, m), rope(k, n)> must change when the offset m - n changes: are the positions used?")
+    expect(
+        all(abs(other - scores[0]) > 1.0 for other in others),
+        "<rope(q, m), rope(k, n)> must change when the offset m - n changes: are the positions used?",
+    )
 
 
 @graded(points=3, family="values", visibility=VISIBLE)
@@ -196,8 +217,14 @@ def test_values_small_positions(student):
 @for_each(rotary_cases(dtypes=("float32", "float64")), count=12)
 def test_values_explicit_positions_and_base(student, case):
     """apply_rope matches the formula for any leading axes, T, even D, int64/int32 positions up to 32,768 and base."""
-    _expect_rotation(student, case.x(), case.position_tensor(), case.base, key=("values", case),
-                     expectations=_drawn_expectations(case))
+    _expect_rotation(
+        student,
+        case.x(),
+        case.position_tensor(),
+        case.base,
+        key=("values", case),
+        expectations=_drawn_expectations(case),
+    )
 
 
 @graded(points=2, family="half_precision", visibility=VISIBLE)
@@ -213,15 +240,19 @@ def test_half_precision_thousands(student):
         close = within(out, single, _loosest(x, positions, 10000.0) + _loosest(x.float(), positions, 10000.0))
     else:
         close = _matching_pairing(out, x, positions, 10000.0) is not None
-    expect(close,
-           "For a float16 x at positions in the thousands the rotation is off: float16 cannot hold "
-           "p * theta precisely (3000.5 rounds to 3000). Compute the angles, cos and sin in float32 "
-           "(or float64) and cast the result back to x's dtype.")
+    expect(
+        close,
+        "For a float16 x at positions in the thousands the rotation is off: float16 cannot hold "
+        "p * theta precisely (3000.5 rounds to 3000). Compute the angles, cos and sin in float32 "
+        "(or float64) and cast the result back to x's dtype.",
+    )
 
 
-VIEWS = ("apply_rope must accept x and positions in every layout models pass them in (q.transpose(1, 2) of a "
-         "[B, T, H, D] projection, a slice of a fused qkv projection, every other token, a permuted tensor) and give "
-         "the same result: use reshape, not view, and index rather than assume a layout.")
+VIEWS = (
+    "apply_rope must accept x and positions in every layout models pass them in (q.transpose(1, 2) of a "
+    "[B, T, H, D] projection, a slice of a fused qkv projection, every other token, a permuted tensor) and give "
+    "the same result: use reshape, not view, and index rather than assume a layout."
+)
 
 
 @graded(points=2, family="inputs", visibility=VISIBLE)
@@ -237,8 +268,14 @@ def test_inputs_untouched_and_views_accepted(student, laid):
         expect_untouched(result.inputs_after, (x, positions), "apply_rope", ("x", "positions"))
     for case in test_values_explicit_positions_and_base.prepare():  # the drawn value test's calls, shared
         x, kwargs = case.x(), _rope_kwargs(case.position_tensor(), case.base)
-        expect_inputs_left(student, ("values", case), "apply_rope", (x,), kwargs,
-                           {"x": x} | ({"positions": kwargs["positions"]} if "positions" in kwargs else {}))
+        expect_inputs_left(
+            student,
+            ("values", case),
+            "apply_rope",
+            (x,),
+            kwargs,
+            {"x": x} | ({"positions": kwargs["positions"]} if "positions" in kwargs else {}),
+        )
     case = laid.case
 
     def call(sent):
@@ -246,8 +283,11 @@ def test_inputs_untouched_and_views_accepted(student, laid):
 
     def judge(output, values):
         out = as_tensor(output, "apply_rope")
-        return out.shape == values[0].shape and _matching_pairing(out, values[0], case.used_positions(), case.used_base,
-                                                                  _laid_expectations(laid)) is not None
+        return (
+            out.shape == values[0].shape
+            and _matching_pairing(out, values[0], case.used_positions(), case.used_base, _laid_expectations(laid))
+            is not None
+        )
 
     def same(output, own, values):
         loosest = _loosest(values[0], case.used_positions(), case.used_base)

@@ -23,11 +23,15 @@ from grader.suite.oracles import SINUSOIDAL_LAYOUTS, oracle_attention, oracle_si
 from grader.suite.timing import expect_fast
 from poslab.encodings import sinusoidal_encoding as reference_sinusoidal_encoding
 
-SPEC = ("The table must hold sin(p * base^(-2i/d)) and cos(p * base^(-2i/d)) for positions p = 0, 1, ..., "
-        "either interleaved (sin in even columns, cos in odd ones) or as [all sin | all cos].")
+SPEC = (
+    "The table must hold sin(p * base^(-2i/d)) and cos(p * base^(-2i/d)) for positions p = 0, 1, ..., "
+    "either interleaved (sin in even columns, cos in odd ones) or as [all sin | all cos]."
+)
 
 
-def _table(student, seq_len: int, d_model: int, strict: bool = False, key: tuple | None = None, **kwargs) -> torch.Tensor:
+def _table(
+    student, seq_len: int, d_model: int, strict: bool = False, key: tuple | None = None, **kwargs
+) -> torch.Tensor:
     if key is None:
         output = student.sinusoidal_encoding(seq_len, d_model, **kwargs)
     else:
@@ -48,20 +52,24 @@ def _mistakes(positions: torch.Tensor, d_model: int, base: float) -> dict:
     half = d_model // 2
     wrong_frequencies = {
         "the exponent is i/d instead of 2i/d": torch.tensor([base ** (-i / d_model) for i in range(half)]),
-        "tensor2tensor's frequencies (log-spaced over d/2 - 1 steps) instead of base^(-2i/d)":
-            torch.tensor([base ** (-i / max(half - 1, 1)) for i in range(half)]),
+        "tensor2tensor's frequencies (log-spaced over d/2 - 1 steps) instead of base^(-2i/d)": torch.tensor(
+            [base ** (-i / max(half - 1, 1)) for i in range(half)]
+        ),
     }
     if base == 10000.0:
         wrong_frequencies["the default base is 1000 instead of 10000"] = sinusoid_frequencies(d_model, 1000.0)
     variants = {}
     for layout in SINUSOIDAL_LAYOUTS:
-        variants[f"positions start at 1 instead of 0, in the {layout} layout"] = (
-            lambda layout=layout: oracle_sinusoidal(positions + 1, d_model, base, layout))
-        variants[f"sin and cos are swapped, in the {layout} layout"] = (
-            lambda layout=layout: _swap_sin_cos(oracle_sinusoidal(positions, d_model, base, layout), layout))
+        variants[f"positions start at 1 instead of 0, in the {layout} layout"] = lambda layout=layout: (
+            oracle_sinusoidal(positions + 1, d_model, base, layout)
+        )
+        variants[f"sin and cos are swapped, in the {layout} layout"] = lambda layout=layout: _swap_sin_cos(
+            oracle_sinusoidal(positions, d_model, base, layout), layout
+        )
         for mistake, omega in wrong_frequencies.items():
-            variants[f"{mistake}, in the {layout} layout"] = (
-                lambda layout=layout, omega=omega: oracle_sinusoidal(positions, d_model, base, layout, omega.double()))
+            variants[f"{mistake}, in the {layout} layout"] = lambda layout=layout, omega=omega: oracle_sinusoidal(
+                positions, d_model, base, layout, omega.double()
+            )
     return variants
 
 
@@ -71,8 +79,10 @@ def _tolerances(positions, d_model: int, base: float) -> dict[str, torch.Tensor]
 
 def _expectations(positions, d_model: int, base: float) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
     tolerances = _tolerances(positions, d_model, base)
-    return {layout: (oracle_sinusoidal(positions, d_model, base, layout), tolerances[layout])
-            for layout in SINUSOIDAL_LAYOUTS}
+    return {
+        layout: (oracle_sinusoidal(positions, d_model, base, layout), tolerances[layout])
+        for layout in SINUSOIDAL_LAYOUTS
+    }
 
 
 @lru_cache(maxsize=32)
@@ -84,8 +94,11 @@ def _first_rows_expectations(seq_len: int, d_model: int, base: float) -> dict[st
 def _matching_layout(rows: torch.Tensor, positions, d_model: int, base: float) -> str | None:
     positions = torch.as_tensor(positions)
     first_rows = len(positions) > 0 and torch.equal(positions, torch.arange(len(positions)))
-    expectations = (_first_rows_expectations(len(positions), d_model, base) if first_rows
-                    else _expectations(positions, d_model, base))
+    expectations = (
+        _first_rows_expectations(len(positions), d_model, base)
+        if first_rows
+        else _expectations(positions, d_model, base)
+    )
     for layout, (expected, tolerance) in expectations.items():
         if within(rows, expected, tolerance):
             return layout
@@ -135,8 +148,11 @@ def test_base_argument(student, case):
         default = _table(student, case.seq_len, case.d_model, key=("default", case.seq_len, case.d_model))
         if _matching_layout(default, positions, case.d_model, 10000.0) is None:
             honoured = case.base == 10000.0 or not torch.equal(table, default)
-    expect(honoured, "sinusoidal_encoding(..., base=b) must use the frequencies b^(-2i/d): is the base "
-                     "argument ignored or hard-coded to 10000?")
+    expect(
+        honoured,
+        "sinusoidal_encoding(..., base=b) must use the frequencies b^(-2i/d): is the base "
+        "argument ignored or hard-coded to 10000?",
+    )
 
 
 @lru_cache(maxsize=32)
@@ -150,10 +166,12 @@ def _expect_relative(table: torch.Tensor, base: float = 10000.0) -> None:
     margin = tol.gram_tolerance(rows, _loosest_rows(rows.shape[0], rows.shape[1], base))
     gram = rows @ rows.T
     steps = (gram[1:, 1:] - gram[:-1, :-1]).abs()
-    expect(bool((steps <= margin[1:, 1:] + margin[:-1, :-1]).all()),
-           "<PE_p, PE_q> must depend only on p - q, which holds when each sin column has a cos column "
-           "of the same frequency. Check that sin and cos share w_i = base^(-2i/d) (the exponent uses "
-           "the pair index i, not the column index).")
+    expect(
+        bool((steps <= margin[1:, 1:] + margin[:-1, :-1]).all()),
+        "<PE_p, PE_q> must depend only on p - q, which holds when each sin column has a cos column "
+        "of the same frequency. Check that sin and cos share w_i = base^(-2i/d) (the exponent uses "
+        "the pair index i, not the column index).",
+    )
 
 
 @graded(points=2, family="relative", visibility=VISIBLE)
@@ -177,16 +195,20 @@ def test_adding_the_table_breaks_equivariance(student):
     table = _table(student, 8, 16).double()
     moved = oracle_attention(x[order] + table, x[order] + table, x[order] + table)[0]
     reference = oracle_attention(x + table, x + table, x + table)[0]
-    expect(float((moved - reference[order]).abs().max()) > 1e-2,
-           "After adding your table, attention still treats the tokens as an unordered set: "
-           "the rows of the table must differ from position to position.")
+    expect(
+        float((moved - reference[order]).abs().max()) > 1e-2,
+        "After adding your table, attention still treats the tokens as an unordered set: "
+        "the rows of the table must differ from position to position.",
+    )
 
 
 @lru_cache(maxsize=2)
 def _unit_circle(seq_len: int, d_model: int) -> tuple[torch.Tensor, torch.Tensor]:
     """(d/2 for each row, its tolerance): the same for every submission graded in this process."""
-    return (torch.full((seq_len,), d_model / 2.0, dtype=torch.float64),
-            tol.unit_circle_tolerance(torch.arange(seq_len), d_model, 10000.0))
+    return (
+        torch.full((seq_len,), d_model / 2.0, dtype=torch.float64),
+        tol.unit_circle_tolerance(torch.arange(seq_len), d_model, 10000.0),
+    )
 
 
 @graded(points=3, family="long_sequence", visibility=VISIBLE)
@@ -202,14 +224,18 @@ def test_long_sequence_finite_and_distinct(student):
     keys = (table @ direction).sort().values
     if not bool(torch.isfinite(keys).all()):
         expect_finite(table, "The table for a long sequence (compute the angles in float32 or float64, not float16)")
-    expect(bool((keys.diff() > 0).all()),
-           "Two positions of a long table got identical rows: the encoding must tell every position apart.")
+    expect(
+        bool((keys.diff() > 0).all()),
+        "Two positions of a long table got identical rows: the encoding must tell every position apart.",
+    )
     # sin^2 + cos^2 = 1 for each of the d/2 pairs, whatever the layout and the frequencies; each entry
     # may be off by its error-model tolerance, so a pair's sum of squares by 2 (|sin| + |cos|) times that.
     expected, tolerance = _unit_circle(seq_len, d_model)
-    expect(within(table.square().sum(-1), expected, tolerance),
-           "Each row of a sinusoidal table must have squared norm d/2 (one sin^2 + cos^2 = 1 per pair); "
-           "far along a long sequence yours does not.")
+    expect(
+        within(table.square().sum(-1), expected, tolerance),
+        "Each row of a sinusoidal table must have squared norm d/2 (one sin^2 + cos^2 = 1 per pair); "
+        "far along a long sequence yours does not.",
+    )
 
 
 @graded(points=2, family="speed", visibility=VISIBLE)

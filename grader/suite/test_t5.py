@@ -19,8 +19,13 @@ import torch
 from hypothesis import strategies as st
 
 from grader.suite import HIDDEN, VISIBLE, graded
-from grader.suite.domains_relative import (BucketCase, RelativeBiasCase, bucket_cases, bucket_configs,
-                                          relative_bias_cases)
+from grader.suite.domains_relative import (
+    BucketCase,
+    RelativeBiasCase,
+    bucket_cases,
+    bucket_configs,
+    relative_bias_cases,
+)
 from grader.suite.draw import answer, expect_inputs_left, for_each
 from grader.suite.expect import as_tensor, dtype_name, expect, expect_dtype, expect_shape, expect_untouched
 from grader.suite.inputs import randn
@@ -31,24 +36,33 @@ from grader.suite.timing import expect_fast
 from poslab.encodings import t5_relative_bias as reference_t5_relative_bias
 from poslab.encodings import t5_relative_bucket as reference_t5_relative_bucket
 
-BUCKET_RULE = ("t5_relative_bucket takes r = key position - query position. Each direction has N buckets "
-               "(num_buckets // 2 when bidirectional, where r > 0 adds N; num_buckets when causal, where every "
-               "r >= 0 is bucket 0); a distance n < N // 2 gets bucket n, a larger one "
-               "N//2 + floor(ln(n / (N//2)) / ln(max_distance / (N//2)) * (N - N//2)), at most N - 1.")
+BUCKET_RULE = (
+    "t5_relative_bucket takes r = key position - query position. Each direction has N buckets "
+    "(num_buckets // 2 when bidirectional, where r > 0 adds N; num_buckets when causal, where every "
+    "r >= 0 is bucket 0); a distance n < N // 2 gets bucket n, a larger one "
+    "N//2 + floor(ln(n / (N//2)) / ln(max_distance / (N//2)) * (N - N//2)), at most N - 1."
+)
 
 
 def _buckets(student, relative: torch.Tensor, strict: bool = False, key: tuple | None = None, **kwargs) -> torch.Tensor:
-    result = (student.call("t5_relative_bucket", relative, **kwargs) if key is None
-              else answer(student, key, "t5_relative_bucket", relative, **kwargs))
+    result = (
+        student.call("t5_relative_bucket", relative, **kwargs)
+        if key is None
+        else answer(student, key, "t5_relative_bucket", relative, **kwargs)
+    )
     out = as_tensor(result.output, "t5_relative_bucket", strict)
     expect_shape(out, relative.shape, "t5_relative_bucket(relative_position)")
     return out
 
 
-def _bias(student, table: torch.Tensor, query_len: int, key_len: int, strict: bool = False, key: tuple | None = None,
-          **kwargs):
-    result = (student.call("t5_relative_bias", table, query_len, key_len, **kwargs) if key is None
-              else answer(student, key, "t5_relative_bias", table, query_len, key_len, **kwargs))
+def _bias(
+    student, table: torch.Tensor, query_len: int, key_len: int, strict: bool = False, key: tuple | None = None, **kwargs
+):
+    result = (
+        student.call("t5_relative_bias", table, query_len, key_len, **kwargs)
+        if key is None
+        else answer(student, key, "t5_relative_bias", table, query_len, key_len, **kwargs)
+    )
     bias = as_tensor(result.output, "t5_relative_bias", strict)
     expect_shape(bias, (table.shape[1], query_len, key_len), "t5_relative_bias(table, query_len, key_len)")
     return bias
@@ -58,9 +72,21 @@ def _expect_probes(student, probes: dict[int, int], what: str, **kwargs) -> None
     """Values worked out by hand from the formula: {relative position: bucket}."""
     relative = torch.tensor(list(probes))
     buckets = _buckets(student, relative, **kwargs)
-    expect(buckets.double().tolist() == [float(b) for b in probes.values()], lambda: f"{what} {BUCKET_RULE}"
-           + diagnose_buckets(buckets, bucket_mistakes(relative, kwargs.get("bidirectional", True),
-                                          kwargs.get("num_buckets", 32), kwargs.get("max_distance", 128))))
+    expect(
+        buckets.double().tolist() == [float(b) for b in probes.values()],
+        lambda: (
+            f"{what} {BUCKET_RULE}"
+            + diagnose_buckets(
+                buckets,
+                bucket_mistakes(
+                    relative,
+                    kwargs.get("bidirectional", True),
+                    kwargs.get("num_buckets", 32),
+                    kwargs.get("max_distance", 128),
+                ),
+            )
+        ),
+    )
 
 
 @graded(points=2, family="dtype", visibility=VISIBLE)
@@ -69,10 +95,12 @@ def test_buckets_are_a_long_tensor_of_the_same_shape(student):
     for shape in ((3, 4), (2, 3, 5)):
         relative = torch.arange(-30, -30 + torch.Size(shape).numel()).reshape(shape)
         buckets = _buckets(student, relative, strict=True)  # the type test of t5_relative_bucket
-        expect(not dtype_name(buckets).startswith(("float", "bfloat")),
-               f"t5_relative_bucket returns {dtype_name(buckets)} buckets: they index the table, so they must be "
-               "torch.int64. torch.floor (or math.floor on a float tensor) keeps the float dtype; convert with "
-               ".long() after it.")
+        expect(
+            not dtype_name(buckets).startswith(("float", "bfloat")),
+            f"t5_relative_bucket returns {dtype_name(buckets)} buckets: they index the table, so they must be "
+            "torch.int64. torch.floor (or math.floor on a float tensor) keeps the float dtype; convert with "
+            ".long() after it.",
+        )
         expect_dtype(buckets, torch.int64, "t5_relative_bucket")
 
 
@@ -80,14 +108,23 @@ def test_buckets_are_a_long_tensor_of_the_same_shape(student):
 def test_near_keys_get_a_bucket_each(student):
     """The first half of each direction's buckets are exact: distance n < N // 2 gets bucket n."""
     # Bidirectional, 32 buckets: 16 per direction, 8 exact; a later key adds 16.
-    _expect_probes(student, {0: 0, -1: 1, -4: 4, -7: 7, 1: 17, 4: 20, 7: 23},
-                   "Near keys must get a bucket each (32 buckets, bidirectional).")
+    _expect_probes(
+        student,
+        {0: 0, -1: 1, -4: 4, -7: 7, 1: 17, 4: 20, 7: 23},
+        "Near keys must get a bucket each (32 buckets, bidirectional).",
+    )
     # Causal, 32 buckets: all 32 for earlier keys, 16 exact.
-    _expect_probes(student, {-1: 1, -9: 9, -15: 15}, "Near earlier keys must get a bucket each (causal).",
-                   bidirectional=False)
+    _expect_probes(
+        student, {-1: 1, -9: 9, -15: 15}, "Near earlier keys must get a bucket each (causal).", bidirectional=False
+    )
     # Bidirectional, 8 buckets, max distance 20: 4 per direction, 2 exact.
-    _expect_probes(student, {-1: 1, 1: 5, 0: 0}, "Near keys must get a bucket each with other sizes too.",
-                   num_buckets=8, max_distance=20)
+    _expect_probes(
+        student,
+        {-1: 1, 1: 5, 0: 0},
+        "Near keys must get a bucket each with other sizes too.",
+        num_buckets=8,
+        max_distance=20,
+    )
 
 
 @lru_cache(maxsize=32)
@@ -103,9 +140,16 @@ def test_log_spaced_buckets_beyond_the_exact_half(student, case):
     """Every bucket is right for any sizes the formula defines, both directions, positions of any shape."""
     relative, bounds = _drawn_bounds(case)
     buckets = _buckets(student, relative, key=("buckets", case), **case.kwargs())
-    expect(in_bounds(buckets, bounds), lambda: "Some buckets are wrong for other numbers of buckets, maximum distances, "
-           f"shapes or the default arguments. {BUCKET_RULE}"
-           + diagnose_buckets(buckets, bucket_mistakes(relative, case.bidirectional, case.num_buckets, case.max_distance)))
+    expect(
+        in_bounds(buckets, bounds),
+        lambda: (
+            "Some buckets are wrong for other numbers of buckets, maximum distances, "
+            f"shapes or the default arguments. {BUCKET_RULE}"
+            + diagnose_buckets(
+                buckets, bucket_mistakes(relative, case.bidirectional, case.num_buckets, case.max_distance)
+            )
+        ),
+    )
 
 
 @graded(points=2, family="range", visibility=VISIBLE)
@@ -115,18 +159,24 @@ def test_the_last_bucket_from_max_distance_on(student):
         far = torch.tensor([max_distance, max_distance + 1, 2 * max_distance, 10_000, 1_000_000])
         per_direction = num_buckets // 2
         last_before, last_after = torch.full_like(far, per_direction - 1), torch.full_like(far, 2 * per_direction - 1)
-        for bidirectional, relative, last in ((True, torch.cat([-far, far]), torch.cat([last_before, last_after])),
-                                              (False, -far, torch.full_like(far, num_buckets - 1))):
-            buckets = _buckets(student, relative, bidirectional=bidirectional, num_buckets=num_buckets,
-                               max_distance=max_distance)
+        for bidirectional, relative, last in (
+            (True, torch.cat([-far, far]), torch.cat([last_before, last_after])),
+            (False, -far, torch.full_like(far, num_buckets - 1)),
+        ):
+            buckets = _buckets(
+                student, relative, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance
+            )
             if bool((buckets.double() == last.double()).all()):
                 continue
             diagnosis = diagnose_buckets(buckets, bucket_mistakes(relative, bidirectional, num_buckets, max_distance))
             raise AssertionError(
                 "Every key at max_distance or further from the query must share the last bucket of its direction "
                 "(N - 1 before the query; 2N - 1 after it when bidirectional)."
-                + (diagnosis or " Is the log-spaced bucket clamped to N - 1 (torch.clamp(..., max=N - 1) or "
-                                "torch.minimum)?"))
+                + (
+                    diagnosis
+                    or " Is the log-spaced bucket clamped to N - 1 (torch.clamp(..., max=N - 1) or torch.minimum)?"
+                )
+            )
 
 
 @graded(points=2, family="direction", visibility=VISIBLE)
@@ -134,14 +184,20 @@ def test_later_keys_take_the_upper_half_when_bidirectional(student):
     """Bidirectional: a key after the query (r > 0) gets N plus the bucket of the same distance before it."""
     distance = torch.arange(1, 400)
     both = _buckets(student, torch.cat([-distance, distance])).double()
-    before, after = both[: len(distance)], both[len(distance):]
-    expect(bool((before < 16).all()),
-           lambda: "With 32 buckets, bidirectional, keys before the query (r = key - query < 0) must use the lower 16 "
-           "buckets; yours puts some of them in the upper half."
-           + (diagnose_buckets(before, bucket_mistakes(-distance, True, 32, 128)) or " Is r read as query - key?"))
-    expect(bool((after == before + 16).all()),
-           "With 32 buckets, bidirectional, a key after the query (r > 0) must get 16 plus the bucket of the key "
-           "the same distance before it: the sign of r takes half the buckets.")
+    before, after = both[: len(distance)], both[len(distance) :]
+    expect(
+        bool((before < 16).all()),
+        lambda: (
+            "With 32 buckets, bidirectional, keys before the query (r = key - query < 0) must use the lower 16 "
+            "buckets; yours puts some of them in the upper half."
+            + (diagnose_buckets(before, bucket_mistakes(-distance, True, 32, 128)) or " Is r read as query - key?")
+        ),
+    )
+    expect(
+        bool((after == before + 16).all()),
+        "With 32 buckets, bidirectional, a key after the query (r > 0) must get 16 plus the bucket of the key "
+        "the same distance before it: the sign of r takes half the buckets.",
+    )
 
 
 @graded(points=2, family="direction", visibility=VISIBLE)
@@ -149,13 +205,23 @@ def test_a_decoder_folds_later_keys_into_bucket_0(student):
     """Causal (bidirectional=False): every key after the query is bucket 0, and all num_buckets describe earlier keys."""
     distance = torch.arange(0, 500)
     both = _buckets(student, torch.cat([distance, -distance]), bidirectional=False)
-    later, earlier = both[: len(distance)], both[len(distance):]
-    expect(bool((later.double() == 0).all()),
-           lambda: "With bidirectional=False every key after the query (r >= 0) must be in bucket 0: a decoder masks those "
-           "keys anyway, so T5 folds them into one bucket." + diagnose_buckets(later, bucket_mistakes(distance, False, 32, 128)))
-    expect(sorted(set(earlier.double().tolist())) == [float(b) for b in range(32)],
-           lambda: "With bidirectional=False, keys before the query must use all 32 buckets (16 exact, 16 log-spaced): "
-           "there is no sign split in a decoder." + diagnose_buckets(earlier, bucket_mistakes(-distance, False, 32, 128)))
+    later, earlier = both[: len(distance)], both[len(distance) :]
+    expect(
+        bool((later.double() == 0).all()),
+        lambda: (
+            "With bidirectional=False every key after the query (r >= 0) must be in bucket 0: a decoder masks those "
+            "keys anyway, so T5 folds them into one bucket."
+            + diagnose_buckets(later, bucket_mistakes(distance, False, 32, 128))
+        ),
+    )
+    expect(
+        sorted(set(earlier.double().tolist())) == [float(b) for b in range(32)],
+        lambda: (
+            "With bidirectional=False, keys before the query must use all 32 buckets (16 exact, 16 log-spaced): "
+            "there is no sign split in a decoder."
+            + diagnose_buckets(earlier, bucket_mistakes(-distance, False, 32, 128))
+        ),
+    )
 
 
 @graded(points=1, family="range", visibility=HIDDEN)
@@ -165,25 +231,32 @@ def test_buckets_never_decrease_with_distance(student, config):
     bidirectional, num_buckets, max_distance = config
     distance = torch.arange(0, 3000)
     relative = torch.cat([-distance, distance]) if bidirectional else -distance
-    buckets = _buckets(student, relative, bidirectional=bidirectional, num_buckets=num_buckets,
-                       max_distance=max_distance).double()
-    expect(bool(((buckets >= 0) & (buckets < num_buckets)).all()),
-           "Every bucket must be in 0 .. num_buckets - 1, for any distance.")
+    buckets = _buckets(
+        student, relative, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance
+    ).double()
+    expect(
+        bool(((buckets >= 0) & (buckets < num_buckets)).all()),
+        "Every bucket must be in 0 .. num_buckets - 1, for any distance.",
+    )
     for direction in buckets.split(len(distance)):
-        expect(bool((direction[1:] >= direction[:-1]).all()),
-               "The bucket must never decrease as a key moves further from the query in the same direction.")
+        expect(
+            bool((direction[1:] >= direction[:-1]).all()),
+            "The bucket must never decrease as a key moves further from the query in the same direction.",
+        )
 
 
 @lru_cache(maxsize=64)
-def _bias_buckets(query_len: int, key_len: int, bidirectional: bool, num_buckets: int, max_distance: int,
-                  relative_sign: int) -> tuple[torch.Tensor, torch.Tensor]:
+def _bias_buckets(
+    query_len: int, key_len: int, bidirectional: bool, num_buckets: int, max_distance: int, relative_sign: int
+) -> tuple[torch.Tensor, torch.Tensor]:
     """The lowest and highest accepted bucket of every (i, j): the same for every submission."""
     relative = torch.arange(key_len)[None, :] - torch.arange(query_len)[:, None]
     return oracle_t5_bucket_bounds(relative_sign * relative, bidirectional, num_buckets, max_distance)
 
 
-def _expected_bias(table: torch.Tensor, query_len: int, key_len: int, bidirectional: bool, max_distance: int,
-                   relative_sign: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
+def _expected_bias(
+    table: torch.Tensor, query_len: int, key_len: int, bidirectional: bool, max_distance: int, relative_sign: int = 1
+) -> tuple[torch.Tensor, torch.Tensor]:
     """The two accepted biases (low and high edge buckets), [n_heads, Tq, Tk]."""
     low, high = _bias_buckets(query_len, key_len, bidirectional, table.shape[0], max_distance, relative_sign)
     return table.double()[low].permute(2, 0, 1), table.double()[high].permute(2, 0, 1)
@@ -192,12 +265,21 @@ def _expected_bias(table: torch.Tensor, query_len: int, key_len: int, bidirectio
 def _matches_bias(bias: torch.Tensor, expected: tuple[torch.Tensor, torch.Tensor]) -> bool:
     values = bias.double()
     return tuple(values.shape) == tuple(expected[0].shape) and bool(
-        ((values == expected[0]) | (values == expected[1])).all())
+        ((values == expected[0]) | (values == expected[1])).all()
+    )
 
 
-def _expect_bias(student, table: torch.Tensor, query_len: int, key_len: int, bidirectional: bool,
-                 max_distance: int, strict: bool = False, key: tuple | None = None,
-                 passed: dict | None = None) -> torch.Tensor:
+def _expect_bias(
+    student,
+    table: torch.Tensor,
+    query_len: int,
+    key_len: int,
+    bidirectional: bool,
+    max_distance: int,
+    strict: bool = False,
+    key: tuple | None = None,
+    passed: dict | None = None,
+) -> torch.Tensor:
     """``passed``: the keyword arguments of the call (default: both; {} calls with the defaults)."""
     passed = {"bidirectional": bidirectional, "max_distance": max_distance} if passed is None else passed
     bias = _bias(student, table, query_len, key_len, strict, key=key, **passed)
@@ -207,8 +289,8 @@ def _expect_bias(student, table: torch.Tensor, query_len: int, key_len: int, bid
             hint = " Your bias uses i - j (query - key); the spec's relative position is j - i (key - query)."
         raise AssertionError(
             "t5_relative_bias must be [n_heads, Tq, Tk] with bias[h, i, j] = table[t5_relative_bucket(j - i, "
-            "bidirectional, table.shape[0], max_distance), h]: the number of buckets is the table's first axis."
-            + hint)
+            "bidirectional, table.shape[0], max_distance), h]: the number of buckets is the table's first axis." + hint
+        )
     return bias
 
 
@@ -226,14 +308,24 @@ def test_bias_reads_the_table_by_bucket(student):
 def test_bias_for_decoders_other_sizes_and_float64_tables(student, case):
     """The bias is right with the default arguments, causal or not, any Tq and Tk, bucket count and float dtype."""
     bidirectional, max_distance = case.used
-    bias = _expect_bias(student, case.table(), case.queries, case.keys, bidirectional, max_distance,
-                        key=("bias", case), passed=case.kwargs())
+    bias = _expect_bias(
+        student,
+        case.table(),
+        case.queries,
+        case.keys,
+        bidirectional,
+        max_distance,
+        key=("bias", case),
+        passed=case.kwargs(),
+    )
     expect_dtype(bias, case.table().dtype, "t5_relative_bias")
 
 
-VIEWS = ("t5_relative_bucket and t5_relative_bias must accept their tensors in any layout (a transposed or "
-         "permuted tensor, every other entry, a slice of a larger one, a broadcast one) and give the same result: "
-         "use reshape, not view, and index rather than assume a layout.")
+VIEWS = (
+    "t5_relative_bucket and t5_relative_bias must accept their tensors in any layout (a transposed or "
+    "permuted tensor, every other entry, a slice of a larger one, a broadcast one) and give the same result: "
+    "use reshape, not view, and index rather than assume a layout."
+)
 
 
 @lru_cache(maxsize=8)
@@ -260,8 +352,13 @@ def _same(output, own, values) -> bool:
 
 
 @graded(points=1, family="inputs", visibility=VISIBLE)
-@for_each(st.one_of(laid_cases(bucket_cases(), BucketCase.tensor_specs, ("relative_position",)),
-                    laid_cases(relative_bias_cases(), RelativeBiasCase.tensor_specs, ("table",))), count=3)
+@for_each(
+    st.one_of(
+        laid_cases(bucket_cases(), BucketCase.tensor_specs, ("relative_position",)),
+        laid_cases(relative_bias_cases(), RelativeBiasCase.tensor_specs, ("table",)),
+    ),
+    count=3,
+)
 def test_inputs_untouched(student, laid):
     """t5_relative_bucket and t5_relative_bias leave their tensors unchanged and accept them in any layout."""
     relative = torch.arange(-300, 300).reshape(4, 150)
@@ -270,23 +367,47 @@ def test_inputs_untouched(student, laid):
         expect_untouched(result.inputs_after, (relative,), "t5_relative_bucket", ("relative_position",))
     for dtype in (torch.float32, torch.float64, torch.float16):
         table = randn(32, 4, seed=66, dtype=dtype)
-        expect_untouched(answer(student, ("untouched table", dtype), "t5_relative_bias", table, 5, 7).inputs_after,
-                         (table,), "t5_relative_bias", ("table",))
+        expect_untouched(
+            answer(student, ("untouched table", dtype), "t5_relative_bias", table, 5, 7).inputs_after,
+            (table,),
+            "t5_relative_bias",
+            ("table",),
+        )
     for buckets in test_log_spaced_buckets_beyond_the_exact_half.prepare():  # the drawn value tests' calls, shared
         relative = _drawn_bounds(buckets)[0]
-        expect_inputs_left(student, ("buckets", buckets), "t5_relative_bucket", (relative,), buckets.kwargs(),
-                           {"relative_position": relative})
+        expect_inputs_left(
+            student,
+            ("buckets", buckets),
+            "t5_relative_bucket",
+            (relative,),
+            buckets.kwargs(),
+            {"relative_position": relative},
+        )
     for bias in test_bias_for_decoders_other_sizes_and_float64_tables.prepare():
         table = bias.table()
-        expect_inputs_left(student, ("bias", bias), "t5_relative_bias", (table, bias.queries, bias.keys), bias.kwargs(),
-                           {"table": table})
+        expect_inputs_left(
+            student,
+            ("bias", bias),
+            "t5_relative_bias",
+            (table, bias.queries, bias.keys),
+            bias.kwargs(),
+            {"table": table},
+        )
     case = laid.case
     if isinstance(case, RelativeBiasCase):
         op, call = "t5_relative_bias", lambda sent: ((sent[0], case.queries, case.keys), case.kwargs())
     else:
         op, call = "t5_relative_bucket", lambda sent: ((sent[0],), case.kwargs())
-    expect_layouts_accepted(student, laid, op, lambda: _laid_tensors(laid), call,
-                            lambda output, values: _laid_expectation(laid, output, values), _same, VIEWS)
+    expect_layouts_accepted(
+        student,
+        laid,
+        op,
+        lambda: _laid_tensors(laid),
+        call,
+        lambda output, values: _laid_expectation(laid, output, values),
+        _same,
+        VIEWS,
+    )
 
 
 @graded(points=2, family="speed", visibility=VISIBLE)

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
-import torch
-
-from grader.suite.expect import expect
 from grader.student import Student
+from grader.suite.expect import expect
 from poslab.threads import one_intra_op_thread
 
 
@@ -76,7 +74,9 @@ def expect_fast(student: Student, op: str, reference: Callable[[], object], *arg
         # a spike of load when the reference was timed (a loop then passed, once, under load).
         reference_seconds = _remeasured(call)
         budget = speed_budget(reference_seconds)
-    expect(best <= budget,
-           f"{op} took {best:.2f} s where the reference takes {reference_seconds:.3f} s (allowed: "
-           f"{budget:.2f} s). Compute all positions at once with tensor operations (torch.arange, "
-           "outer products, broadcasting) instead of a Python loop over positions.")
+    expect(
+        best <= budget,
+        f"{op} took {best:.2f} s where the reference takes {reference_seconds:.3f} s (allowed: "
+        f"{budget:.2f} s). Compute all positions at once with tensor operations (torch.arange, "
+        "outer products, broadcasting) instead of a Python loop over positions.",
+    )

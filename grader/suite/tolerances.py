@@ -26,7 +26,7 @@ import math
 import torch
 
 SAFETY = 2.0
-U64 = 2.0 ** -53
+U64 = 2.0**-53
 
 
 def unit_roundoff(dtype: torch.dtype) -> float:
@@ -118,8 +118,9 @@ def softmax_relative_error(q: torch.Tensor, k: torch.Tensor, bias: torch.Tensor 
     return 2 * logit_error.amax(-1, keepdim=True) + (keys + 4) * u
 
 
-def attention_tolerances(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, bias: torch.Tensor | None,
-                         weights: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def attention_tolerances(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, bias: torch.Tensor | None, weights: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
     """(out tolerance [..., Tq, Dv], weights tolerance [..., Tq, Tk]) around the oracle's ``weights``.
 
     weights: each off by its relative error times its size. out = weights v: the weights' errors
@@ -264,8 +265,15 @@ def pair_norms(x: torch.Tensor, pairing: str) -> torch.Tensor:
     return (a * a + b * b).sqrt()
 
 
-def decode_tolerance(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, positions: torch.Tensor,
-                     visible: torch.Tensor, base: float, pairing: str) -> torch.Tensor:
+def decode_tolerance(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    positions: torch.Tensor,
+    visible: torch.Tensor,
+    base: float,
+    pairing: str,
+) -> torch.Tensor:
     """[B, H, T, D]: how far a correct decoder's out may sit from the float64 full forward.
 
     A pair of q_t (length r) turned by a wrong angle moves by r times the angle's error; the product
@@ -282,8 +290,11 @@ def decode_tolerance(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, position
     angles = angle_error(positions[:, None], theta)  # [B, 1, T, D/2]
     r_q, r_k = pair_norms(q, pairing), pair_norms(k, pairing)
     rounding = 2 * norm_relative_tolerance(q.dtype) / SAFETY + (head_dim + 2) * u
-    score = ((r_q * angles) @ r_k.transpose(-2, -1) + r_q @ (r_k * angles).transpose(-2, -1)
-             + rounding * r_q @ r_k.transpose(-2, -1)) / math.sqrt(head_dim)  # [B, H, T, T]
+    score = (
+        (r_q * angles) @ r_k.transpose(-2, -1)
+        + r_q @ (r_k * angles).transpose(-2, -1)
+        + rounding * r_q @ r_k.transpose(-2, -1)
+    ) / math.sqrt(head_dim)  # [B, H, T, T]
     worst = torch.where(visible[:, None], score, torch.zeros_like(score)).amax(-1, keepdim=True)
     relative = 2 * worst + (2 * length + 6) * u  # the weights' (T + 4) and out's sum (T + 2)
     return SAFETY * (relative * v.double().abs().amax(-2, keepdim=True) + 4 * underflow(torch.float32))

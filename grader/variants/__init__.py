@@ -52,14 +52,17 @@ def transform(name: str, exercise: str, origin: str, **replaces: str) -> Transfo
 def replace_definitions(source: str, replaces: tuple[tuple[str, str], ...]) -> str:
     """``source`` with each named top-level function or class swapped for its new text."""
     lines = source.splitlines(keepends=True)
-    spans = {node.name: (min([node.lineno] + [d.lineno for d in node.decorator_list]), node.end_lineno)
-             for node in ast.parse(source).body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    spans = {
+        node.name: (min([node.lineno] + [d.lineno for d in node.decorator_list]), node.end_lineno)
+        for node in ast.parse(source).body
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef))
+    }
     missing = [name for name, _ in replaces if name not in spans]
     if missing:
         raise KeyError(f"the reference defines no {', '.join(missing)}: update the transform")
     for name, text in sorted(replaces, key=lambda item: -spans[item[0]][0]):  # bottom up: spans stay valid
         first, last = spans[name]
-        lines[first - 1: last] = [text]
+        lines[first - 1 : last] = [text]
     return "".join(lines)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from grader.variants import transform
 
 # Shared by the four caches: which tokens are real, their positions, a RoPE in one of two styles.
-PREAMBLE = '''
+PREAMBLE = """
     batch, heads, length, dim = q.shape
     real = torch.ones(batch, length, dtype=torch.bool, device=q.device)
     if attention_mask is not None:
@@ -22,11 +22,14 @@ PREAMBLE = '''
     if position_ids is None:
         position_ids = (real.long().cumsum(-1) - 1).masked_fill(~real, 1)
     steps = [(0, prompt_len)] + [(t, t + 1) for t in range(prompt_len, length)]
-'''
+"""
 
-HF_DYNAMIC_CACHE = '''
+HF_DYNAMIC_CACHE = (
+    """
 def decode(q, k, v, prompt_len, *, cache="rotated", window=None, attention_mask=None, position_ids=None,
-           pairing="half", base=10000.0):''' + PREAMBLE + '''
+           pairing="half", base=10000.0):"""
+    + PREAMBLE
+    + """
     inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64, device=q.device).float() / dim))
 
     def rotate(x, pos):
@@ -62,11 +65,15 @@ def decode(q, k, v, prompt_len, *, cache="rotated", window=None, attention_mask=
             keys, values = keys[..., -window:, :], values[..., -window:, :]
             key_positions, key_real = key_positions[:, -window:], key_real[:, -window:]
     return torch.cat(outputs, dim=-2), keys
-'''
+"""
+)
 
-STATIC_CACHE = '''
+STATIC_CACHE = (
+    """
 def decode(q, k, v, prompt_len, *, cache="rotated", window=None, attention_mask=None, position_ids=None,
-           pairing="half", base=10000.0):''' + PREAMBLE + '''
+           pairing="half", base=10000.0):"""
+    + PREAMBLE
+    + """
     theta = torch.pow(torch.tensor(float(base)), -torch.arange(0, dim, 2, dtype=torch.float32) / dim).to(q.device)
 
     def rotate(x, pos):
@@ -97,11 +104,15 @@ def decode(q, k, v, prompt_len, *, cache="rotated", window=None, attention_mask=
         outputs.append(weights @ v_cache)
     kept = length if window is None else min(window, length)
     return torch.cat(outputs, dim=-2), k_cache[:, :, length - kept:]
-'''
+"""
+)
 
-ROLLING_BUFFER = '''
+ROLLING_BUFFER = (
+    """
 def decode(q, k, v, prompt_len, *, cache="rotated", window=None, attention_mask=None, position_ids=None,
-           pairing="half", base=10000.0):''' + PREAMBLE + '''
+           pairing="half", base=10000.0):"""
+    + PREAMBLE
+    + """
     def rotate(x, pos):
         return _turned(x, pos, rope_inverse_frequencies(dim, base, torch.float64).to(x.device), pairing)
 
@@ -134,11 +145,15 @@ def decode(q, k, v, prompt_len, *, cache="rotated", window=None, attention_mask=
             outputs.append(torch.softmax(scores.masked_fill(~seen[:, None, None, :], float("-inf")), dim=-1) @ v_buf)
     order = torch.argsort(token_of)  # unroll: oldest first
     return torch.cat(outputs, dim=-2), k_buf[:, :, order[(token_of[order] >= 0)]]
-'''
+"""
+)
 
-PAGED = '''
+PAGED = (
+    """
 def decode(q, k, v, prompt_len, *, cache="rotated", window=None, attention_mask=None, position_ids=None,
-           pairing="half", base=10000.0):''' + PREAMBLE + '''
+           pairing="half", base=10000.0):"""
+    + PREAMBLE
+    + """
     block = 4
     blocks = (length + block - 1) // block
     table = torch.arange(blocks - 1, -1, -1, device=q.device)  # a block table that is not in token order
@@ -165,7 +180,8 @@ def decode(q, k, v, prompt_len, *, cache="rotated", window=None, attention_mask=
                                visible))
     kept = length if window is None else min(window, length)
     return torch.cat(outputs, dim=-2), key_cache[:, :, slot_of[length - kept:]]
-'''
+"""
+)
 
 COMPLEX_ROPE = '''
 def _turned(x, positions, inv_freq, pairing):
@@ -202,17 +218,39 @@ def _attend(queries, keys, values, visible):
 '''
 
 TRANSFORMS = [
-    transform("HF DynamicCache", "decode", "Hugging Face: a DynamicCache grown with torch.cat, generate's position ids, "
-              "rotate_half in float32, SDPA with a boolean mask", decode=HF_DYNAMIC_CACHE),
-    transform("static cache", "decode", "gpt-fast / torchtune: a preallocated cache written with index_copy_, "
-              "a mask over every slot, float32 softmax", decode=STATIC_CACHE),
-    transform("rolling buffer", "decode", "Mistral: W slots written at t % W, unrolled oldest first at the end",
-              decode=ROLLING_BUFFER),
-    transform("paged cache", "decode", "vLLM: blocks of 4 slots in a block table not in token order, gathered at read",
-              decode=PAGED),
-    transform("complex RoPE", "decode", "Meta's LLaMA: feature pairs as complex numbers, either pairing",
-              _turned=COMPLEX_ROPE),
+    transform(
+        "HF DynamicCache",
+        "decode",
+        "Hugging Face: a DynamicCache grown with torch.cat, generate's position ids, "
+        "rotate_half in float32, SDPA with a boolean mask",
+        decode=HF_DYNAMIC_CACHE,
+    ),
+    transform(
+        "static cache",
+        "decode",
+        "gpt-fast / torchtune: a preallocated cache written with index_copy_, a mask over every slot, float32 softmax",
+        decode=STATIC_CACHE,
+    ),
+    transform(
+        "rolling buffer",
+        "decode",
+        "Mistral: W slots written at t % W, unrolled oldest first at the end",
+        decode=ROLLING_BUFFER,
+    ),
+    transform(
+        "paged cache",
+        "decode",
+        "vLLM: blocks of 4 slots in a block table not in token order, gathered at read",
+        decode=PAGED,
+    ),
+    transform(
+        "complex RoPE", "decode", "Meta's LLaMA: feature pairs as complex numbers, either pairing", _turned=COMPLEX_ROPE
+    ),
     transform("HF eager attention", "decode", "Hugging Face: a finfo.min mask and a float32 softmax", _attend=HF_EAGER),
-    transform("logsumexp attention", "decode", "exp(s - logsumexp(s)), scores as a broadcast product summed last",
-              _attend=LOGSUMEXP),
+    transform(
+        "logsumexp attention",
+        "decode",
+        "exp(s - logsumexp(s)), scores as a broadcast product summed last",
+        _attend=LOGSUMEXP,
+    ),
 ]

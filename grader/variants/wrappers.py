@@ -36,11 +36,15 @@ def _variant_wrap(function, inputs, outputs):
 '''
 
 KINDS = {
-    "float64 inside": ("lambda t, _: t.double() if t.is_floating_point() else t",
-                       "lambda t, dtype: t.to(dtype) if t.is_floating_point() else t"),
+    "float64 inside": (
+        "lambda t, _: t.double() if t.is_floating_point() else t",
+        "lambda t, dtype: t.to(dtype) if t.is_floating_point() else t",
+    ),
     "contiguous inputs": ("lambda t, _: t.contiguous()", "lambda t, _: t"),
-    "float32 inside": ("lambda t, _: t.float() if t.is_floating_point() else t",
-                       "lambda t, dtype: t.to(dtype) if t.is_floating_point() else t"),
+    "float32 inside": (
+        "lambda t, _: t.float() if t.is_floating_point() else t",
+        "lambda t, dtype: t.to(dtype) if t.is_floating_point() else t",
+    ),
 }
 
 

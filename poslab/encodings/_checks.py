@@ -8,8 +8,10 @@ def require(condition: bool, message: str) -> None:
 
 
 def require_positive_int(value: object, name: str) -> None:
-    require(isinstance(value, int) and not isinstance(value, bool) and value >= 1,
-            f"{name} must be a positive integer, got {value!r}")
+    require(
+        isinstance(value, int) and not isinstance(value, bool) and value >= 1,
+        f"{name} must be a positive integer, got {value!r}",
+    )
 
 
 def require_even(value: int, name: str) -> None:

@@ -35,18 +35,16 @@ def attention(
     over keys; a ``-inf`` entry gets weight exactly 0. ``out`` is ``[..., Tq, Dv]``, ``weights`` is
     ``[..., Tq, Tk]``; both keep q's dtype and device. No input is modified.
     """
-    require(q.dim() >= 2 and k.dim() >= 2 and v.dim() >= 2,
-            "q, k and v need at least two dimensions [..., T, D]")
-    require(q.shape[-1] == k.shape[-1],
-            f"q and k need the same feature size D, got {q.shape[-1]} and {k.shape[-1]}")
-    require(k.shape[-2] == v.shape[-2],
-            f"k and v need the same number of keys Tk, got {k.shape[-2]} and {v.shape[-2]}")
+    require(q.dim() >= 2 and k.dim() >= 2 and v.dim() >= 2, "q, k and v need at least two dimensions [..., T, D]")
+    require(q.shape[-1] == k.shape[-1], f"q and k need the same feature size D, got {q.shape[-1]} and {k.shape[-1]}")
+    require(k.shape[-2] == v.shape[-2], f"k and v need the same number of keys Tk, got {k.shape[-2]} and {v.shape[-2]}")
     # (..., Tq, D) @ (..., D, Tk) -> (..., Tq, Tk)
     logits = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
     if bias is not None:
-        require(_broadcasts_to(tuple(bias.shape), tuple(logits.shape)),
-                f"bias of shape {tuple(bias.shape)} does not broadcast to the logits' "
-                f"shape {tuple(logits.shape)}")
+        require(
+            _broadcasts_to(tuple(bias.shape), tuple(logits.shape)),
+            f"bias of shape {tuple(bias.shape)} does not broadcast to the logits' shape {tuple(logits.shape)}",
+        )
         # Cast so that a float32 bias cannot promote half-precision logits.
         logits = logits + bias.to(dtype=logits.dtype, device=logits.device)
     weights = torch.softmax(logits, dim=-1)

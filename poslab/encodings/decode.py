@@ -52,10 +52,15 @@ class _KVCache:
 
     def append(self, keys: torch.Tensor, values: torch.Tensor, positions: torch.Tensor, real: torch.Tensor) -> None:
         stored = self.rotate(keys, positions) if self.mode == "rotated" else keys
-        parts = ((stored, self.keys, -2), (values, self.values, -2), (positions, self.positions, -1),
-                 (real, self.real, -1))
+        parts = (
+            (stored, self.keys, -2),
+            (values, self.values, -2),
+            (positions, self.positions, -1),
+            (real, self.real, -1),
+        )
         self.keys, self.values, self.positions, self.real = (
-            new if old is None else torch.cat((old, new), dim=dim) for new, old, dim in parts)
+            new if old is None else torch.cat((old, new), dim=dim) for new, old, dim in parts
+        )
 
     def keep_last(self, window: int | None) -> None:
         if window is None:
@@ -104,22 +109,30 @@ def _prefill_visibility(real: torch.Tensor, window: int | None) -> torch.Tensor:
 
 
 def _check(q, k, v, prompt_len, cache, window, attention_mask, position_ids, pairing) -> None:
-    require(q.dim() == 4 and q.shape == k.shape == v.shape,
-            f"q, k and v must all be [B, H, T, D], got {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}")
+    require(
+        q.dim() == 4 and q.shape == k.shape == v.shape,
+        f"q, k and v must all be [B, H, T, D], got {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}",
+    )
     batch, _, length, _ = q.shape
-    require(isinstance(prompt_len, int) and 1 <= prompt_len <= length,
-            f"prompt_len must be an int from 1 to T={length}, got {prompt_len!r}")
+    require(
+        isinstance(prompt_len, int) and 1 <= prompt_len <= length,
+        f"prompt_len must be an int from 1 to T={length}, got {prompt_len!r}",
+    )
     require(cache in CACHE_MODES, f"cache must be 'rotated' or 'raw', got {cache!r}")
     require(pairing in ("interleaved", "half"), f"pairing must be 'interleaved' or 'half', got {pairing!r}")
     if window is not None:
         require_positive_int(window, "window")
     if attention_mask is not None:
-        require(tuple(attention_mask.shape) == (batch, prompt_len),
-                f"attention_mask must be [B, P] = [{batch}, {prompt_len}], got {tuple(attention_mask.shape)}")
+        require(
+            tuple(attention_mask.shape) == (batch, prompt_len),
+            f"attention_mask must be [B, P] = [{batch}, {prompt_len}], got {tuple(attention_mask.shape)}",
+        )
     if position_ids is not None:
-        require(tuple(position_ids.shape) == (batch, length) and not position_ids.is_floating_point(),
-                f"position_ids must be integers of shape [B, T] = [{batch}, {length}], "
-                f"got {position_ids.dtype} {tuple(position_ids.shape)}")
+        require(
+            tuple(position_ids.shape) == (batch, length) and not position_ids.is_floating_point(),
+            f"position_ids must be integers of shape [B, T] = [{batch}, {length}], "
+            f"got {position_ids.dtype} {tuple(position_ids.shape)}",
+        )
 
 
 def decode(

@@ -31,9 +31,10 @@ class LearnedPositionalEmbedding(nn.Module):
         """x ``[B, T, D]`` -> ``x + table[:T]``; ``T > max_len`` raises ``ValueError``."""
         require(x.dim() == 3, f"x must be [B, T, D], got shape {tuple(x.shape)}")
         seq_len = x.shape[1]
-        require(seq_len <= self.max_len,
-                f"sequence length {seq_len} is longer than max_len {self.max_len}: "
-                f"a learned table has no rows past position {self.max_len - 1}")
-        require(x.shape[2] == self.d_model,
-                f"x has {x.shape[2]} features but the table has d_model {self.d_model}")
+        require(
+            seq_len <= self.max_len,
+            f"sequence length {seq_len} is longer than max_len {self.max_len}: "
+            f"a learned table has no rows past position {self.max_len - 1}",
+        )
+        require(x.shape[2] == self.d_model, f"x has {x.shape[2]} features but the table has d_model {self.d_model}")
         return x + self.table[:seq_len]  # (B, T, D) + (T, D) broadcasts over B

@@ -35,8 +35,10 @@ def _positions_for(x: torch.Tensor, positions: torch.Tensor | None) -> torch.Ten
     seq_len = x.shape[-2]
     if positions is None:
         return torch.arange(seq_len, device=x.device)
-    require(positions.dim() == 1 and positions.shape[0] == seq_len,
-            f"positions must be a 1-D tensor of length T={seq_len}, got shape {tuple(positions.shape)}")
+    require(
+        positions.dim() == 1 and positions.shape[0] == seq_len,
+        f"positions must be a 1-D tensor of length T={seq_len}, got shape {tuple(positions.shape)}",
+    )
     return positions.to(x.device)
 
 
@@ -55,8 +57,10 @@ def apply_rotary(
     require(x.dim() >= 2, f"x must be [..., T, D], got shape {tuple(x.shape)}")
     head_dim = x.shape[-1]
     require_even(head_dim, "the last dimension D of x")
-    require(inv_freq.shape == (head_dim // 2,),
-            f"inv_freq must have D/2 = {head_dim // 2} entries, got shape {tuple(inv_freq.shape)}")
+    require(
+        inv_freq.shape == (head_dim // 2,),
+        f"inv_freq must have D/2 = {head_dim // 2} entries, got shape {tuple(inv_freq.shape)}",
+    )
     require(pairing in ("interleaved", "half"), f"pairing must be 'interleaved' or 'half', got {pairing!r}")
     work = torch.float64 if x.dtype == torch.float64 else torch.float32
     pos = _positions_for(x, positions).to(torch.float64)
@@ -67,7 +71,7 @@ def apply_rotary(
     if pairing == "interleaved":
         a, b = xw[..., 0::2], xw[..., 1::2]  # each (..., T, D/2)
     else:
-        a, b = xw[..., : head_dim // 2], xw[..., head_dim // 2:]
+        a, b = xw[..., : head_dim // 2], xw[..., head_dim // 2 :]
     rotated_a, rotated_b = a * cos - b * sin, a * sin + b * cos
     if pairing == "interleaved":
         out = torch.stack([rotated_a, rotated_b], dim=-1).flatten(-2)  # (..., T, D/2, 2) -> (..., T, D)
@@ -80,7 +84,9 @@ def apply_rope(x: torch.Tensor, positions: torch.Tensor | None = None, base: flo
     """RoPE with the paper's frequencies: x ``[..., T, D]``, positions ``[T]`` (default ``arange(T)``)."""
     require(x.dim() >= 2, f"x must be [..., T, D], got shape {tuple(x.shape)}")
     if positions is not None:
-        require(not positions.is_floating_point() and not positions.is_complex(),
-                f"positions must be an integer tensor, got {positions.dtype}")
+        require(
+            not positions.is_floating_point() and not positions.is_complex(),
+            f"positions must be an integer tensor, got {positions.dtype}",
+        )
     # float64 frequencies: float64 inputs get float64 accuracy, the others lose nothing.
     return apply_rotary(x, rope_inverse_frequencies(x.shape[-1], base, torch.float64), positions)

@@ -41,8 +41,8 @@ attention scale (the logits then grow by its square), as YaRN does.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 
@@ -88,8 +88,9 @@ def yarn_correction_dim(turns: float, head_dim: int, base: float, original_len: 
     return head_dim * math.log(original_len / (turns * 2 * math.pi)) / (2 * math.log(base))
 
 
-def _yarn(head_dim, base, factor, original_len, current_len,
-          beta_fast: float = 32.0, beta_slow: float = 1.0) -> RopeSchedule:
+def _yarn(
+    head_dim, base, factor, original_len, current_len, beta_fast: float = 32.0, beta_slow: float = 1.0
+) -> RopeSchedule:
     theta = rope_inverse_frequencies(head_dim, base)
     low = max(math.floor(yarn_correction_dim(beta_fast, head_dim, base, original_len)), 0)
     high = min(math.ceil(yarn_correction_dim(beta_slow, head_dim, base, original_len)), head_dim - 1)
@@ -101,8 +102,9 @@ def _yarn(head_dim, base, factor, original_len, current_len,
     return RopeSchedule(inv_freq, scale)
 
 
-def _yarn_paper(head_dim, base, factor, original_len, current_len,
-                beta_fast: float = 32.0, beta_slow: float = 1.0) -> RopeSchedule:
+def _yarn_paper(
+    head_dim, base, factor, original_len, current_len, beta_fast: float = 32.0, beta_slow: float = 1.0
+) -> RopeSchedule:
     theta = rope_inverse_frequencies(head_dim, base)
     turns = original_len * theta.double() / (2 * math.pi)  # r_i = L / lambda_i
     keep = ((turns - beta_slow) / (beta_fast - beta_slow)).clamp(0, 1).float()
@@ -112,8 +114,9 @@ def _yarn_paper(head_dim, base, factor, original_len, current_len,
     return RopeSchedule(inv_freq, scale)
 
 
-def _llama3(head_dim, base, factor, original_len, current_len,
-            low_freq_factor: float = 1.0, high_freq_factor: float = 4.0) -> RopeSchedule:
+def _llama3(
+    head_dim, base, factor, original_len, current_len, low_freq_factor: float = 1.0, high_freq_factor: float = 4.0
+) -> RopeSchedule:
     require(high_freq_factor > low_freq_factor, "llama3 needs high_freq_factor > low_freq_factor")
     theta = rope_inverse_frequencies(head_dim, base)
     wavelength = 2 * math.pi / theta
@@ -156,6 +159,8 @@ def rope_schedule(
     require(name in ROPE_SCHEDULES, f"unknown RoPE schedule {name!r}; known: {', '.join(ROPE_SCHEDULES)}")
     require_even(head_dim, "head_dim")
     require(factor >= 1.0, f"the scale factor must be at least 1, got {factor}")
-    require(isinstance(original_len, int) and original_len >= 1,
-            f"original_len must be a positive integer, got {original_len!r}")
+    require(
+        isinstance(original_len, int) and original_len >= 1,
+        f"original_len must be a positive integer, got {original_len!r}",
+    )
     return ROPE_SCHEDULES[name](head_dim, base, factor, original_len, current_len, **params)

@@ -27,7 +27,6 @@ def sinusoidal_encoding(seq_len: int, d_model: int, base: float = 10000.0) -> to
     """The ``[seq_len, d_model]`` float32 table, even columns sin, odd columns cos."""
     require(isinstance(seq_len, int) and seq_len >= 0, f"seq_len must be a whole number >= 0, got {seq_len!r}")
     # Angles in float64: at p = 100,000 a float32 angle is already off by ~0.004 rad.
-    angles = torch.outer(torch.arange(seq_len, dtype=torch.float64),
-                         inverse_frequencies(d_model, base))  # (T, d/2)
+    angles = torch.outer(torch.arange(seq_len, dtype=torch.float64), inverse_frequencies(d_model, base))  # (T, d/2)
     table = torch.stack([angles.sin(), angles.cos()], dim=-1)  # (T, d/2, 2)
     return table.flatten(-2).float()  # (T, d): sin, cos interleaved

@@ -24,16 +24,18 @@ import torch
 from poslab.encodings._checks import require, require_positive_int
 
 
-def t5_relative_bucket(relative_position: torch.Tensor, bidirectional: bool = True,
-                       num_buckets: int = 32, max_distance: int = 128) -> torch.Tensor:
+def t5_relative_bucket(
+    relative_position: torch.Tensor, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128
+) -> torch.Tensor:
     """Bucket index (dtype long, same shape) of each ``key position - query position``."""
     require_positive_int(num_buckets, "num_buckets")
     require_positive_int(max_distance, "max_distance")
     relative_position = torch.as_tensor(relative_position).long()
     per_direction = num_buckets // 2 if bidirectional else num_buckets
     max_exact = per_direction // 2
-    require(max_exact >= 1, f"num_buckets={num_buckets} leaves no exact bucket; use at least "
-                            f"{4 if bidirectional else 2}")
+    require(
+        max_exact >= 1, f"num_buckets={num_buckets} leaves no exact bucket; use at least {4 if bidirectional else 2}"
+    )
     require(max_distance > max_exact, f"max_distance ({max_distance}) must exceed the {max_exact} exact buckets")
     if bidirectional:
         offset = (relative_position > 0).long() * per_direction  # later keys use the upper half
@@ -48,8 +50,9 @@ def t5_relative_bucket(relative_position: torch.Tensor, bidirectional: bool = Tr
     return offset + torch.where(distance < max_exact, distance, log_spaced)
 
 
-def t5_relative_bias(table: torch.Tensor, query_len: int, key_len: int, bidirectional: bool = True,
-                     max_distance: int = 128) -> torch.Tensor:
+def t5_relative_bias(
+    table: torch.Tensor, query_len: int, key_len: int, bidirectional: bool = True, max_distance: int = 128
+) -> torch.Tensor:
     """``[n_heads, Tq, Tk]`` with ``bias[h, i, j] = table[bucket(j - i), h]``; table is ``[num_buckets, n_heads]``."""
     require(table.dim() == 2, f"table must be [num_buckets, n_heads], got shape {tuple(table.shape)}")
     require_positive_int(query_len, "query_len")

@@ -55,5 +55,4 @@ FULL = ExperimentConfig()
 # lr and warmup RoPE reached 48-73% and ALiBi 60-65%; a higher lr and shorter warmup, at the same
 # cost, gave RoPE 72-91%, ALiBi 67-71%, sinusoidal 39-48%. The probe's needles cost a forward pass
 # of a whole sequence each, so quick mode tests fewer of them.
-QUICK = replace(FULL, seeds=(0,), steps=150, learning_rate=4e-3, warmup_steps=20, eval_tokens=4_096,
-                probe_trials=16)
+QUICK = replace(FULL, seeds=(0,), steps=150, learning_rate=4e-3, warmup_steps=20, eval_tokens=4_096, probe_trials=16)

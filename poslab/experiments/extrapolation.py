@@ -23,11 +23,11 @@ import os
 import platform
 import sys
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Callable
 
 import torch
 
@@ -43,8 +43,10 @@ from poslab.experiments.training import evaluate, train_model
 from poslab.threads import one_thread_for_this_process
 
 SHIPPED_CSV = Path(__file__).resolve().parent.parent / "data" / "extrapolation.csv"
-PROBE_DESCRIPTION = ("passkey: one key-value needle at a chosen depth in filler that never holds the key; "
-                     "the last token asks for the key again, and the model must predict the value")
+PROBE_DESCRIPTION = (
+    "passkey: one key-value needle at a chosen depth in filler that never holds the key; "
+    "the last token asks for the key again, and the model must predict the value"
+)
 
 
 @dataclass(frozen=True)
@@ -71,8 +73,12 @@ def evaluate_all(model: TinyDecoder, config: ExperimentConfig, encoding: str, se
 
 
 def versions() -> dict[str, str]:
-    return {"python": platform.python_version(), "torch": torch.__version__, "poslab": poslab.__version__,
-            "machine": f"{platform.machine()} {platform.processor() or platform.system()}"}
+    return {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "poslab": poslab.__version__,
+        "machine": f"{platform.machine()} {platform.processor() or platform.system()}",
+    }
 
 
 @dataclass(frozen=True)
@@ -85,26 +91,38 @@ class RunOutcome:
     train_cpu_s: float
 
 
-def train_and_evaluate(config: ExperimentConfig, encoding: str, seed: int,
-                       on_step: Callable[[int], None] | None = None) -> RunOutcome:
+def train_and_evaluate(
+    config: ExperimentConfig, encoding: str, seed: int, on_step: Callable[[int], None] | None = None
+) -> RunOutcome:
     """One (encoding, seed) run on the calling process's torch threads. The command line and its
     pool run one thread per process (``poslab.threads``), so a seed gives the same numbers."""
     wall, cpu = time.perf_counter(), time.process_time()
     model = train_model(config, encoding, seed, on_step)
     train_wall, train_cpu = time.perf_counter() - wall, time.process_time() - cpu
-    return RunOutcome(tuple(evaluate_all(model, config, encoding, seed)), tuple(probe(model, config, encoding, seed)),
-                      train_wall, train_cpu)
+    return RunOutcome(
+        tuple(evaluate_all(model, config, encoding, seed)),
+        tuple(probe(model, config, encoding, seed)),
+        train_wall,
+        train_cpu,
+    )
 
 
 def _outcomes_in_this_process(config, runs, on_progress: Progress | None) -> list[RunOutcome]:
     outcomes = []
     for index, (encoding, seed) in enumerate(runs):
+
         def on_step(step: int, index: int = index, encoding: str = encoding, seed: int = seed) -> None:
             if on_progress is not None and (step % 10 == 0 or step == config.steps):
                 testing = "; testing" if step == config.steps else ""
-                on_progress(RunProgress((index * config.steps + step) / (len(runs) * config.steps),
-                                        f"{encoding}, seed {seed}: step {step}/{config.steps}{testing}",
-                                        index, len(runs)))
+                on_progress(
+                    RunProgress(
+                        (index * config.steps + step) / (len(runs) * config.steps),
+                        f"{encoding}, seed {seed}: step {step}/{config.steps}{testing}",
+                        index,
+                        len(runs),
+                    )
+                )
+
         outcomes.append(train_and_evaluate(config, encoding, seed, on_step))
         if on_progress is not None:
             on_progress(RunProgress((index + 1) / len(runs), f"{encoding}, seed {seed}: done", index + 1, len(runs)))
@@ -116,21 +134,27 @@ def _outcomes_in_processes(config, runs, on_progress: Progress | None, jobs: int
     # spawn, not fork: forking a process that has run torch's thread pool can deadlock.
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=one_thread_for_this_process) as pool:
-        futures = {pool.submit(train_and_evaluate, config, encoding, seed): index
-                   for index, (encoding, seed) in enumerate(runs)}
+        futures = {
+            pool.submit(train_and_evaluate, config, encoding, seed): index
+            for index, (encoding, seed) in enumerate(runs)
+        }
         outcomes: list[RunOutcome | None] = [None] * len(runs)
         for done, future in enumerate(as_completed(futures), start=1):
             index = futures[future]
             outcomes[index] = future.result()
             if on_progress is not None:
                 encoding, seed = runs[index]
-                on_progress(RunProgress(done / len(runs), f"{encoding}, seed {seed}: done ({done}/{len(runs)} runs)",
-                                        done, len(runs)))
+                on_progress(
+                    RunProgress(
+                        done / len(runs), f"{encoding}, seed {seed}: done ({done}/{len(runs)} runs)", done, len(runs)
+                    )
+                )
     return outcomes
 
 
-def run_experiment(config: ExperimentConfig, mode: str, command: str,
-                   on_progress: Progress | None = None, jobs: int = 1) -> ExtrapolationResults:
+def run_experiment(
+    config: ExperimentConfig, mode: str, command: str, on_progress: Progress | None = None, jobs: int = 1
+) -> ExtrapolationResults:
     """Every encoding and seed of ``config``, ``jobs`` runs at a time (``jobs`` 1: in this process)."""
     runs = [(encoding, seed) for seed in config.seeds for encoding in config.encodings]
     started = time.perf_counter()
@@ -140,16 +164,26 @@ def run_experiment(config: ExperimentConfig, mode: str, command: str,
         outcomes = _outcomes_in_this_process(config, runs, on_progress)
     total_steps = len(runs) * config.steps
     plain_config = json.loads(json.dumps(asdict(config)))  # tuples become lists, as after a JSON round trip
-    record = RunRecord(command=command, mode=mode, seeds=config.seeds, config=plain_config,
-                       task=TASK_DESCRIPTION, chance_accuracy=config.chance_accuracy, versions=versions(),
-                       run_time_s=round(time.perf_counter() - started, 1),
-                       ms_per_step=round(1000 * sum(o.train_wall_s for o in outcomes) / total_steps, 1),
-                       cpu_ms_per_step=round(1000 * sum(o.train_cpu_s for o in outcomes) / total_steps, 1),
-                       finished_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                       probe=PROBE_DESCRIPTION, probe_chance=config.probe_chance, cores=os.cpu_count(),
-                       load_average=round(os.getloadavg()[0], 1))
-    return ExtrapolationResults(tuple(m for o in outcomes for m in o.measurements), record,
-                                tuple(p for o in outcomes for p in o.probes))
+    record = RunRecord(
+        command=command,
+        mode=mode,
+        seeds=config.seeds,
+        config=plain_config,
+        task=TASK_DESCRIPTION,
+        chance_accuracy=config.chance_accuracy,
+        versions=versions(),
+        run_time_s=round(time.perf_counter() - started, 1),
+        ms_per_step=round(1000 * sum(o.train_wall_s for o in outcomes) / total_steps, 1),
+        cpu_ms_per_step=round(1000 * sum(o.train_cpu_s for o in outcomes) / total_steps, 1),
+        finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        probe=PROBE_DESCRIPTION,
+        probe_chance=config.probe_chance,
+        cores=os.cpu_count(),
+        load_average=round(os.getloadavg()[0], 1),
+    )
+    return ExtrapolationResults(
+        tuple(m for o in outcomes for m in o.measurements), record, tuple(p for o in outcomes for p in o.probes)
+    )
 
 
 def _json_lines(progress: RunProgress) -> None:
@@ -157,18 +191,30 @@ def _json_lines(progress: RunProgress) -> None:
 
 
 def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m poslab.experiments.extrapolation", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", required=True, type=Path,
-                        help="CSV to write (a _passkey.csv and a .json sidecar go beside it)")
+    parser = argparse.ArgumentParser(
+        prog="python -m poslab.experiments.extrapolation",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--out", required=True, type=Path, help="CSV to write (a _passkey.csv and a .json sidecar go beside it)"
+    )
     parser.add_argument("--quick", action="store_true", help="one seed and short training (under a minute)")
     parser.add_argument("--seeds", type=int, nargs="+", help="override the seeds")
     parser.add_argument("--steps", type=int, help="override the number of training steps")
     parser.add_argument("--encodings", nargs="+", choices=ENCODINGS, help="train only these encodings")
-    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
-                        help="training runs at once, one process and one thread each (default: the cores, at most 2)")
-    parser.add_argument("--progress", choices=("bar", "json"), default="bar",
-                        help="a bar on stderr (default), or JSON lines on stdout for a program to read")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=min(2, os.cpu_count() or 1),
+        help="training runs at once, one process and one thread each (default: the cores, at most 2)",
+    )
+    parser.add_argument(
+        "--progress",
+        choices=("bar", "json"),
+        default="bar",
+        help="a bar on stderr (default), or JSON lines on stdout for a program to read",
+    )
     return parser.parse_args(argv)
 
 
@@ -187,8 +233,11 @@ def main(argv: list[str] | None = None) -> int:
             results = run_experiment(config, mode, command, lambda p: bar.update(p.fraction, p.message), jobs=args.jobs)
     save_results(results, args.out)
     record = results.record
-    print(f"wrote {args.out} ({len(results.measurements)} rows) in {record.run_time_s:.0f} s; per training "
-          f"step {record.ms_per_step:.1f} ms wall, {record.cpu_ms_per_step:.1f} ms CPU", file=sys.stderr)
+    print(
+        f"wrote {args.out} ({len(results.measurements)} rows) in {record.run_time_s:.0f} s; per training "
+        f"step {record.ms_per_step:.1f} ms wall, {record.cpu_ms_per_step:.1f} ms CPU",
+        file=sys.stderr,
+    )
     return 0
 
 

@@ -23,9 +23,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from poslab.config import PROJECT_ROOT
 from poslab.experiments.extrapolation import RunProgress
@@ -96,19 +96,37 @@ class QuickRuns:
             return self._last
 
     def command(self, out: Path, seed: int, steps: int | None, encodings: tuple[str, ...]) -> list[str]:
-        command = [self.python, "-m", "poslab.experiments.extrapolation", "--out", str(out), "--quick",
-                   "--seeds", str(seed), "--jobs", "1", "--progress", "json"]
+        command = [
+            self.python,
+            "-m",
+            "poslab.experiments.extrapolation",
+            "--out",
+            str(out),
+            "--quick",
+            "--seeds",
+            str(seed),
+            "--jobs",
+            "1",
+            "--progress",
+            "json",
+        ]
         if steps:
             command += ["--steps", str(steps)]
         return command + (["--encodings", *encodings] if encodings else [])
 
-    def run(self, seed: int, on_progress: LabProgressCallback, steps: int | None = None,
-            encodings: tuple[str, ...] = ()) -> ExtrapolationResults:
+    def run(
+        self, seed: int, on_progress: LabProgressCallback, steps: int | None = None, encodings: tuple[str, ...] = ()
+    ) -> ExtrapolationResults:
         """Train and test the quick mode in a child process; ``steps``/``encodings`` shorten it."""
         started = time.monotonic()
         while not self._free.acquire(timeout=WAIT_POLL_S):
-            on_progress(LabProgress(0.0, f"waiting for a free slot: {self.slots} quick run(s) at a time on this "
-                                         f"server, all taken ({time.monotonic() - started:.0f} s so far)"))
+            on_progress(
+                LabProgress(
+                    0.0,
+                    f"waiting for a free slot: {self.slots} quick run(s) at a time on this "
+                    f"server, all taken ({time.monotonic() - started:.0f} s so far)",
+                )
+            )
         try:
             with self._lock:
                 self._running += 1
@@ -126,27 +144,39 @@ class QuickRuns:
             self._free.release()
 
     def _run_child(self, command: list[str], folder: Path, on_progress: LabProgressCallback) -> None:
-        env = os.environ | {"PYTHONPATH": os.pathsep.join(filter(None, [str(PROJECT_ROOT),
-                                                                          os.environ.get("PYTHONPATH")]))}
+        env = os.environ | {
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(PROJECT_ROOT), os.environ.get("PYTHONPATH")]))
+        }
         on_progress(LabProgress(0.0, "starting a process for the run"))
         with (folder / "stderr.txt").open("w+", encoding="utf-8") as errors:
-            child = subprocess.Popen(command, cwd=PROJECT_ROOT, env=env, stdout=subprocess.PIPE, stderr=errors,
-                                     stdin=subprocess.DEVNULL, text=True)
+            child = subprocess.Popen(
+                command,
+                cwd=PROJECT_ROOT,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=errors,
+                stdin=subprocess.DEVNULL,
+                text=True,
+            )
             try:
                 pace = None
                 for line in child.stdout:  # one JSON object a line, until the child closes it
                     progress = RunProgress(**json.loads(line))
                     pace = pace or Pace(time.monotonic())
-                    on_progress(LabProgress(progress.fraction,
-                                            f"{progress.message} ({pace.update(progress, time.monotonic())})"))
+                    on_progress(
+                        LabProgress(
+                            progress.fraction, f"{progress.message} ({pace.update(progress, time.monotonic())})"
+                        )
+                    )
                 code = child.wait()
             finally:
                 _stop(child)
             if code != 0:
                 errors.seek(0)
                 tail = errors.read().strip().splitlines()[-3:]
-                raise QuickRunFailed(f"the quick run's process ended with exit code {code}"
-                                     + (f": {' '.join(tail)}" if tail else ""))
+                raise QuickRunFailed(
+                    f"the quick run's process ended with exit code {code}" + (f": {' '.join(tail)}" if tail else "")
+                )
 
 
 def _stop(child: subprocess.Popen) -> None:

@@ -56,15 +56,15 @@ class Needles:
         return self.tokens.shape[1] - 1 - self.position
 
 
-def _any_token_but(keys: torch.Tensor, shape: tuple[int, int], vocab_size: int,
-                   generator: torch.Generator) -> torch.Tensor:
+def _any_token_but(
+    keys: torch.Tensor, shape: tuple[int, int], vocab_size: int, generator: torch.Generator
+) -> torch.Tensor:
     """Uniform over the V - 1 tokens other than each row's key: draw from V - 1, then step over the key."""
     drawn = torch.randint(vocab_size - 1, shape, generator=generator)
     return drawn + (drawn >= keys).long()
 
 
-def needle_batch(trials: int, seq_len: int, depth: float, vocab_size: int,
-                 generator: torch.Generator) -> Needles:
+def needle_batch(trials: int, seq_len: int, depth: float, vocab_size: int, generator: torch.Generator) -> Needles:
     """``trials`` sequences of ``seq_len`` tokens, each with its own key and value at ``depth``."""
     position = needle_position(seq_len, depth)
     keys = torch.randint(vocab_size, (trials, 1), generator=generator)  # (B, 1)
@@ -84,8 +84,8 @@ def count_retrieved(model: TinyDecoder, needles: Needles) -> int:
     chunk = max(1, ATTENTION_BUDGET // seq_len)
     hits = 0
     for start in range(0, trials, chunk):
-        last = model(needles.tokens[start:start + chunk])[:, -1]  # (B, T, V) -> (B, V)
-        hits += int(last.argmax(dim=-1).eq(needles.values[start:start + chunk]).sum())
+        last = model(needles.tokens[start : start + chunk])[:, -1]  # (B, T, V) -> (B, V)
+        hits += int(last.argmax(dim=-1).eq(needles.values[start : start + chunk]).sum())
     return hits
 
 
@@ -101,6 +101,17 @@ def probe(model: TinyDecoder, config: ExperimentConfig, encoding: str, seed: int
                 retrieved, status = count_retrieved(model, needles), OK
             except CannotRun:
                 retrieved, status = None, CANNOT_RUN
-            rows.append(ProbeMeasurement(encoding, seed, config.train_len, eval_len, depth, needles.distance,
-                                         config.probe_trials, retrieved, status))
+            rows.append(
+                ProbeMeasurement(
+                    encoding,
+                    seed,
+                    config.train_len,
+                    eval_len,
+                    depth,
+                    needles.distance,
+                    config.probe_trials,
+                    retrieved,
+                    status,
+                )
+            )
     return rows

@@ -15,9 +15,10 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import TypeVar
 
 from poslab.experiments.results import ExtrapolationResults, Measurement, ProbeMeasurement, RunRecord
 
@@ -55,8 +56,9 @@ def _to_csv(header: tuple[str, ...], rows: list[list[object]]) -> str:
 
 
 def measurements_to_csv(measurements: tuple[Measurement, ...] | list[Measurement]) -> str:
-    return _to_csv(COLUMNS + ADDED_COLUMNS, [[getattr(m, name) for name in COLUMNS + ADDED_COLUMNS]
-                                             for m in measurements])
+    return _to_csv(
+        COLUMNS + ADDED_COLUMNS, [[getattr(m, name) for name in COLUMNS + ADDED_COLUMNS] for m in measurements]
+    )
 
 
 def probes_to_csv(probes: tuple[ProbeMeasurement, ...] | list[ProbeMeasurement]) -> str:
@@ -94,8 +96,9 @@ def _check_header(header: tuple[str, ...], required: tuple[str, ...], added: tup
         raise ValueError(f"columns must be exactly {','.join(required)}{later}; got {','.join(header)}")
 
 
-def _parse(text: str, required: tuple[str, ...], added: tuple[str, ...], build: Callable[..., Row],
-           key: Callable[[Row], tuple]) -> tuple[Row, ...]:
+def _parse(
+    text: str, required: tuple[str, ...], added: tuple[str, ...], build: Callable[..., Row], key: Callable[[Row], tuple]
+) -> tuple[Row, ...]:
     reader = csv.DictReader(io.StringIO(text))
     _check_header(tuple(reader.fieldnames or ()), required, added)
     rows, seen = [], set()
@@ -108,8 +111,12 @@ def _parse(text: str, required: tuple[str, ...], added: tuple[str, ...], build: 
             message = str(error)
             raise ValueError(message if message.startswith("line ") else f"line {line}: {message}") from None
         if key(parsed) in seen:
-            raise ValueError(f"line {line}: a second row for " + ", ".join(
-                f"{name} {value}" for name, value in zip(("encoding", "seed", "eval_len", "depth"), key(parsed))))
+            raise ValueError(
+                f"line {line}: a second row for "
+                + ", ".join(
+                    f"{name} {value}" for name, value in zip(("encoding", "seed", "eval_len", "depth"), key(parsed))
+                )
+            )
         seen.add(key(parsed))
         rows.append(parsed)
     if not rows:
@@ -157,7 +164,8 @@ def load_results(csv_path: str | Path) -> ExtrapolationResults:
     probes: tuple[ProbeMeasurement, ...] = ()
     if record.probe is not None:
         if not passkey_path(path).is_file():
-            raise ValueError(f"{sidecar_path(path).name} records a passkey probe, but "
-                             f"{passkey_path(path).name} is missing")
+            raise ValueError(
+                f"{sidecar_path(path).name} records a passkey probe, but {passkey_path(path).name} is missing"
+            )
         probes = _read(passkey_path(path), parse_probes)
     return ExtrapolationResults(measurements, record, probes)

@@ -127,7 +127,7 @@ class RunRecord:
     # on a busy machine are longer than on an idle one, the CPU times much less so
 
     @classmethod
-    def from_dict(cls, raw: dict) -> "RunRecord":
+    def from_dict(cls, raw: dict) -> RunRecord:
         required = [f.name for f in fields(cls) if f.default is MISSING and f.default_factory is MISSING]
         missing = [name for name in required if name not in raw]
         if missing:
@@ -148,8 +148,10 @@ class ExtrapolationResults:
         return json.dumps(asdict(self))
 
     @classmethod
-    def from_json(cls, text: str) -> "ExtrapolationResults":
+    def from_json(cls, text: str) -> ExtrapolationResults:
         raw = json.loads(text)
-        return cls(tuple(Measurement(**row) for row in raw["measurements"]),
-                   RunRecord.from_dict(raw["record"]),
-                   tuple(ProbeMeasurement(**row) for row in raw.get("probes", ())))
+        return cls(
+            tuple(Measurement(**row) for row in raw["measurements"]),
+            RunRecord.from_dict(raw["record"]),
+            tuple(ProbeMeasurement(**row) for row in raw.get("probes", ())),
+        )

@@ -19,8 +19,9 @@ import torch
 
 IGNORE = -100  # target of a position with no answer (cross_entropy's default ignore_index)
 
-TASK_DESCRIPTION = ("recall: at each position, predict the token that followed the most recent "
-                    "earlier occurrence of the current token")
+TASK_DESCRIPTION = (
+    "recall: at each position, predict the token that followed the most recent earlier occurrence of the current token"
+)
 
 
 def recall_targets(tokens: torch.Tensor) -> torch.Tensor:
@@ -35,8 +36,9 @@ def recall_targets(tokens: torch.Tensor) -> torch.Tensor:
     return answers.masked_fill(after_last_match == 0, IGNORE)
 
 
-def recall_batch(batch_size: int, seq_len: int, vocab_size: int,
-                 generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+def recall_batch(
+    batch_size: int, seq_len: int, vocab_size: int, generator: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
     """A batch of random token sequences ``[B, T]`` and their recall targets ``[B, T]``."""
     tokens = torch.randint(vocab_size, (batch_size, seq_len), generator=generator)
     return tokens, recall_targets(tokens)

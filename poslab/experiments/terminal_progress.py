@@ -24,7 +24,7 @@ class ProgressBar:
         self.last_line = ""
         self.drawn_line = ""
 
-    def __enter__(self) -> "ProgressBar":
+    def __enter__(self) -> ProgressBar:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -37,8 +37,9 @@ class ProgressBar:
     def update(self, fraction: float, message: str) -> None:
         fraction = min(max(fraction, 0.0), 1.0)
         filled = round(self.WIDTH * fraction)
-        self.last_line = (f"[{'#' * filled}{'.' * (self.WIDTH - filled)}] {100 * fraction:3.0f}%  {message}"
-                          f"  {self._eta(fraction)}")
+        self.last_line = (
+            f"[{'#' * filled}{'.' * (self.WIDTH - filled)}] {100 * fraction:3.0f}%  {message}  {self._eta(fraction)}"
+        )
         self._draw(self.last_line, force=fraction >= 1.0)
 
     def _eta(self, fraction: float) -> str:

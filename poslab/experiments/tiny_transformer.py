@@ -114,8 +114,10 @@ class TinyDecoder(nn.Module):
     def check_length(self, seq_len: int) -> None:
         longest = self.longest_sequence
         if longest is not None and seq_len > longest:
-            raise CannotRun(f"a learned table of {longest} rows has no embedding for position {longest} "
-                            f"or later, so a sequence of {seq_len} tokens cannot run")
+            raise CannotRun(
+                f"a learned table of {longest} rows has no embedding for position {longest} "
+                f"or later, so a sequence of {seq_len} tokens cannot run"
+            )
 
     def attention_bias(self, seq_len: int) -> torch.Tensor:
         if self.config.encoding == "alibi":

@@ -8,8 +8,8 @@ the answers at those same positions: 1 is certain and right, ``vocab_size`` is a
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 from torch.nn import functional as F
@@ -30,8 +30,9 @@ def learning_rate_factor(step: int, config: ExperimentConfig) -> float:
     return 0.1 + 0.9 * 0.5 * (1.0 + math.cos(math.pi * progress))
 
 
-def train_model(config: ExperimentConfig, encoding: str, seed: int,
-                on_step: Callable[[int], None] | None = None) -> TinyDecoder:
+def train_model(
+    config: ExperimentConfig, encoding: str, seed: int, on_step: Callable[[int], None] | None = None
+) -> TinyDecoder:
     """Train one model on ``train_len``-token sequences; the seed fixes both the weights and the data."""
     with torch.random.fork_rng(devices=[]):  # seed the weights without touching the caller's global RNG
         torch.manual_seed(seed)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterator
 
 import torch
 
@@ -39,8 +38,15 @@ def recency_target(train_len: int, tau: float) -> torch.Tensor:
     return torch.softmax((-back / tau).masked_fill(back < 0, float("-inf")), dim=-1)
 
 
-def fit_learned_table(max_len: int = 64, train_len: int = 48, d_model: int = 16, steps: int = 300,
-                      seed: int = 0, tau: float = 3.0, lr: float = 0.05) -> LearnedFit:
+def fit_learned_table(
+    max_len: int = 64,
+    train_len: int = 48,
+    d_model: int = 16,
+    steps: int = 300,
+    seed: int = 0,
+    tau: float = 3.0,
+    lr: float = 0.05,
+) -> LearnedFit:
     """Full-batch Adam on the recency task; same arguments, same table (single-threaded CPU)."""
     if not 2 <= train_len <= max_len:
         raise ValueError(f"train_len must be in 2..max_len={max_len}, got {train_len}")
@@ -80,5 +86,5 @@ class _Adam:
             for param, grad, m, v in zip(self.params, grads, self.m, self.v):
                 m.mul_(beta1).add_(grad, alpha=1 - beta1)  # m_t = b1 m + (1 - b1) g
                 v.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)  # v_t = b2 v + (1 - b2) g^2
-                m_hat, v_hat = m / (1 - beta1 ** self.t), v / (1 - beta2 ** self.t)
+                m_hat, v_hat = m / (1 - beta1**self.t), v / (1 - beta2**self.t)
                 param.sub_(self.lr * m_hat / (v_hat.sqrt() + self.eps))

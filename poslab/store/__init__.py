@@ -9,11 +9,11 @@ Instructors script it::
     store.class_progress()              # a DataFrame, one row per student
 """
 
+from .attempts import AttemptToRecord
 from .catalogue import Catalogue
 from .engine import DATABASE_ERRORS
 from .errors import SchemaVersionError, StoreBusyError, StoreError, StoreUnavailableError
 from .pass_rates import PASS_RATE_COLUMNS, TestRow, pass_rates
-from .attempts import AttemptToRecord
 from .results import Attempt, Comment, ExerciseProgress, LessonProgress, PracticeRun, StudentProgress
 from .schema import SCHEMA_VERSION
 from .signin import LinkRefusal, RosterChange, RosterMember, SignIn, SignInState

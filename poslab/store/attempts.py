@@ -20,9 +20,10 @@ test that ran. Its ``kind`` says why it was kept (``poslab.vocabulary.AttemptKin
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import pandas as pd
 import sqlalchemy as sa
@@ -68,9 +69,15 @@ def checked_attempt(attempt: AttemptToRecord, kind: AttemptKind, catalogue: Cata
     code = clean_code(attempt.code)
     if code is None and kind == AttemptKind.PRACTICE:
         raise ValueError("a practice run needs the code it ran")
-    values = dict(exercise=exercise, score=score, max_score=max_score, kind=kind, code=code,
-                  public_tests_only=require_bool(attempt.public_tests_only, "public_tests_only"),
-                  details=details_to_json(attempt.details))
+    values = dict(
+        exercise=exercise,
+        score=score,
+        max_score=max_score,
+        kind=kind,
+        code=code,
+        public_tests_only=require_bool(attempt.public_tests_only, "public_tests_only"),
+        details=details_to_json(attempt.details),
+    )
     return CheckedAttempt(values, clean_test_rows(attempt.tests, exercise))
 
 
@@ -79,16 +86,26 @@ def insert_attempt(conn: Connection, student: str, attempt: CheckedAttempt, at: 
     statement = sa.insert(schema.attempts).values(student=student, at=at, **attempt.values)
     attempt_id = conn.execute(statement.returning(schema.attempts.c.id)).scalar_one()
     if attempt.test_rows:
-        conn.execute(sa.insert(schema.attempt_tests),
-                     [{"attempt_id": attempt_id, "test": test, "passed": ok} for test, ok in attempt.test_rows])
+        conn.execute(
+            sa.insert(schema.attempt_tests),
+            [{"attempt_id": attempt_id, "test": test, "passed": ok} for test, ok in attempt.test_rows],
+        )
     return attempt_id
 
 
 def _attempt(row: Any) -> Attempt:
-    return Attempt(id=row.id, student=row.student, exercise=row.exercise, time=row.at, score=row.score,
-                   max_score=row.max_score, public_tests_only=row.public_tests_only,
-                   details=None if row.details is None else json.loads(row.details), code=row.code,
-                   kind=AttemptKind(row.kind))
+    return Attempt(
+        id=row.id,
+        student=row.student,
+        exercise=row.exercise,
+        time=row.at,
+        score=row.score,
+        max_score=row.max_score,
+        public_tests_only=row.public_tests_only,
+        details=None if row.details is None else json.loads(row.details),
+        code=row.code,
+        kind=AttemptKind(row.kind),
+    )
 
 
 class AttemptsMixin:
@@ -96,8 +113,17 @@ class AttemptsMixin:
 
     # -- writes -----------------------------------------------------------------------------------
 
-    def record_attempt(self, student: str, exercise: str, score: float, max_score: float, details: Any = None,
-                       code: str | None = None, public_tests_only: bool = False, tests: Iterable[TestRow] = ()) -> int:
+    def record_attempt(
+        self,
+        student: str,
+        exercise: str,
+        score: float,
+        max_score: float,
+        details: Any = None,
+        code: str | None = None,
+        public_tests_only: bool = False,
+        tests: Iterable[TestRow] = (),
+    ) -> int:
         """Keep one graded attempt (a submission) with the grader's result and the code; returns its id.
 
         ``details`` is kept as given and never read by the store. ``tests``: one row per test
@@ -108,8 +134,9 @@ class AttemptsMixin:
         attempt = AttemptToRecord(exercise, score, max_score, details, code, public_tests_only, tuple(tests))
         return self._record_attempts(student, [attempt], AttemptKind.SUBMISSION)[0]
 
-    def record_practice_run(self, student: str, exercise: str, score: float, max_score: float,
-                            code: str, result: dict) -> int:
+    def record_practice_run(
+        self, student: str, exercise: str, score: float, max_score: float, code: str, result: dict
+    ) -> int:
         """Keep one run of the public tests on the draft (practice, never counted); returns its id."""
         attempt = AttemptToRecord(exercise, score, max_score, result, code, True)
         return self._record_attempts(student, [attempt], AttemptKind.PRACTICE)[0]
@@ -129,14 +156,24 @@ class AttemptsMixin:
     def attempts(self, student: str, exercise: str | None = None) -> pd.DataFrame:
         """A student's submitted attempts in time order, for a chart (columns: ``ATTEMPT_COLUMNS``)."""
         rows = self.attempt_details(student, exercise)
-        table = pd.DataFrame([(a.id, a.student, a.exercise, a.time, a.score, a.max_score, a.score / a.max_score,
-                               a.public_tests_only) for a in rows], columns=ATTEMPT_COLUMNS)
+        table = pd.DataFrame(
+            [
+                (a.id, a.student, a.exercise, a.time, a.score, a.max_score, a.score / a.max_score, a.public_tests_only)
+                for a in rows
+            ],
+            columns=ATTEMPT_COLUMNS,
+        )
         table["time"] = pd.to_datetime(table["time"], utc=True)
         return table
 
-    def attempt_details(self, student: str | None = None, exercise: str | None = None, *,
-                        public_tests_only: bool | None = None,
-                        kind: AttemptKind = AttemptKind.SUBMISSION) -> tuple[Attempt, ...]:
+    def attempt_details(
+        self,
+        student: str | None = None,
+        exercise: str | None = None,
+        *,
+        public_tests_only: bool | None = None,
+        kind: AttemptKind = AttemptKind.SUBMISSION,
+    ) -> tuple[Attempt, ...]:
         """Attempts of one kind (submissions unless asked) with the grader's details and the code,
         oldest first, optionally filtered."""
         table = schema.attempts
@@ -162,8 +199,10 @@ class AttemptsMixin:
         query = (
             sa.select(attempts.c.exercise, tests.c.test, tests.c.passed)
             .join(attempts, attempts.c.id == tests.c.attempt_id)
-            .where(attempts.c.kind == AttemptKind.SUBMISSION,
-                   attempts.c.public_tests_only == require_bool(public_tests_only, "public_tests_only"))
+            .where(
+                attempts.c.kind == AttemptKind.SUBMISSION,
+                attempts.c.public_tests_only == require_bool(public_tests_only, "public_tests_only"),
+            )
         )
         if exercise is not None:
             query = query.where(attempts.c.exercise == self.catalogue.require_exercise(exercise))

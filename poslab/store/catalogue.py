@@ -16,7 +16,7 @@ class Catalogue:
     exercises: tuple[str, ...]
 
     @classmethod
-    def from_course(cls) -> "Catalogue":
+    def from_course(cls) -> Catalogue:
         # Imported here so that a content error surfaces when the store is used, with its own message.
         from poslab.exercises import EXERCISE_IDS
         from poslab.lessons import all_lessons

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
@@ -84,9 +85,7 @@ def is_locked_error(error: OperationalError) -> bool:
     return any(message in text for message in _LOCKED_MESSAGES)
 
 
-def run_transaction(
-    engine: Engine, work: Callable[[Connection], T], *, write: bool, lock_wait_seconds: float
-) -> T:
+def run_transaction(engine: Engine, work: Callable[[Connection], T], *, write: bool, lock_wait_seconds: float) -> T:
     """Run ``work`` in one transaction, retrying the whole of it while SQLite reports a lock.
 
     A retried transaction was rolled back, so running ``work`` again cannot write twice.

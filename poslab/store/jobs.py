@@ -14,9 +14,9 @@ queued: a job graded twice (a replica that was only slow) is recorded once.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Iterable, Mapping, Sequence
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Row
@@ -36,10 +36,11 @@ __all__ = ["AttemptToRecord", "GradingJobRecord", "GradingJobsMixin", "PendingJo
 class PendingJobExists(ValueError):
     """The student already has a submission waiting for its result (one at a time)."""
 
-    def __init__(self, job: "GradingJobRecord") -> None:
+    def __init__(self, job: GradingJobRecord) -> None:
         super().__init__(
             f"You already have a submission being graded (handed in at {job.submitted_at:%H:%M:%S} UTC). "
-            "Its result appears here in a few seconds; submit again once it has.")
+            "Its result appears here in a few seconds; submit again once it has."
+        )
         self.job = job
 
 
@@ -69,11 +70,19 @@ def _now() -> datetime:
 
 def _record(row: Row) -> GradingJobRecord:
     return GradingJobRecord(
-        id=row.id, student=row.student, submitted_at=row.at, mode=GradingMode(row.mode),
-        exercises=tuple(json.loads(row.exercises)), files=json.loads(row.files), status=JobState(row.status),
-        lease_holder=row.lease_holder, lease_until=row.lease_until,
-        result=None if row.result is None else json.loads(row.result), message=row.message,
-        finished_at=row.finished_at)
+        id=row.id,
+        student=row.student,
+        submitted_at=row.at,
+        mode=GradingMode(row.mode),
+        exercises=tuple(json.loads(row.exercises)),
+        files=json.loads(row.files),
+        status=JobState(row.status),
+        lease_holder=row.lease_holder,
+        lease_until=row.lease_until,
+        result=None if row.result is None else json.loads(row.result),
+        message=row.message,
+        finished_at=row.finished_at,
+    )
 
 
 def _holder(holder: str) -> str:
@@ -85,8 +94,16 @@ def _holder(holder: str) -> str:
 class GradingJobsMixin:
     """Store methods of the grading service (``Store`` provides ``_read``, ``_write`` and ``catalogue``)."""
 
-    def add_grading_job(self, job_id: str, student: str, files: Mapping[str, str], exercises: Sequence[str],
-                        mode: GradingMode, holder: str, lease_seconds: float) -> GradingJobRecord:
+    def add_grading_job(
+        self,
+        job_id: str,
+        student: str,
+        files: Mapping[str, str],
+        exercises: Sequence[str],
+        mode: GradingMode,
+        holder: str,
+        lease_seconds: float,
+    ) -> GradingJobRecord:
         """Record a submission as queued and held by ``holder``; ``PendingJobExists`` if the student
         already has one queued."""
         student = clean_student(student)
@@ -95,9 +112,17 @@ class GradingJobsMixin:
         clean_code(files_json)  # the store's size limit for code, on all the files together
         table = schema.grading_jobs
         now = _now()
-        values = dict(id=job_id, student=student, at=now, mode=GradingMode(mode), exercises=json.dumps(exercises),
-                      files=files_json, status=QUEUED, lease_holder=_holder(holder),
-                      lease_until=now + timedelta(seconds=lease_seconds))
+        values = dict(
+            id=job_id,
+            student=student,
+            at=now,
+            mode=GradingMode(mode),
+            exercises=json.dumps(exercises),
+            files=files_json,
+            status=QUEUED,
+            lease_holder=_holder(holder),
+            lease_until=now + timedelta(seconds=lease_seconds),
+        )
 
         def add(conn: Connection) -> Row | None:
             pending = conn.execute(sa.select(table).where(table.c.student == student, table.c.status == QUEUED)).first()
@@ -109,8 +134,11 @@ class GradingJobsMixin:
         try:
             pending = self._write(add)
         except IntegrityError:  # another replica inserted one between our check and our insert
-            pending = self._read(lambda conn: conn.execute(
-                sa.select(table).where(table.c.student == student, table.c.status == QUEUED)).first())
+            pending = self._read(
+                lambda conn: conn.execute(
+                    sa.select(table).where(table.c.student == student, table.c.status == QUEUED)
+                ).first()
+            )
         if pending is not None:
             raise PendingJobExists(_record(pending))
         return self.grading_job(job_id)
@@ -123,8 +151,7 @@ class GradingJobsMixin:
             raise KeyError(f"no grading job with id {job_id!r}")
         return _record(row)
 
-    def grading_jobs(self, student: str | None = None,
-                     status: JobState | None = None) -> tuple[GradingJobRecord, ...]:
+    def grading_jobs(self, student: str | None = None, status: JobState | None = None) -> tuple[GradingJobRecord, ...]:
         """Jobs in the order they were handed in, optionally one student's or of one status."""
         table = schema.grading_jobs
         query = sa.select(table).order_by(table.c.at, table.c.id)
@@ -141,8 +168,12 @@ class GradingJobsMixin:
     def latest_grading_job(self, student: str) -> GradingJobRecord | None:
         """The student's last submission, queued or settled (the page shows its result after a reload)."""
         table = schema.grading_jobs
-        query = (sa.select(table).where(table.c.student == clean_student(student))
-                 .order_by(table.c.at.desc(), table.c.id.desc()).limit(1))
+        query = (
+            sa.select(table)
+            .where(table.c.student == clean_student(student))
+            .order_by(table.c.at.desc(), table.c.id.desc())
+            .limit(1)
+        )
         row = self._read(lambda conn: conn.execute(query).first())
         return None if row is None else _record(row)
 
@@ -151,8 +182,9 @@ class GradingJobsMixin:
         table = schema.grading_jobs
         job = self.grading_job(job_id)
         query = sa.select(sa.func.count()).where(
-            table.c.status == QUEUED, sa.or_(table.c.at < job.submitted_at,
-                                             sa.and_(table.c.at == job.submitted_at, table.c.id < job.id)))
+            table.c.status == QUEUED,
+            sa.or_(table.c.at < job.submitted_at, sa.and_(table.c.at == job.submitted_at, table.c.id < job.id)),
+        )
         return self._read(lambda conn: conn.execute(query).scalar_one())
 
     def renew_leases(self, holder: str, job_ids: Iterable[str], lease_seconds: float) -> None:
@@ -160,16 +192,21 @@ class GradingJobsMixin:
         if not ids:
             return
         table = schema.grading_jobs
-        statement = (sa.update(table).where(table.c.id.in_(ids), table.c.lease_holder == _holder(holder),
-                                            table.c.status == QUEUED)
-                     .values(lease_until=_now() + timedelta(seconds=lease_seconds)))
+        statement = (
+            sa.update(table)
+            .where(table.c.id.in_(ids), table.c.lease_holder == _holder(holder), table.c.status == QUEUED)
+            .values(lease_until=_now() + timedelta(seconds=lease_seconds))
+        )
         self._write(lambda conn: conn.execute(statement))
 
     def release_leases(self, holder: str) -> None:
         """Let any replica take this holder's queued jobs now (the holder is stopping)."""
         table = schema.grading_jobs
-        statement = (sa.update(table).where(table.c.lease_holder == _holder(holder), table.c.status == QUEUED)
-                     .values(lease_until=_now()))
+        statement = (
+            sa.update(table)
+            .where(table.c.lease_holder == _holder(holder), table.c.status == QUEUED)
+            .values(lease_until=_now())
+        )
         self._write(lambda conn: conn.execute(statement))
 
     def claim_abandoned_jobs(self, holder: str, lease_seconds: float) -> tuple[GradingJobRecord, ...]:
@@ -179,14 +216,18 @@ class GradingJobsMixin:
 
         def claim(conn: Connection) -> list[str]:
             now = _now()
-            expired = sa.and_(table.c.status == QUEUED,
-                              sa.or_(table.c.lease_until.is_(None), table.c.lease_until <= now))
+            expired = sa.and_(
+                table.c.status == QUEUED, sa.or_(table.c.lease_until.is_(None), table.c.lease_until <= now)
+            )
             candidates = conn.execute(sa.select(table.c.id).where(expired).order_by(table.c.at, table.c.id)).scalars()
             claimed = []
             for job_id in list(candidates):
                 # The condition again: under PostgreSQL another replica may have claimed it since.
-                taken = conn.execute(sa.update(table).where(table.c.id == job_id, expired).values(
-                    lease_holder=holder, lease_until=now + timedelta(seconds=lease_seconds))).rowcount
+                taken = conn.execute(
+                    sa.update(table)
+                    .where(table.c.id == job_id, expired)
+                    .values(lease_holder=holder, lease_until=now + timedelta(seconds=lease_seconds))
+                ).rowcount
                 if taken:
                     claimed.append(job_id)
             return claimed
@@ -201,8 +242,11 @@ class GradingJobsMixin:
 
         def finish(conn: Connection) -> bool:
             now = _now()
-            finished = conn.execute(sa.update(table).where(table.c.id == job_id, table.c.status == QUEUED).values(
-                status=JobState.DONE, result=result_json, finished_at=now, lease_until=None)).rowcount
+            finished = conn.execute(
+                sa.update(table)
+                .where(table.c.id == job_id, table.c.status == QUEUED)
+                .values(status=JobState.DONE, result=result_json, finished_at=now, lease_until=None)
+            ).rowcount
             if not finished:
                 return False
             student = conn.execute(sa.select(table.c.student).where(table.c.id == job_id)).scalar_one()
@@ -215,6 +259,9 @@ class GradingJobsMixin:
     def fail_grading_job(self, job_id: str, message: str) -> bool:
         """Mark the job failed (the grader itself broke), once; the message is shown to the student."""
         table = schema.grading_jobs
-        statement = (sa.update(table).where(table.c.id == job_id, table.c.status == QUEUED)
-                     .values(status=JobState.FAILED, message=str(message)[:2000], finished_at=_now(), lease_until=None))
+        statement = (
+            sa.update(table)
+            .where(table.c.id == job_id, table.c.status == QUEUED)
+            .values(status=JobState.FAILED, message=str(message)[:2000], finished_at=_now(), lease_until=None)
+        )
         return bool(self._write(lambda conn: conn.execute(statement).rowcount))

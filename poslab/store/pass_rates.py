@@ -8,8 +8,8 @@ gradebook folder's results are turned into the same rows by ``grader.gradebook``
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 import pandas as pd
 
@@ -37,6 +37,8 @@ def pass_rates(rows: Iterable[TestRow]) -> pd.DataFrame:
     for row in rows:
         runs[row.exercise, row.test] += 1
         passed[row.exercise, row.test] += row.passed
-    table = pd.DataFrame([(exercise, test, passed[exercise, test] / n, n) for (exercise, test), n in runs.items()],
-                         columns=PASS_RATE_COLUMNS)
+    table = pd.DataFrame(
+        [(exercise, test, passed[exercise, test] / n, n) for (exercise, test), n in runs.items()],
+        columns=PASS_RATE_COLUMNS,
+    )
     return table.sort_values(["pass_rate", "exercise", "test"], ignore_index=True)

@@ -61,7 +61,7 @@ class StudentProgress:
         return json.dumps(data)
 
     @classmethod
-    def from_json(cls, text: str) -> "StudentProgress":
+    def from_json(cls, text: str) -> StudentProgress:
         data: dict[str, Any] = json.loads(text)
         return cls(
             student=data["student"],

@@ -17,8 +17,8 @@ Version 6's tables (the roster, sign-in links and sessions, the password limit) 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Callable
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -121,9 +121,13 @@ grading_jobs = sa.Table(
     sa.Column("message", sa.Text, nullable=True),  # why it failed, in a sentence
     sa.Column("finished_at", UtcDateTime, nullable=True),
     # One pending submission per student, enforced by the database too (replicas race otherwise).
-    sa.Index("one_pending_job_per_student", "student", unique=True,
-             sqlite_where=sa.text(f"status = '{PENDING_JOB_STATUS}'"),
-             postgresql_where=sa.text(f"status = '{PENDING_JOB_STATUS}'")),
+    sa.Index(
+        "one_pending_job_per_student",
+        "student",
+        unique=True,
+        sqlite_where=sa.text(f"status = '{PENDING_JOB_STATUS}'"),
+        postgresql_where=sa.text(f"status = '{PENDING_JOB_STATUS}'"),
+    ),
 )
 
 
@@ -154,8 +158,11 @@ def _create_version_3(conn: Connection) -> None:
     """Per-test rows, filled once from the details of the attempts already stored."""
     metadata.create_all(conn, tables=[attempt_tests])
     stored = conn.execute(sa.select(attempts.c.id, attempts.c.details).where(attempts.c.details.is_not(None)))
-    rows = [{"attempt_id": attempt_id, "test": test, "passed": passed}
-            for attempt_id, details in stored for test, passed in _version_1_test_rows(details)]
+    rows = [
+        {"attempt_id": attempt_id, "test": test, "passed": passed}
+        for attempt_id, details in stored
+        for test, passed in _version_1_test_rows(details)
+    ]
     if rows:
         conn.execute(sa.insert(attempt_tests), rows)
 
@@ -204,19 +211,37 @@ def _create_version_5(conn: Connection) -> None:
     """Practice runs become attempts of kind PRACTICE: one table, one shape, every row kept."""
     if "kind" not in {column["name"] for column in sa.inspect(conn).get_columns(attempts.name)}:
         # A database made before version 5: its attempts were all handed in. (Fixed text, no input.)
-        conn.exec_driver_sql(f"ALTER TABLE {attempts.name} ADD COLUMN kind VARCHAR(16) "
-                             f"DEFAULT '{AttemptKind.SUBMISSION.value}' NOT NULL")
+        conn.exec_driver_sql(
+            f"ALTER TABLE {attempts.name} ADD COLUMN kind VARCHAR(16) DEFAULT '{AttemptKind.SUBMISSION.value}' NOT NULL"
+        )
     old = practice_runs
-    moved = sa.select(old.c.student, old.c.at, old.c.exercise, old.c.score, old.c.max_score, sa.true(),
-                      old.c.result, old.c.code, sa.literal(AttemptKind.PRACTICE.value)).order_by(old.c.at, old.c.id)
-    conn.execute(sa.insert(attempts).from_select(
-        ["student", "at", "exercise", "score", "max_score", "public_tests_only", "details", "code", "kind"], moved))
+    moved = sa.select(
+        old.c.student,
+        old.c.at,
+        old.c.exercise,
+        old.c.score,
+        old.c.max_score,
+        sa.true(),
+        old.c.result,
+        old.c.code,
+        sa.literal(AttemptKind.PRACTICE.value),
+    ).order_by(old.c.at, old.c.id)
+    conn.execute(
+        sa.insert(attempts).from_select(
+            ["student", "at", "exercise", "score", "max_score", "public_tests_only", "details", "code", "kind"], moved
+        )
+    )
     old.drop(conn)
 
 
 MIGRATIONS: tuple[Callable[[Connection], None], ...] = (  # index i -> version i + 1
-    _create_version_1, _create_version_2, _create_version_3, _create_version_4, _create_version_5,
-    create_version_6)
+    _create_version_1,
+    _create_version_2,
+    _create_version_3,
+    _create_version_4,
+    _create_version_5,
+    create_version_6,
+)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 _PG_MIGRATION_LOCK = 0x706F736C6162  # "poslab": replicas starting together migrate one at a time

@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, Callable, Iterable, Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from .signin_schema import MAX_EMAIL_CHARS, MAX_SECTION_CHARS, roster_students, signin_links, signin_sessions
 from .columns import ID_CHARS
+from .signin_schema import MAX_EMAIL_CHARS, MAX_SECTION_CHARS, roster_students, signin_links, signin_sessions
 from .validation import MAX_NAME_CHARS, clean_student
 
 TOKEN_BYTES = 32
@@ -98,9 +99,13 @@ class SignInMixin:
         rows = {}
         for student in students:
             key = clean_student(student.key)
-            rows[key] = {"key": key, "name": (student.name.strip() or key)[:MAX_NAME_CHARS],
-                         "email": student.email[:MAX_EMAIL_CHARS], "lms_id": student.lms_id[:ID_CHARS],
-                         "section": student.section[:MAX_SECTION_CHARS]}
+            rows[key] = {
+                "key": key,
+                "name": (student.name.strip() or key)[:MAX_NAME_CHARS],
+                "email": student.email[:MAX_EMAIL_CHARS],
+                "lms_id": student.lms_id[:ID_CHARS],
+                "section": student.section[:MAX_SECTION_CHARS],
+            }
         now = _now()
 
         def replace(conn: Connection) -> RosterChange:
@@ -121,16 +126,25 @@ class SignInMixin:
     def roster_members(self) -> tuple[RosterMember, ...]:
         """The roster by name, each with their live link's expiry and last use."""
         now = _now()
-        live = (sa.select(signin_links.c.student, sa.func.max(signin_links.c.expires_at).label("expires"),
-                          sa.func.max(signin_links.c.last_used_at).label("used"))
-                .where(signin_links.c.revoked_at.is_(None), signin_links.c.expires_at > now)
-                .group_by(signin_links.c.student).subquery())
-        query = (sa.select(roster_students, live.c.expires, live.c.used)
-                 .join(live, live.c.student == roster_students.c.key, isouter=True)
-                 .order_by(roster_students.c.name, roster_students.c.key))
+        live = (
+            sa.select(
+                signin_links.c.student,
+                sa.func.max(signin_links.c.expires_at).label("expires"),
+                sa.func.max(signin_links.c.last_used_at).label("used"),
+            )
+            .where(signin_links.c.revoked_at.is_(None), signin_links.c.expires_at > now)
+            .group_by(signin_links.c.student)
+            .subquery()
+        )
+        query = (
+            sa.select(roster_students, live.c.expires, live.c.used)
+            .join(live, live.c.student == roster_students.c.key, isouter=True)
+            .order_by(roster_students.c.name, roster_students.c.key)
+        )
         rows = self._read(lambda conn: conn.execute(query).all())
-        return tuple(RosterMember(row.key, row.name, row.email, row.lms_id, row.section, row.expires, row.used)
-                     for row in rows)
+        return tuple(
+            RosterMember(row.key, row.name, row.email, row.lms_id, row.section, row.expires, row.used) for row in rows
+        )
 
     # -- links -------------------------------------------------------------------------------------
 
@@ -144,17 +158,28 @@ class SignInMixin:
         now = _now()
 
         def issue(conn: Connection) -> dict[str, str]:
-            rostered = set(conn.execute(sa.select(roster_students.c.key)
-                                        .where(roster_students.c.key.in_(wanted))).scalars())
+            rostered = set(
+                conn.execute(sa.select(roster_students.c.key).where(roster_students.c.key.in_(wanted))).scalars()
+            )
             unknown = [key for key in wanted if key not in rostered]
             if unknown:
                 raise KeyError(f"not on the roster: {', '.join(unknown[:5])}")
             _revoke(conn, rostered, now)
             tokens = {key: new_secret() for key in dict.fromkeys(wanted)}
             if tokens:
-                conn.execute(sa.insert(signin_links), [
-                    {"token_hash": digest(token), "student": key, "issued_at": now, "expires_at": now + lifetime,
-                     "uses": 0} for key, token in tokens.items()])
+                conn.execute(
+                    sa.insert(signin_links),
+                    [
+                        {
+                            "token_hash": digest(token),
+                            "student": key,
+                            "issued_at": now,
+                            "expires_at": now + lifetime,
+                            "uses": 0,
+                        }
+                        for key, token in tokens.items()
+                    ],
+                )
             return tokens
 
         return self._write(issue)
@@ -184,12 +209,21 @@ class SignInMixin:
             link = _live_link(conn, token_hash, now)
             if isinstance(link, str):
                 return link
-            conn.execute(sa.update(signin_links).where(signin_links.c.token_hash == token_hash)
-                         .values(last_used_at=now, uses=signin_links.c.uses + 1))
+            conn.execute(
+                sa.update(signin_links)
+                .where(signin_links.c.token_hash == token_hash)
+                .values(last_used_at=now, uses=signin_links.c.uses + 1)
+            )
             expires = now + session_lifetime
-            conn.execute(sa.insert(signin_sessions).values(
-                session_hash=digest(session), student=link.key, link_hash=token_hash, started_at=now,
-                expires_at=expires))
+            conn.execute(
+                sa.insert(signin_sessions).values(
+                    session_hash=digest(session),
+                    student=link.key,
+                    link_hash=token_hash,
+                    started_at=now,
+                    expires_at=expires,
+                )
+            )
             return SignIn(link.key, session, expires)
 
         return self._write(use)
@@ -211,10 +245,17 @@ class SignInMixin:
                 signed_in = conn.execute(
                     sa.select(roster_students.c.key, roster_students.c.name)
                     .join(signin_sessions, roster_students.c.key == signin_sessions.c.student)
-                    .where(signin_sessions.c.session_hash == session_hash, signin_sessions.c.ended_at.is_(None),
-                           signin_sessions.c.expires_at > now)).first()
-            rostered = login_key is not None and conn.execute(
-                sa.select(roster_students.c.key).where(roster_students.c.key == login_key)).first() is not None
+                    .where(
+                        signin_sessions.c.session_hash == session_hash,
+                        signin_sessions.c.ended_at.is_(None),
+                        signin_sessions.c.expires_at > now,
+                    )
+                ).first()
+            rostered = (
+                login_key is not None
+                and conn.execute(sa.select(roster_students.c.key).where(roster_students.c.key == login_key)).first()
+                is not None
+            )
             if signed_in is None:
                 return SignInState(True, login_rostered=rostered)
             return SignInState(True, signed_in.key, signed_in.name, rostered)
@@ -224,9 +265,13 @@ class SignInMixin:
     def end_sign_in(self, session: str) -> None:
         """Sign the browser out: its cookie names no one from now on, in every app process."""
         session_hash, now = digest(session), _now()
-        self._write(lambda conn: conn.execute(
-            sa.update(signin_sessions).where(signin_sessions.c.session_hash == session_hash,
-                                             signin_sessions.c.ended_at.is_(None)).values(ended_at=now)))
+        self._write(
+            lambda conn: conn.execute(
+                sa.update(signin_sessions)
+                .where(signin_sessions.c.session_hash == session_hash, signin_sessions.c.ended_at.is_(None))
+                .values(ended_at=now)
+            )
+        )
 
 
 def _plausible(token: object) -> bool:
@@ -249,9 +294,13 @@ def _live_link(conn: Connection, token_hash: str, now: datetime) -> Any:
 def _revoke(conn: Connection, students: set[str], now: datetime) -> int:
     if not students:
         return 0
-    return conn.execute(sa.update(signin_links).where(
-        signin_links.c.student.in_(students), signin_links.c.revoked_at.is_(None),
-        signin_links.c.expires_at > now).values(revoked_at=now)).rowcount
+    return conn.execute(
+        sa.update(signin_links)
+        .where(
+            signin_links.c.student.in_(students), signin_links.c.revoked_at.is_(None), signin_links.c.expires_at > now
+        )
+        .values(revoked_at=now)
+    ).rowcount
 
 
 def _withdraw(conn: Connection, students: set[str], now: datetime) -> int:
@@ -259,8 +308,14 @@ def _withdraw(conn: Connection, students: set[str], now: datetime) -> int:
     if not students:
         return 0
     live = _revoke(conn, students, now)
-    conn.execute(sa.update(signin_links).where(signin_links.c.student.in_(students),
-                                               signin_links.c.revoked_at.is_(None)).values(revoked_at=now))
-    conn.execute(sa.update(signin_sessions).where(signin_sessions.c.student.in_(students),
-                                                  signin_sessions.c.ended_at.is_(None)).values(ended_at=now))
+    conn.execute(
+        sa.update(signin_links)
+        .where(signin_links.c.student.in_(students), signin_links.c.revoked_at.is_(None))
+        .values(revoked_at=now)
+    )
+    conn.execute(
+        sa.update(signin_sessions)
+        .where(signin_sessions.c.student.in_(students), signin_sessions.c.ended_at.is_(None))
+        .values(ended_at=now)
+    )
     return live

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import threading
 from collections import defaultdict
+from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 import pandas as pd
 import sqlalchemy as sa
@@ -24,9 +25,9 @@ from .attempts import AttemptsMixin
 from .catalogue import Catalogue
 from .engine import create_store_engine, run_transaction
 from .jobs import GradingJobsMixin
+from .password_failures import PasswordFailuresMixin
 from .progress import ScoredAttempt, StudentActivity, class_table, student_progress
 from .results import Comment, StudentProgress
-from .password_failures import PasswordFailuresMixin
 from .signin import SignInMixin
 from .validation import clean_comment, clean_student, require_bool, require_hint_tier, require_id
 from .workspace import WorkspaceMixin
@@ -192,7 +193,9 @@ def _activities(conn: Connection, student: str | None) -> dict[str, StudentActiv
         activities[row.student].hint_tiers.setdefault(row.exercise, set()).add(row.tier)
         activities[row.student].saw(row.last)
     attempts = schema.attempts
-    scored = grouped(attempts, attempts.c.exercise, attempts.c.score, attempts.c.max_score, attempts.c.public_tests_only)
+    scored = grouped(
+        attempts, attempts.c.exercise, attempts.c.score, attempts.c.max_score, attempts.c.public_tests_only
+    )
     for row in conn.execute(scored.where(attempts.c.kind == AttemptKind.SUBMISSION)):  # practice never counts
         attempt = ScoredAttempt(row.exercise, row.score, row.max_score, row.public_tests_only)
         activities[row.student].attempts.extend([attempt] * row.n)  # equal attempts, grouped in SQL

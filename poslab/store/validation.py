@@ -25,8 +25,7 @@ def clean_student(name: object) -> str:
     trimmed = name.strip()
     if not 1 <= len(trimmed) <= MAX_NAME_CHARS:
         raise ValueError(
-            f"student name must be 1 to {MAX_NAME_CHARS} characters after trimming spaces; "
-            f"got {len(trimmed)}"
+            f"student name must be 1 to {MAX_NAME_CHARS} characters after trimming spaces; got {len(trimmed)}"
         )
     if any(unicodedata.category(char) == "Cc" for char in trimmed):
         raise ValueError("student name must not contain control characters such as newlines or tabs")
@@ -120,7 +119,8 @@ def clean_test_rows(rows: object, exercise: str) -> list[tuple[str, bool]]:
         if row.exercise != exercise:
             raise ValueError(f"a test row of exercise {row.exercise!r} was given with an attempt at {exercise!r}")
         if not isinstance(row.test, str) or not 1 <= len(row.test) <= MAX_TEST_NAME_CHARS:
-            raise ValueError(f"a test name must be text of 1 to {MAX_TEST_NAME_CHARS:,} characters, "
-                             f"got {str(row.test)[:80]!r}")
+            raise ValueError(
+                f"a test name must be text of 1 to {MAX_TEST_NAME_CHARS:,} characters, got {str(row.test)[:80]!r}"
+            )
         cleaned.append((row.test, require_bool(row.passed, "passed")))
     return cleaned

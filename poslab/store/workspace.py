@@ -74,8 +74,16 @@ class WorkspaceMixin:
         row = self._read(lambda conn: conn.execute(query).first())
         return None if row is None else _draft(row)
 
-    def save_draft(self, student: str, exercise: str, code: str, *, saved_by: str,
-                   base_revision: int = 0, overwrite_newer: bool = True) -> DraftSaved:
+    def save_draft(
+        self,
+        student: str,
+        exercise: str,
+        code: str,
+        *,
+        saved_by: str,
+        base_revision: int = 0,
+        overwrite_newer: bool = True,
+    ) -> DraftSaved:
         """Save the editor's text.
 
         ``base_revision``: the revision this session last loaded or saved (0: none). If another
@@ -95,8 +103,11 @@ class WorkspaceMixin:
         def save(conn: Connection) -> DraftSaved:
             row = conn.execute(sa.select(table).where(mine)).first()
             before = None if row is None else _draft(row)
-            newer = before if before is not None and before.revision > base_revision \
-                and before.saved_by != saved_by else None
+            newer = (
+                before
+                if before is not None and before.revision > base_revision and before.saved_by != saved_by
+                else None
+            )
             if newer is not None and not overwrite_newer:
                 return DraftSaved(newer, None, held_back=True)
             revision = 1 if before is None else before.revision + 1
@@ -122,16 +133,19 @@ class WorkspaceMixin:
         choice = require_id(choice, "choice")
         if choice < 0:
             raise ValueError(f"choice must be 0 or more, got {choice}")
-        statement = sa.insert(schema.check_choices).values(student=student, lesson=lesson, check_id=check_id,
-                                                           choice=choice, at=_now())
+        statement = sa.insert(schema.check_choices).values(
+            student=student, lesson=lesson, check_id=check_id, choice=choice, at=_now()
+        )
         self._write(lambda conn: conn.execute(statement))
 
     def check_choices(self, student: str, lesson: str) -> dict[str, int]:
         """The option of each quick check's latest answer in this lesson: {check id: option index}."""
         student, lesson = clean_student(student), self.catalogue.require_lesson(lesson)
         table = schema.check_choices
-        query = (sa.select(table.c.check_id, table.c.choice)
-                 .where(table.c.student == student, table.c.lesson == lesson)
-                 .order_by(table.c.at, table.c.id))
+        query = (
+            sa.select(table.c.check_id, table.c.choice)
+            .where(table.c.student == student, table.c.lesson == lesson)
+            .order_by(table.c.at, table.c.id)
+        )
         rows = self._read(lambda conn: conn.execute(query).all())
         return {row.check_id: row.choice for row in rows}  # later answers overwrite earlier ones

@@ -25,7 +25,7 @@ import torch
 from poslab.encodings.alibi import alibi_bias, alibi_slopes
 from poslab.encodings.attention import attention
 from poslab.encodings.sinusoidal import sinusoidal_encoding
-from poslab.viz.common import axis_title, y_axis_title, heatmap
+from poslab.viz.common import axis_title, heatmap, y_axis_title
 
 
 def power_of_two_below(n_heads: int) -> int:
@@ -39,8 +39,9 @@ def slopes_frame(n_heads: int) -> pd.DataFrame:
     c = power_of_two_below(n_heads)
     sets = [f"{c}-head set" if h < c else f"odd steps of the {2 * c}-head set" for h in range(n_heads)]
     rules = [f"2^(-8·{h + 1}/{c})" if h < c else f"2^(-4·{2 * (h - c) + 1}/{c})" for h in range(n_heads)]
-    return pd.DataFrame({"head": np.arange(n_heads), "slope": slopes, "log2 slope": np.log2(slopes),
-                         "set": sets, "rule": rules})
+    return pd.DataFrame(
+        {"head": np.arange(n_heads), "slope": slopes, "log2 slope": np.log2(slopes), "set": sets, "rule": rules}
+    )
 
 
 def window_frame(n_heads: int, weight_ratio: float) -> pd.DataFrame:
@@ -63,20 +64,35 @@ class SlopesView:
 def slopes_view(n_heads: int, weight_ratio: float) -> SlopesView:
     table = slopes_frame(n_heads).assign(window=window_frame(n_heads, weight_ratio)["window"])
     # The chart sits in a narrow column: a two-line title and a vertical legend keep every word in view.
-    chart = alt.Chart(table, title=alt.TitleParams(["Window per head:", f"distance to relative weight {weight_ratio:g}"])
-                      ).mark_bar().encode(
-        x=alt.X("head:O", title=axis_title("head h", "index")),
-        y=alt.Y("window:Q", title=y_axis_title("effective window", "tokens, log scale"), scale=alt.Scale(type="log")),
-        y2=alt.datum(1),  # a log axis has no 0: bars start at 1 token
-        color=alt.Color("set:N", title="slope from", legend=alt.Legend(orient="bottom", direction="vertical",
-                                                                       labelLimit=400)),
-        tooltip=[alt.Tooltip("head:O"), alt.Tooltip("slope:Q", format=".5f"), alt.Tooltip("log2 slope:Q", format=".2f"),
-                 alt.Tooltip("window:Q", title="window (tokens)", format=",.1f"), alt.Tooltip("set:N"),
-                 alt.Tooltip("rule:N")],
-    ).properties(description=(
-        f"Bar chart, log scale: the effective window of each of the {n_heads} ALiBi heads, the distance in tokens "
-        f"at which a key's weight falls to {weight_ratio:g} of the current token's. Windows grow from "
-        f"{table['window'].min():,.1f} tokens (head 0) to {table['window'].max():,.1f} tokens."))
+    chart = (
+        alt.Chart(table, title=alt.TitleParams(["Window per head:", f"distance to relative weight {weight_ratio:g}"]))
+        .mark_bar()
+        .encode(
+            x=alt.X("head:O", title=axis_title("head h", "index")),
+            y=alt.Y(
+                "window:Q", title=y_axis_title("effective window", "tokens, log scale"), scale=alt.Scale(type="log")
+            ),
+            y2=alt.datum(1),  # a log axis has no 0: bars start at 1 token
+            color=alt.Color(
+                "set:N", title="slope from", legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=400)
+            ),
+            tooltip=[
+                alt.Tooltip("head:O"),
+                alt.Tooltip("slope:Q", format=".5f"),
+                alt.Tooltip("log2 slope:Q", format=".2f"),
+                alt.Tooltip("window:Q", title="window (tokens)", format=",.1f"),
+                alt.Tooltip("set:N"),
+                alt.Tooltip("rule:N"),
+            ],
+        )
+        .properties(
+            description=(
+                f"Bar chart, log scale: the effective window of each of the {n_heads} ALiBi heads, the distance in tokens "
+                f"at which a key's weight falls to {weight_ratio:g} of the current token's. Windows grow from "
+                f"{table['window'].min():,.1f} tokens (head 0) to {table['window'].max():,.1f} tokens."
+            )
+        )
+    )
     return SlopesView(table, chart, power_of_two_below(n_heads), math.log(weight_ratio), slope_rule(n_heads))
 
 
@@ -86,11 +102,15 @@ def slope_rule(n_heads: int) -> str:
     if c == n_heads:
         if n_heads == 1:
             return "1 is a power of two: the one head gets the slope 2^(-8), the last of the rule's sequence."
-        return (f"{n_heads} is a power of two: head h gets 2^(-8(h+1)/{n_heads}), a geometric sequence "
-                f"from 2^(-{8 / n_heads:g}) down to 2^(-8).")
-    return (f"{n_heads} is not a power of two, so the rule starts from c = {c}. {_heads(0, c - 1)}: the "
-            f"{c}-head slopes 2^(-8(h+1)/{c}). {_heads(c, n_heads - 1)}: every other slope of the "
-            f"{2 * c}-head set, the first {n_heads - c} of them, which fall between the first ones.")
+        return (
+            f"{n_heads} is a power of two: head h gets 2^(-8(h+1)/{n_heads}), a geometric sequence "
+            f"from 2^(-{8 / n_heads:g}) down to 2^(-8)."
+        )
+    return (
+        f"{n_heads} is not a power of two, so the rule starts from c = {c}. {_heads(0, c - 1)}: the "
+        f"{c}-head slopes 2^(-8(h+1)/{c}). {_heads(c, n_heads - 1)}: every other slope of the "
+        f"{2 * c}-head set, the first {n_heads - c} of them, which fall between the first ones."
+    )
 
 
 def _heads(first: int, last: int) -> str:
@@ -103,13 +123,21 @@ def bias_chart(n_heads: int, head: int, seq_len: int) -> alt.Chart:
         raise ValueError(f"head must be in 0..{n_heads - 1}, got {head}")
     bias = alibi_bias(n_heads, seq_len)[head]  # (T, T)
     slope = float(alibi_slopes(n_heads)[head])
-    return heatmap(bias, title=f"Head {head} of {n_heads}: bias -m (i - j), m = {slope:.4g}",
-                   x_title=axis_title("key j", "position"), y_title=axis_title("query i", "position"),
-                   value_title="bias (logit units)", diverging=False, value_format=".3f",
-                   description=(f"Heatmap of ALiBi head {head}'s bias over {seq_len} queries (rows) and keys "
-                                f"(columns): 0 on the diagonal, falling by {slope:.4g} per token of distance to "
-                                f"{-slope * (seq_len - 1):.3f} at the far corner; future keys (above the "
-                                f"diagonal) are masked and blank."))
+    return heatmap(
+        bias,
+        title=f"Head {head} of {n_heads}: bias -m (i - j), m = {slope:.4g}",
+        x_title=axis_title("key j", "position"),
+        y_title=axis_title("query i", "position"),
+        value_title="bias (logit units)",
+        diverging=False,
+        value_format=".3f",
+        description=(
+            f"Heatmap of ALiBi head {head}'s bias over {seq_len} queries (rows) and keys "
+            f"(columns): 0 on the diagonal, falling by {slope:.4g} per token of distance to "
+            f"{-slope * (seq_len - 1):.3f} at the far corner; future keys (above the "
+            f"diagonal) are masked and blank."
+        ),
+    )
 
 
 SMALLEST_WEIGHT = 1e-6  # the recency chart stops a head's line below this relative weight
@@ -121,8 +149,13 @@ def recency_frame(n_heads: int, max_distance: int) -> pd.DataFrame:
     slopes = alibi_slopes(n_heads).double()  # (H,)
     distance = torch.arange(max_distance + 1, dtype=torch.float64)
     weights = torch.exp(-slopes[:, None] * distance[None, :])  # (H, R)
-    frame = pd.DataFrame({"head": np.repeat(np.arange(n_heads), len(distance)),
-                          "distance": np.tile(distance.numpy(), n_heads), "weight": weights.flatten().numpy()})
+    frame = pd.DataFrame(
+        {
+            "head": np.repeat(np.arange(n_heads), len(distance)),
+            "distance": np.tile(distance.numpy(), n_heads),
+            "weight": weights.flatten().numpy(),
+        }
+    )
     return frame[frame["weight"] >= SMALLEST_WEIGHT].reset_index(drop=True)
 
 
@@ -164,23 +197,40 @@ def shifted_inputs(n_heads: int, seq_len: int, shift: int, d_model: int = 32, se
         mask = torch.full((seq_len, seq_len), float("-inf"), dtype=torch.float64).triu(1)
         return attention(x + table, x + table, x + table, mask)[0]
 
-    return ShiftedInputs(float((alibi_output(shift) - alibi_output(0)).abs().max()),
-                         float((sinusoidal_output(shift) - sinusoidal_output(0)).abs().max()), shift)
+    return ShiftedInputs(
+        float((alibi_output(shift) - alibi_output(0)).abs().max()),
+        float((sinusoidal_output(shift) - sinusoidal_output(0)).abs().max()),
+        shift,
+    )
 
 
 def recency_chart(n_heads: int, max_distance: int) -> alt.LayerChart:
     frame = recency_frame(n_heads, max_distance)
     x = alt.X("distance:Q", title=axis_title("distance i - j", "tokens"))
     y = alt.Y("weight:Q", title=axis_title("relative weight exp(-m d)", "log scale"), scale=alt.Scale(type="log"))
-    lines = alt.Chart(frame).mark_line().encode(
-        x=x, y=y, color=alt.Color("head:O", title="head", legend=alt.Legend(orient="bottom", columns=8)),
-        tooltip=[alt.Tooltip("head:O"), alt.Tooltip("distance:Q"), alt.Tooltip("weight:Q", format=".2e")])
+    lines = (
+        alt.Chart(frame)
+        .mark_line()
+        .encode(
+            x=x,
+            y=y,
+            color=alt.Color("head:O", title="head", legend=alt.Legend(orient="bottom", columns=8)),
+            tooltip=[alt.Tooltip("head:O"), alt.Tooltip("distance:Q"), alt.Tooltip("weight:Q", format=".2e")],
+        )
+    )
     # Line ends are labelled with their head, so the legend's shades are not the only key.
-    labels = alt.Chart(line_end_labels(frame, max_distance)).mark_text(align="left", dx=3, fontSize=10).encode(
-        x=x, y=y, text="name:N")
+    labels = (
+        alt.Chart(line_end_labels(frame, max_distance))
+        .mark_text(align="left", dx=3, fontSize=10)
+        .encode(x=x, y=y, text="name:N")
+    )
     title = alt.TitleParams(["Equal content: weight of a key d tokens back,", "relative to the current token"])
     # The whole chart's height: Streamlit fits the legend below into it as well.
-    return alt.layer(lines, labels, title=title).properties(height=460, description=(
-        f"Line chart, one line per head ({n_heads} heads): with equal content scores, the weight of a key d tokens "
-        f"back relative to the current token, exp(-m d), on a log scale, for d from 0 to {max_distance}. Head 0 "
-        f"falls fastest; each later head falls more slowly, and a line stops below {SMALLEST_WEIGHT:g}."))
+    return alt.layer(lines, labels, title=title).properties(
+        height=460,
+        description=(
+            f"Line chart, one line per head ({n_heads} heads): with equal content scores, the weight of a key d tokens "
+            f"back relative to the current token, exp(-m d), on a log scale, for d from 0 to {max_distance}. Head 0 "
+            f"falls fastest; each later head falls more slowly, and a line stops below {SMALLEST_WEIGHT:g}."
+        ),
+    )

@@ -67,8 +67,14 @@ def _allclose_call(tolerance: str) -> str:
     return f"torch.allclose(P @ out_orig, out_perm, atol={atol}, rtol={rtol})"
 
 
-def demo_source(n_tokens: int, d_model: int, order: tuple[int, ...], seed: int,
-                tolerance: str = SEED_TOLERANCE, positional: bool = False) -> str:
+def demo_source(
+    n_tokens: int,
+    d_model: int,
+    order: tuple[int, ...],
+    seed: int,
+    tolerance: str = SEED_TOLERANCE,
+    positional: bool = False,
+) -> str:
     """The runnable program, the source lesson's demo with the student's choices filled in."""
     validate_order(order, n_tokens)
     lines = [
@@ -120,8 +126,14 @@ class DemoResult:
         return str(self.printed)
 
 
-def run_demo(n_tokens: int, d_model: int, order: tuple[int, ...], seed: int,
-             tolerance: str = SEED_TOLERANCE, positional: bool = False) -> DemoResult:
+def run_demo(
+    n_tokens: int,
+    d_model: int,
+    order: tuple[int, ...],
+    seed: int,
+    tolerance: str = SEED_TOLERANCE,
+    positional: bool = False,
+) -> DemoResult:
     """Compute what ``demo_source(...)`` prints, and the numbers behind it."""
     validate_order(order, n_tokens)
     atol, rtol = TOLERANCES[tolerance]
@@ -134,33 +146,66 @@ def run_demo(n_tokens: int, d_model: int, order: tuple[int, ...], seed: int,
     bound = atol + rtol * actual.abs()
     used = float((gap / bound).max()) if bool((bound > 0).all()) else (0.0 if float(gap.max()) == 0 else math.inf)
     return DemoResult(
-        order=tuple(order), permutation=tuple(tuple(int(v) for v in row) for row in p),
+        order=tuple(order),
+        permutation=tuple(tuple(int(v) for v in row) for row in p),
         difference=tuple(tuple(float(v) for v in row) for row in expected - actual),
         printed=bool(torch.allclose(expected, actual, atol=atol, rtol=rtol)),
-        max_difference=float(gap.max()), atol=atol, rtol=rtol, allowance_used=used,
+        max_difference=float(gap.max()),
+        atol=atol,
+        rtol=rtol,
+        allowance_used=used,
     )
 
 
 def permutation_chart(result: DemoResult) -> alt.LayerChart:
     """P as a 0/1 grid: two colours with a two-entry legend, and each 1 written in its cell."""
-    cells = heatmap(result.permutation, title="P: row i has its 1 in column order[i]",
-                    x_title=axis_title("column: original token", "index"), y_title=axis_title("row: new slot", "index"),
-                    value_title="entry", diverging=False, value_format=".0f")
-    cells = cells.encode(color=alt.Color("value:O", title="entry", scale=alt.Scale(domain=[0, 1], range=["#f2f2f2", "#1f3b73"]),
-                                         legend=alt.Legend(orient="bottom")))
-    ones = alt.Chart(cells.data).transform_filter("datum.value == 1").mark_text(color="white", fontWeight="bold").encode(
-        x=alt.X("col:O", title=axis_title("column: original token", "index")),
-        y=alt.Y("row:O", title=axis_title("row: new slot", "index")), text=alt.Text("value:Q", format=".0f"))
+    cells = heatmap(
+        result.permutation,
+        title="P: row i has its 1 in column order[i]",
+        x_title=axis_title("column: original token", "index"),
+        y_title=axis_title("row: new slot", "index"),
+        value_title="entry",
+        diverging=False,
+        value_format=".0f",
+    )
+    cells = cells.encode(
+        color=alt.Color(
+            "value:O",
+            title="entry",
+            scale=alt.Scale(domain=[0, 1], range=["#f2f2f2", "#1f3b73"]),
+            legend=alt.Legend(orient="bottom"),
+        )
+    )
+    ones = (
+        alt.Chart(cells.data)
+        .transform_filter("datum.value == 1")
+        .mark_text(color="white", fontWeight="bold")
+        .encode(
+            x=alt.X("col:O", title=axis_title("column: original token", "index")),
+            y=alt.Y("row:O", title=axis_title("row: new slot", "index")),
+            text=alt.Text("value:Q", format=".0f"),
+        )
+    )
     slots = ", ".join(f"row {row} has its 1 in column {column}" for row, column in enumerate(result.order))
-    return alt.layer(cells, ones).properties(description=(
-        f"Grid of the {len(result.order)}x{len(result.order)} permutation matrix P, 1 in one cell per row and column, "
-        f"0 elsewhere: {slots}."))
+    return alt.layer(cells, ones).properties(
+        description=(
+            f"Grid of the {len(result.order)}x{len(result.order)} permutation matrix P, 1 in one cell per row and column, "
+            f"0 elsewhere: {slots}."
+        )
+    )
 
 
 def difference_chart(result: DemoResult) -> alt.Chart:
     biggest = max((abs(v) for row in result.difference for v in row), default=0.0)
-    return heatmap(result.difference, title="P·attn(X) − attn(PX), entry by entry",
-                   x_title=axis_title("feature", "index"), y_title=axis_title("slot", "index"),
-                   value_title="difference", value_format=".2e",
-                   description=(f"Heatmap of P·attn(X) − attn(PX) for every slot (rows) and feature (columns): the "
-                                f"largest entry is {biggest:.2e} in size; allclose prints {result.printed}."))
+    return heatmap(
+        result.difference,
+        title="P·attn(X) − attn(PX), entry by entry",
+        x_title=axis_title("feature", "index"),
+        y_title=axis_title("slot", "index"),
+        value_title="difference",
+        value_format=".2e",
+        description=(
+            f"Heatmap of P·attn(X) − attn(PX) for every slot (rows) and feature (columns): the "
+            f"largest entry is {biggest:.2e} in size; allclose prints {result.printed}."
+        ),
+    )

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import altair as alt
 import numpy as np
@@ -121,13 +122,15 @@ def matrix_frame(
     row_starts = np.arange(0, n_rows, row_stride)
     col_starts = np.arange(0, n_cols, col_stride)
     rows, cols = np.meshgrid(row_starts, col_starts, indexing="ij")
-    frame = pd.DataFrame({
-        "row": rows.ravel(),
-        "row_end": np.minimum(rows.ravel() + row_stride, n_rows) - 1,
-        "col": cols.ravel(),
-        "col_end": np.minimum(cols.ravel() + col_stride, n_cols) - 1,
-        "value": grid.ravel(),
-    })
+    frame = pd.DataFrame(
+        {
+            "row": rows.ravel(),
+            "row_end": np.minimum(rows.ravel() + row_stride, n_rows) - 1,
+            "col": cols.ravel(),
+            "col_end": np.minimum(cols.ravel() + col_stride, n_cols) - 1,
+            "value": grid.ravel(),
+        }
+    )
     row_names = _labels(row_labels, n_rows, row_starts, "row")
     col_names = _labels(col_labels, n_cols, col_starts, "column")
     if row_names is not None:
@@ -150,7 +153,9 @@ def _position_field(frame: pd.DataFrame, axis: str, title: str, channel: type) -
     label_field = f"{axis}_label"
     if label_field in frame:
         order = list(dict.fromkeys(frame[label_field]))
-        return channel(f"{label_field}:N", title=title, sort=order, axis=alt.Axis(labelAngle=0 if axis == "row" else -45))
+        return channel(
+            f"{label_field}:N", title=title, sort=order, axis=alt.Axis(labelAngle=0 if axis == "row" else -45)
+        )
     return channel(f"{axis}:O", title=title, axis=alt.Axis(labelOverlap=True, labelAngle=0))
 
 
@@ -187,33 +192,47 @@ def heatmap(
     if (row_stride, col_stride) != (1, 1):
         title = f"{title} (each cell: {reduce} of a {row_stride}x{col_stride} block)"
     scale_args: dict[str, Any] = {"domain": list(domain)} if domain is not None else {}
-    scale = (alt.Scale(scheme="blueorange", domainMid=0, **scale_args) if diverging
-             else alt.Scale(scheme="viridis", **scale_args))
+    scale = (
+        alt.Scale(scheme="blueorange", domainMid=0, **scale_args)
+        if diverging
+        else alt.Scale(scheme="viridis", **scale_args)
+    )
     tooltip = [
-        alt.Tooltip("row:Q", title=f"{y_title}: from"), alt.Tooltip("row_end:Q", title=f"{y_title}: to"),
-        alt.Tooltip("col:Q", title=f"{x_title}: from"), alt.Tooltip("col_end:Q", title=f"{x_title}: to"),
+        alt.Tooltip("row:Q", title=f"{y_title}: from"),
+        alt.Tooltip("row_end:Q", title=f"{y_title}: to"),
+        alt.Tooltip("col:Q", title=f"{x_title}: from"),
+        alt.Tooltip("col_end:Q", title=f"{x_title}: to"),
         alt.Tooltip("value:Q", title=value_title, format=value_format),
     ]
     for field in ("row_label", "col_label"):
         if field in frame:
             tooltip.insert(0, alt.Tooltip(f"{field}:N", title="row" if field == "row_label" else "column"))
-    return alt.Chart(frame, title=title).mark_rect().encode(
-        x=_position_field(frame, "col", x_title, alt.X),
-        y=_position_field(frame, "row", y_title, alt.Y),
-        color=alt.Color("value:Q", title=value_title, scale=scale, legend=alt.Legend(format=value_format)),
-        tooltip=tooltip,
-    ).properties(height=height or alt.Step(row_step(n_drawn_rows)),
-                 description=description or heatmap_description(frame, title, x_title, y_title, value_title))
+    return (
+        alt.Chart(frame, title=title)
+        .mark_rect()
+        .encode(
+            x=_position_field(frame, "col", x_title, alt.X),
+            y=_position_field(frame, "row", y_title, alt.Y),
+            color=alt.Color("value:Q", title=value_title, scale=scale, legend=alt.Legend(format=value_format)),
+            tooltip=tooltip,
+        )
+        .properties(
+            height=height or alt.Step(row_step(n_drawn_rows)),
+            description=description or heatmap_description(frame, title, x_title, y_title, value_title),
+        )
+    )
 
 
 def heatmap_description(frame: pd.DataFrame, title: str, x_title: str, y_title: str, value_title: str) -> str:
     """What a heatmap shows, in words: its title, size and range of values, and any blank cells."""
     values = frame["value"].dropna()
-    span = (f"from {values.min():.3g} to {values.max():.3g}" if len(values) else "no finite value")
+    span = f"from {values.min():.3g} to {values.max():.3g}" if len(values) else "no finite value"
     blank = int(frame["value"].isna().sum())
     blanks = f"; {blank} cells are blank (masked)" if blank else ""
-    return (f"Heatmap: {title}. {value_title} over {frame['row'].nunique()} rows ({y_title}) and "
-            f"{frame['col'].nunique()} columns ({x_title}), {span}{blanks}.")
+    return (
+        f"Heatmap: {title}. {value_title} over {frame['row'].nunique()} rows ({y_title}) and "
+        f"{frame['col'].nunique()} columns ({x_title}), {span}{blanks}."
+    )
 
 
 def _specs(spec: dict) -> list[dict]:
@@ -246,8 +265,11 @@ def convention_problems(chart: alt.TopLevelMixin) -> list[str]:
             definition = encoding.get(channel)
             if isinstance(definition, dict) and "field" in definition and not definition.get("title"):
                 problems.append(f"layer {index}: {channel} axis has no title")
-        has_tooltip = has_tooltip or "tooltip" in encoding or bool(unit.get("mark", {}).get("tooltip")
-                                                                   if isinstance(unit.get("mark"), dict) else False)
+        has_tooltip = (
+            has_tooltip
+            or "tooltip" in encoding
+            or bool(unit.get("mark", {}).get("tooltip") if isinstance(unit.get("mark"), dict) else False)
+        )
     if not has_tooltip:
         problems.append("no tooltip")
     return problems

@@ -60,19 +60,22 @@ def cache_modes(seq_len: int, head_dim: int = 8, base: float = 10_000.0, seed: i
     q, k, v = projections(seq_len, head_dim, seed)
     freqs = rope_inverse_frequencies(head_dim, base, torch.float64)
     reference = full_forward(q, k, v, torch.arange(seq_len), freqs)
-    errors: dict[str, list[float]] = {"rotate, then cache": [], "cache raw, rotate at read": [],
-                                      "broken: rotate again at read": []}
+    errors: dict[str, list[float]] = {
+        "rotate, then cache": [],
+        "cache raw, rotate at read": [],
+        "broken: rotate again at read": [],
+    }
     rotated, raw = k[:0], k[:0]
     for step in range(seq_len):
         position = torch.tensor([step])  # one unpadded sequence: here position = cache length
-        rotated = torch.cat([rotated, apply_rotary(k[step:step + 1], freqs, position)])
-        raw = torch.cat([raw, k[step:step + 1]])
-        query = apply_rotary(q[step:step + 1], freqs, position)
+        rotated = torch.cat([rotated, apply_rotary(k[step : step + 1], freqs, position)])
+        raw = torch.cat([raw, k[step : step + 1]])
+        query = apply_rotary(q[step : step + 1], freqs, position)
         every = torch.ones(1, step + 1, dtype=torch.bool)
         at_read = apply_rotary(raw, freqs, torch.arange(step + 1))
         twice = apply_rotary(rotated, freqs, torch.arange(step + 1))
         for name, keys in zip(errors, (rotated, at_read, twice)):
-            errors[name].append(_step_error(attend(query, keys, v[:step + 1], every)[0], reference[step]))
+            errors[name].append(_step_error(attend(query, keys, v[: step + 1], every)[0], reference[step]))
     return errors
 
 
@@ -81,8 +84,9 @@ def mask_positions(attention_mask: torch.Tensor) -> torch.Tensor:
     return (attention_mask.cumsum(-1) - 1).clamp(min=0)
 
 
-def left_padding(prompt_lengths: tuple[int, ...], new_tokens: int, head_dim: int = 8, base: float = 10_000.0,
-                 seed: int = 0) -> dict[str, list[float]]:
+def left_padding(
+    prompt_lengths: tuple[int, ...], new_tokens: int, head_dim: int = 8, base: float = 10_000.0, seed: int = 0
+) -> dict[str, list[float]]:
     """A left-padded batch: a prefill (step 0) of prompts padded to one width, then ``new_tokens`` decode steps.
 
     Each row is compared with its own sequence decoded alone. The prefill always takes its positions
@@ -98,7 +102,7 @@ def left_padding(prompt_lengths: tuple[int, ...], new_tokens: int, head_dim: int
         q, k, v = projections(total, head_dim, seed + row)
         alone = full_forward(q, k, v, torch.arange(total), freqs)
         mask = torch.cat([torch.zeros(pad, dtype=torch.bool), torch.ones(total, dtype=torch.bool)])
-        prefill = mask_positions(mask[None, : width].long())[0]
+        prefill = mask_positions(mask[None, :width].long())[0]
         for name in names:
             steps = torch.arange(new_tokens) + (length if name == names[0] else width)
             positions = torch.cat([prefill, steps])  # [width + new_tokens], padding slots included
@@ -111,13 +115,15 @@ def left_padding(prompt_lengths: tuple[int, ...], new_tokens: int, head_dim: int
             prefill_error = _step_error(out[:length], alone[:length])
             errors[name][0] = max(errors[name][0], prefill_error)
             for step in range(new_tokens):
-                errors[name][step + 1] = max(errors[name][step + 1],
-                                             _step_error(out[length + step], alone[length + step]))
+                errors[name][step + 1] = max(
+                    errors[name][step + 1], _step_error(out[length + step], alone[length + step])
+                )
     return errors
 
 
-def rolling_buffer(seq_len: int, window: int, head_dim: int = 8, base: float = 10_000.0,
-                   seed: int = 0) -> dict[str, list[float]]:
+def rolling_buffer(
+    seq_len: int, window: int, head_dim: int = 8, base: float = 10_000.0, seed: int = 0
+) -> dict[str, list[float]]:
     """A ring buffer of ``window`` slots against the full forward masked to the last ``window`` keys."""
     q, k, v = projections(seq_len, head_dim, seed)
     freqs = rope_inverse_frequencies(head_dim, base, torch.float64)
@@ -131,15 +137,16 @@ def rolling_buffer(seq_len: int, window: int, head_dim: int = 8, base: float = 1
         for step in range(seq_len):
             position = step if name == names[0] else min(step, window - 1)
             slot = step % window  # the oldest key is overwritten once the buffer is full
-            keys[slot] = apply_rotary(k[step:step + 1], freqs, torch.tensor([position]))[0]
+            keys[slot] = apply_rotary(k[step : step + 1], freqs, torch.tensor([position]))[0]
             values[slot], filled[slot] = v[step], True
-            query = apply_rotary(q[step:step + 1], freqs, torch.tensor([position]))
+            query = apply_rotary(q[step : step + 1], freqs, torch.tensor([position]))
             errors[name].append(_step_error(attend(query, keys, values, filled[None, :])[0], reference[step]))
     return errors
 
 
-def dynamic_ntk(seq_len: int, original_len: int, factor: float = 2.0, head_dim: int = 8,
-                base: float = 10_000.0, seed: int = 0) -> dict[str, list[float]]:
+def dynamic_ntk(
+    seq_len: int, original_len: int, factor: float = 2.0, head_dim: int = 8, base: float = 10_000.0, seed: int = 0
+) -> dict[str, list[float]]:
     """Dynamic NTK with a cache: the reference re-runs the prefix with the frequencies of its length."""
     q, k, v = projections(seq_len, head_dim, seed)
 
@@ -153,10 +160,10 @@ def dynamic_ntk(seq_len: int, original_len: int, factor: float = 2.0, head_dim: 
         freqs = freqs_at(step + 1)  # the length the engine has reached
         positions = torch.arange(step + 1)
         reference = full_forward(q[: step + 1], k[: step + 1], v[: step + 1], positions, freqs)[step]
-        query = apply_rotary(q[step:step + 1], freqs, torch.tensor([step]))
+        query = apply_rotary(q[step : step + 1], freqs, torch.tensor([step]))
         every = torch.ones(1, step + 1, dtype=torch.bool)
         at_read = apply_rotary(k[: step + 1], freqs, positions)
-        rotated = torch.cat([rotated, apply_rotary(k[step:step + 1], freqs, torch.tensor([step]))])
+        rotated = torch.cat([rotated, apply_rotary(k[step : step + 1], freqs, torch.tensor([step]))])
         for name, keys in zip(names, (at_read, rotated)):
             errors[name].append(_step_error(attend(query, keys, v[: step + 1], every)[0], reference))
     return errors
@@ -164,8 +171,10 @@ def dynamic_ntk(seq_len: int, original_len: int, factor: float = 2.0, head_dim: 
 
 def streaming(seq_len: int, sinks: int, recent: int) -> dict[str, list[int]]:
     """Largest query-key distance per step, when the cache keeps ``sinks`` first and ``recent`` last tokens."""
-    distances: dict[str, list[int]] = {"re-indexed inside the cache (StreamingLLM)": [],
-                                       "broken: positions of the original text": []}
+    distances: dict[str, list[int]] = {
+        "re-indexed inside the cache (StreamingLLM)": [],
+        "broken: positions of the original text": [],
+    }
     for step in range(seq_len):
         kept = sorted(set(range(min(sinks, step + 1))) | set(range(max(0, step + 1 - recent), step + 1)))
         distances["re-indexed inside the cache (StreamingLLM)"].append(len(kept) - 1)  # query at slot len - 1

@@ -21,7 +21,6 @@ from poslab.experiments.result_files import load_results
 from poslab.experiments.results import ExtrapolationResults
 from poslab.viz.extrapolation_charts import Measure, length_chart, passkey_chart
 from poslab.viz.extrapolation_data import (
-    TITLES,
     chart_frame,
     percent,
     probe_frame,
@@ -46,10 +45,14 @@ def length_description(results: ExtrapolationResults, measure: Measure, show) ->
         at_train = ran.loc[ran["eval_len"] == train_len, "mean"]
         start = f"{show(at_train.iloc[0])} at {train_len}" if len(at_train) else "not measured at the training length"
         longest = ran.iloc[-1]
-        parts.append(f"{encoding}: {start}, {show(longest['mean'])} at {int(longest['eval_len'])} tokens"
-                     + ("" if len(ran) == len(rows) else ", cannot run longer"))
-    return (f"Line chart of {measure.name} against evaluation length (log scale), one line per encoding with its "
-            f"seed range as a band; trained at {train_len} tokens, {measure.reference_label}. " + "; ".join(parts) + ".")
+        parts.append(
+            f"{encoding}: {start}, {show(longest['mean'])} at {int(longest['eval_len'])} tokens"
+            + ("" if len(ran) == len(rows) else ", cannot run longer")
+        )
+    return (
+        f"Line chart of {measure.name} against evaluation length (log scale), one line per encoding with its "
+        f"seed range as a band; trained at {train_len} tokens, {measure.reference_label}. " + "; ".join(parts) + "."
+    )
 
 
 def passkey_description(results: ExtrapolationResults, eval_len: int) -> str:
@@ -58,10 +61,16 @@ def passkey_description(results: ExtrapolationResults, eval_len: int) -> str:
     parts = []
     for encoding, rows in frame.groupby("encoding", sort=False):
         ran = rows[rows["status"] == "ok"].sort_values("distance")
-        parts.append(f"{encoding}: cannot run" if ran.empty else f"{encoding}: " + ", ".join(
-            f"{percent(row['mean'])} at {int(row['distance'])} back" for _, row in ran.iterrows()))
-    return (f"Line chart of passkey retrieval at {eval_len} tokens against the needle's distance from the query "
-            f"(log scale), one line per encoding with its seed range as a band. " + "; ".join(parts) + ".")
+        parts.append(
+            f"{encoding}: cannot run"
+            if ran.empty
+            else f"{encoding}: "
+            + ", ".join(f"{percent(row['mean'])} at {int(row['distance'])} back" for _, row in ran.iterrows())
+        )
+    return (
+        f"Line chart of passkey retrieval at {eval_len} tokens against the needle's distance from the query "
+        f"(log scale), one line per encoding with its seed range as a band. " + "; ".join(parts) + "."
+    )
 
 
 def accuracy_measure(results: ExtrapolationResults) -> Measure:
@@ -96,27 +105,48 @@ def view(results: ExtrapolationResults, title: str) -> ExtrapolationView:
     lengths = sorted({p.eval_len for p in results.probes})
     return ExtrapolationView(
         length_chart(results, accuracy, f"{title}: accuracy", length_description(results, accuracy, percent)),
-        reading(results), summary_table(results),
-        length_chart(results, perplexity, f"{title}: perplexity",
-                     length_description(results, perplexity, lambda value: f"{value:.1f}")) if has_perplexity else None,
-        perplexity_reading(results), summary_table(results, "perplexity"),
-        {length: passkey_chart(results, length, f"{title}: passkey retrieval at {length} tokens",
-                               passkey_description(results, length)) for length in lengths},
-        probe_reading(results), probe_table(results) if results.probes else None,
-        provenance(results), results.record.run_time_s)
+        reading(results),
+        summary_table(results),
+        length_chart(
+            results,
+            perplexity,
+            f"{title}: perplexity",
+            length_description(results, perplexity, lambda value: f"{value:.1f}"),
+        )
+        if has_perplexity
+        else None,
+        perplexity_reading(results),
+        summary_table(results, "perplexity"),
+        {
+            length: passkey_chart(
+                results, length, f"{title}: passkey retrieval at {length} tokens", passkey_description(results, length)
+            )
+            for length in lengths
+        },
+        probe_reading(results),
+        probe_table(results) if results.probes else None,
+        provenance(results),
+        results.record.run_time_s,
+    )
 
 
 def provenance(results: ExtrapolationResults) -> str:
     """Where the numbers come from: command, seeds, training, time, versions (all from the sidecar)."""
     r, c = results.record, results.record.config
     minutes, seconds = divmod(round(r.run_time_s), 60)
-    probe = (f" Passkey probe: {c['probe_trials']} needles per seed at each of {len(c['probe_depths'])} depths and "
-             f"{len(c['eval_multiples'])} lengths." if r.probe else " No passkey probe in this run.")
-    return (f"{r.mode.capitalize()} run: `{r.command}`; {len(c['encodings'])} encodings x seeds "
-            f"{', '.join(map(str, r.seeds))} x {c['steps']} steps of batch {c['batch_size']} at "
-            f"{c['train_len']} tokens, vocabulary {c['vocab_size']}, {c['n_layers']} layers, width {c['d_model']}."
-            f"{probe} Took {minutes} min {seconds:02d} s ({r.ms_per_step:.0f} ms wall, {r.cpu_ms_per_step:.0f} ms "
-            f"CPU per training step{_load(r)}); torch {r.versions.get('torch', '?')}, finished {r.finished_at}.")
+    probe = (
+        f" Passkey probe: {c['probe_trials']} needles per seed at each of {len(c['probe_depths'])} depths and "
+        f"{len(c['eval_multiples'])} lengths."
+        if r.probe
+        else " No passkey probe in this run."
+    )
+    return (
+        f"{r.mode.capitalize()} run: `{r.command}`; {len(c['encodings'])} encodings x seeds "
+        f"{', '.join(map(str, r.seeds))} x {c['steps']} steps of batch {c['batch_size']} at "
+        f"{c['train_len']} tokens, vocabulary {c['vocab_size']}, {c['n_layers']} layers, width {c['d_model']}."
+        f"{probe} Took {minutes} min {seconds:02d} s ({r.ms_per_step:.0f} ms wall, {r.cpu_ms_per_step:.0f} ms "
+        f"CPU per training step{_load(r)}); torch {r.versions.get('torch', '?')}, finished {r.finished_at}."
+    )
 
 
 def _load(record) -> str:
@@ -129,16 +159,22 @@ def quick_estimate(last: FinishedRun | None, running: int, slots: int, now: floa
     """What the next quick run will take, from the last one that finished on this server: nothing
     measured on another machine. Before any has finished, the run's own pace gives the time left."""
     if last is None:
-        text = ("No quick run has finished on this server yet, so there is no time to go by: the progress "
-                "bar shows the time left from the run's own pace once its first model is done.")
+        text = (
+            "No quick run has finished on this server yet, so there is no time to go by: the progress "
+            "bar shows the time left from the run's own pace once its first model is done."
+        )
     else:
         ago = max(0, round(((now or time.time()) - last.finished_at) / 60))
         shared = f", with {last.runs_at_once} runs at once" if last.runs_at_once > 1 else ""
-        text = (f"The last quick run on this server took {last.wall_s:.0f} s{shared} "
-                f"({'just now' if ago == 0 else f'{ago} min ago'}).")
+        text = (
+            f"The last quick run on this server took {last.wall_s:.0f} s{shared} "
+            f"({'just now' if ago == 0 else f'{ago} min ago'})."
+        )
     if running:
-        text += (f" {running} quick run{'s are' if running > 1 else ' is'} going now; at most {slots} at a "
-                 f"time, each on one core.")
+        text += (
+            f" {running} quick run{'s are' if running > 1 else ' is'} going now; at most {slots} at a "
+            f"time, each on one core."
+        )
     return text
 
 
@@ -148,8 +184,13 @@ def shipped_view(csv_path: str = str(SHIPPED_CSV)) -> ExtrapolationView:
     return view(results, f"Shipped run ({len(results.record.seeds)} seeds)")
 
 
-def quick_run_view(runs: QuickRuns, seed: int, on_progress: LabProgressCallback, steps: int | None = None,
-                   encodings: tuple[str, ...] = ()) -> ExtrapolationView:
+def quick_run_view(
+    runs: QuickRuns,
+    seed: int,
+    on_progress: LabProgressCallback,
+    steps: int | None = None,
+    encodings: tuple[str, ...] = (),
+) -> ExtrapolationView:
     """Train the quick mode now, in a child process (``lab_runner``); ``steps``/``encodings`` shorten it."""
     results = runs.run(seed, on_progress, steps=steps, encodings=encodings)
     return view(results, f"Your quick run (seed {seed}, {results.record.config['steps']} steps)")

@@ -39,7 +39,7 @@ def _y(measure: Measure, field: str, upper: float) -> alt.Y:
     title = y_axis_title(measure.name, measure.unit)
     if measure.log:
         scale = alt.Scale(type="log", domain=[1, upper])
-        decades = [10 ** power for power in range(0, 1 + int(math.log10(upper)))]
+        decades = [10**power for power in range(0, 1 + int(math.log10(upper)))]
         return alt.Y(f"{field}:Q", title=title, scale=scale, axis=alt.Axis(format="~g", values=decades))
     return alt.Y(f"{field}:Q", title=title, scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%"))
 
@@ -51,27 +51,48 @@ def _lines(frame: pd.DataFrame, x: alt.X, measure: Measure, upper: float, toolti
     legend = alt.Legend(orient="bottom", labelLimit=400, symbolOpacity=1, symbolStrokeWidth=2)
     channels = _encoding_channels(legend)
     runs = alt.Chart(frame[frame["status"] == "ok"])
-    band = runs.mark_area(opacity=0.2).encode(x=x, y=_y(measure, "low", upper), y2="high:Q", tooltip=tooltip,
-                                              **channels)
+    band = runs.mark_area(opacity=0.2).encode(
+        x=x, y=_y(measure, "low", upper), y2="high:Q", tooltip=tooltip, **channels
+    )
     lines = runs.mark_line(point=alt.OverlayMarkDef(size=60, filled=True)).encode(
-        x=x, y=_y(measure, "mean", upper), tooltip=tooltip,
+        x=x,
+        y=_y(measure, "mean", upper),
+        tooltip=tooltip,
         shape=alt.Shape("encoding:N", title="encoding", scale=alt.Scale(domain=ENCODING_TITLES), legend=legend),
-        strokeDash=alt.StrokeDash("encoding:N", title="encoding", scale=alt.Scale(domain=ENCODING_TITLES),
-                                  legend=legend), **channels)
+        strokeDash=alt.StrokeDash(
+            "encoding:N", title="encoding", scale=alt.Scale(domain=ENCODING_TITLES), legend=legend
+        ),
+        **channels,
+    )
     return [band, lines]
 
 
-def _cannot_run(frame: pd.DataFrame, x: alt.X, field: str, measure: Measure, upper: float, label: str,
-                at_top: bool) -> alt.Chart:
-    """"cannot run" at the floor or the ceiling of the chart (where the lines leave room): there is no
+def _cannot_run(
+    frame: pd.DataFrame, x: alt.X, field: str, measure: Measure, upper: float, label: str, at_top: bool
+) -> alt.Chart:
+    """ "cannot run" at the floor or the ceiling of the chart (where the lines leave room): there is no
     number to place it at."""
     blocked = frame[frame["status"] == "cannot run"].groupby("encoding", as_index=False)[field].min()
     blocked = blocked.assign(label=blocked["encoding"] + label, mean=upper if at_top else (1.0 if measure.log else 0.0))
     legend = alt.Legend(orient="bottom", labelLimit=400, symbolOpacity=1, symbolStrokeWidth=2)
-    return alt.Chart(blocked).mark_text(align="left", baseline="top" if at_top else "bottom", dx=2,
-                                        dy=1 if at_top else -1, fontSize=10, fontStyle="italic").encode(
-        x=x, y=_y(measure, "mean", upper), text="label:N", tooltip=[alt.Tooltip("label:N", title="status")],
-        **_encoding_channels(legend))
+    return (
+        alt.Chart(blocked)
+        .mark_text(
+            align="left",
+            baseline="top" if at_top else "bottom",
+            dx=2,
+            dy=1 if at_top else -1,
+            fontSize=10,
+            fontStyle="italic",
+        )
+        .encode(
+            x=x,
+            y=_y(measure, "mean", upper),
+            text="label:N",
+            tooltip=[alt.Tooltip("label:N", title="status")],
+            **_encoding_channels(legend),
+        )
+    )
 
 
 def _training_rule(x: alt.X, field: str, at: float) -> alt.Chart:
@@ -84,8 +105,11 @@ def _reference(measure: Measure, upper: float) -> list[alt.Chart]:
     marks = pd.DataFrame({"mean": [measure.reference], "label": [measure.reference_label]})
     y = _y(measure, "mean", upper)
     rule = alt.Chart(marks).mark_rule(strokeDash=[2, 2], color="gray").encode(y=y)
-    text = alt.Chart(marks).mark_text(align="left", baseline="bottom", dx=4, dy=-2, x=0, color="gray").encode(
-        y=y, text="label:N")
+    text = (
+        alt.Chart(marks)
+        .mark_text(align="left", baseline="bottom", dx=4, dy=-2, x=0, color="gray")
+        .encode(y=y, text="label:N")
+    )
     return [rule, text]
 
 
@@ -99,23 +123,31 @@ def length_chart(results: ExtrapolationResults, measure: Measure, title: str, de
     frame = chart_frame(results, metric)
     train_len = train_len_of(results)
     lengths = sorted(frame["eval_len"].unique().tolist())
-    x = alt.X("eval_len:Q", title=axis_title("evaluation length", "tokens, log scale"),
-              scale=alt.Scale(type="log", base=2, domain=[lengths[0] / 1.15, lengths[-1] * 1.15]),
-              axis=alt.Axis(values=lengths, format="d",
-                            labelExpr=f"datum.value == {train_len} ? '{train_len} (trained)' : datum.label"))
+    x = alt.X(
+        "eval_len:Q",
+        title=axis_title("evaluation length", "tokens, log scale"),
+        scale=alt.Scale(type="log", base=2, domain=[lengths[0] / 1.15, lengths[-1] * 1.15]),
+        axis=alt.Axis(
+            values=lengths, format="d", labelExpr=f"datum.value == {train_len} ? '{train_len} (trained)' : datum.label"
+        ),
+    )
     upper = _upper(frame, measure)
-    tooltip = [alt.Tooltip("encoding:N"), alt.Tooltip("eval_len:Q", title="evaluation length (tokens)"),
-               alt.Tooltip("multiple:Q", title="x training length"),
-               alt.Tooltip("mean:Q", title=f"mean {measure.name}", format=measure.value_format),
-               alt.Tooltip("low:Q", title="lowest seed", format=measure.value_format),
-               alt.Tooltip("high:Q", title="highest seed", format=measure.value_format), alt.Tooltip("seeds:Q")]
+    tooltip = [
+        alt.Tooltip("encoding:N"),
+        alt.Tooltip("eval_len:Q", title="evaluation length (tokens)"),
+        alt.Tooltip("multiple:Q", title="x training length"),
+        alt.Tooltip("mean:Q", title=f"mean {measure.name}", format=measure.value_format),
+        alt.Tooltip("low:Q", title="lowest seed", format=measure.value_format),
+        alt.Tooltip("high:Q", title="highest seed", format=measure.value_format),
+        alt.Tooltip("seeds:Q"),
+    ]
     layers = _lines(frame, x, measure, upper, tooltip)
     if (frame["status"] == "cannot run").any():
         # Accuracy leaves the floor free past the training length, perplexity the ceiling.
         layers.append(_cannot_run(frame, x, "eval_len", measure, upper, ": cannot run from here on", measure.log))
-    return alt.layer(*layers, _training_rule(x, "eval_len", train_len), *_reference(measure, upper),
-                     title=title).properties(
-        height=340, description=description)
+    return alt.layer(
+        *layers, _training_rule(x, "eval_len", train_len), *_reference(measure, upper), title=title
+    ).properties(height=340, description=description)
 
 
 def _beyond_training(eval_len: int, train_len: int) -> pd.DataFrame:
@@ -124,8 +156,9 @@ def _beyond_training(eval_len: int, train_len: int) -> pd.DataFrame:
     last_position = eval_len - 1 - train_len
     if last_position < 0:
         return pd.DataFrame()
-    return pd.DataFrame({"depth": [0.0], "depth_end": [last_position / (eval_len - 3)],
-                         "label": [f"needles {train_len}+ tokens back"]})
+    return pd.DataFrame(
+        {"depth": [0.0], "depth_end": [last_position / (eval_len - 3)], "label": [f"needles {train_len}+ tokens back"]}
+    )
 
 
 def passkey_chart(results: ExtrapolationResults, eval_len: int, title: str, description: str) -> alt.LayerChart:
@@ -133,27 +166,45 @@ def passkey_chart(results: ExtrapolationResults, eval_len: int, title: str, desc
     frame = probe_frame(results)
     frame = frame[frame["eval_len"] == eval_len].assign(depth_label=lambda f: f["depth"].map(percent))
     train_len = train_len_of(results)
-    measure = Measure("retrieval", "share of needles", False, results.record.probe_chance or 0.0,
-                      f"chance {percent(results.record.probe_chance or 0.0)}", ".0%")
+    measure = Measure(
+        "retrieval",
+        "share of needles",
+        False,
+        results.record.probe_chance or 0.0,
+        f"chance {percent(results.record.probe_chance or 0.0)}",
+        ".0%",
+    )
     depths = sorted(frame["depth"].unique().tolist())
     back = f"({eval_len - 1} - floor(datum.value * {eval_len - 3} + 0.5)) + ' back'"
-    x_title, x_scale = axis_title("needle depth", "0% the start, 100% just before the query"), alt.Scale(
-        domain=[-0.03, 1.03], nice=False)
-    x = alt.X("depth:Q", title=x_title, scale=x_scale,
-              axis=alt.Axis(values=depths, labelExpr=f"[format(datum.value, '.0%'), {back}]", labelLineHeight=13,
-                            grid=False))
-    tooltip = [alt.Tooltip("encoding:N"), alt.Tooltip("depth_label:N", title="needle depth"),
-               alt.Tooltip("distance:Q", title="tokens back from the query"),
-               alt.Tooltip("mean:Q", title="retrieved (mean)", format=".0%"),
-               alt.Tooltip("low:Q", title="lowest seed", format=".0%"),
-               alt.Tooltip("high:Q", title="highest seed", format=".0%"), alt.Tooltip("needles:Q")]
+    x_title, x_scale = (
+        axis_title("needle depth", "0% the start, 100% just before the query"),
+        alt.Scale(domain=[-0.03, 1.03], nice=False),
+    )
+    x = alt.X(
+        "depth:Q",
+        title=x_title,
+        scale=x_scale,
+        axis=alt.Axis(values=depths, labelExpr=f"[format(datum.value, '.0%'), {back}]", labelLineHeight=13, grid=False),
+    )
+    tooltip = [
+        alt.Tooltip("encoding:N"),
+        alt.Tooltip("depth_label:N", title="needle depth"),
+        alt.Tooltip("distance:Q", title="tokens back from the query"),
+        alt.Tooltip("mean:Q", title="retrieved (mean)", format=".0%"),
+        alt.Tooltip("low:Q", title="lowest seed", format=".0%"),
+        alt.Tooltip("high:Q", title="highest seed", format=".0%"),
+        alt.Tooltip("needles:Q"),
+    ]
     layers = []
     beyond = _beyond_training(eval_len, train_len)
     if not beyond.empty:  # shade the needles farther back than any gap the models trained on
         region = alt.Chart(beyond)
-        layers += [region.mark_rect(opacity=0.07, color="black").encode(x=x, x2="depth_end:Q"),
-                   region.mark_text(align="right", baseline="top", dx=-4, dy=4, y=0, color="gray", fontSize=11).encode(
-                       x=alt.X("depth_end:Q", scale=x_scale, title=x_title), text="label:N")]
+        layers += [
+            region.mark_rect(opacity=0.07, color="black").encode(x=x, x2="depth_end:Q"),
+            region.mark_text(align="right", baseline="top", dx=-4, dy=4, y=0, color="gray", fontSize=11).encode(
+                x=alt.X("depth_end:Q", scale=x_scale, title=x_title), text="label:N"
+            ),
+        ]
     layers += _lines(frame, x, measure, 1.0, tooltip)
     if (frame["status"] == "cannot run").any():
         layers.append(_cannot_run(frame, x, "depth", measure, 1.0, ": cannot run at this length", at_top=True))

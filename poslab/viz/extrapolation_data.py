@@ -8,9 +8,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from statistics import mean
-from typing import Callable, Literal, Sequence
+from typing import Literal
 
 import pandas as pd
 
@@ -82,11 +83,13 @@ def summarize_probes(probes: Sequence[ProbeMeasurement]) -> tuple[ProbeCell, ...
     for p in probes:
         groups.setdefault((p.encoding, p.eval_len, p.depth), []).append(p)
     cells = []
-    for (encoding, eval_len, depth), rows in sorted(groups.items(),
-                                                    key=lambda item: (_order(item[0][0]), item[0][1], item[0][2])):
+    for (encoding, eval_len, depth), rows in sorted(
+        groups.items(), key=lambda item: (_order(item[0][0]), item[0][1], item[0][2])
+    ):
         values = [p.retrieval for p in rows if p.retrieval is not None]
-        cells.append(ProbeCell(encoding, eval_len, depth, rows[0].distance, len(rows), rows[0].trials,
-                               *_spread(values)))
+        cells.append(
+            ProbeCell(encoding, eval_len, depth, rows[0].distance, len(rows), rows[0].trials, *_spread(values))
+        )
     return tuple(cells)
 
 
@@ -109,7 +112,7 @@ def retrieval_by_reach(probes: Sequence[ProbeMeasurement], train_len: int, eval_
         if not rows:
             continue
 
-        def pooled(far: bool) -> tuple[Cell | None, int]:
+        def pooled(far: bool, rows=rows, encoding=encoding) -> tuple[Cell | None, int]:
             chosen = [p for p in rows if (p.distance >= train_len) == far]
             if not chosen:
                 return None, 0
@@ -119,8 +122,12 @@ def retrieval_by_reach(probes: Sequence[ProbeMeasurement], train_len: int, eval_
                     hits, trials = per_seed.get(p.seed, (0, 0))
                     per_seed[p.seed] = (hits + p.retrieved, trials + p.trials)
             shares = [hits / trials for hits, trials in per_seed.values()]
-            return Cell(encoding, eval_len, len({p.seed for p in chosen}), *_spread(shares)), sum(
-                p.trials for p in chosen)
+            return Cell(
+                encoding,
+                eval_len,
+                len({p.seed for p in chosen}),
+                *_spread(shares),
+            ), sum(p.trials for p in chosen)
 
         (near, _), (far, needles_far) = pooled(False), pooled(True)
         reach[encoding] = Reach(encoding, eval_len, near, far, needles_far)
@@ -134,20 +141,42 @@ def train_len_of(results: ExtrapolationResults) -> int:
 def chart_frame(results: ExtrapolationResults, metric: Metric = "accuracy") -> pd.DataFrame:
     """One row per cell: encoding title, eval_len, multiple, mean/low/high (NaN when it cannot run)."""
     train_len = train_len_of(results)
-    return pd.DataFrame([{
-        "encoding": TITLES[c.encoding], "eval_len": c.eval_len, "multiple": c.eval_len // train_len,
-        "mean": c.mean, "low": c.low, "high": c.high, "seeds": c.n_seeds,
-        "status": "ok" if c.can_run else "cannot run",
-    } for c in summarize(results.measurements, metric)])
+    return pd.DataFrame(
+        [
+            {
+                "encoding": TITLES[c.encoding],
+                "eval_len": c.eval_len,
+                "multiple": c.eval_len // train_len,
+                "mean": c.mean,
+                "low": c.low,
+                "high": c.high,
+                "seeds": c.n_seeds,
+                "status": "ok" if c.can_run else "cannot run",
+            }
+            for c in summarize(results.measurements, metric)
+        ]
+    )
 
 
 def probe_frame(results: ExtrapolationResults) -> pd.DataFrame:
     """One row per probe cell, with the depth as a percentage and the needle's distance."""
-    return pd.DataFrame([{
-        "encoding": TITLES[c.encoding], "eval_len": c.eval_len, "depth": c.depth, "distance": c.distance,
-        "mean": c.mean, "low": c.low, "high": c.high, "seeds": c.n_seeds, "needles": c.trials * c.n_seeds,
-        "status": "ok" if c.can_run else "cannot run",
-    } for c in summarize_probes(results.probes)])
+    return pd.DataFrame(
+        [
+            {
+                "encoding": TITLES[c.encoding],
+                "eval_len": c.eval_len,
+                "depth": c.depth,
+                "distance": c.distance,
+                "mean": c.mean,
+                "low": c.low,
+                "high": c.high,
+                "seeds": c.n_seeds,
+                "needles": c.trials * c.n_seeds,
+                "status": "ok" if c.can_run else "cannot run",
+            }
+            for c in summarize_probes(results.probes)
+        ]
+    )
 
 
 def percent(value: float) -> str:
@@ -179,8 +208,10 @@ def summary_table(results: ExtrapolationResults, metric: Metric = "accuracy") ->
 
 
 def _ran(results: ExtrapolationResults, cell: Cell) -> bool:
-    return any(m.encoding == cell.encoding and m.eval_len == cell.eval_len and m.status != CANNOT_RUN
-               for m in results.measurements)
+    return any(
+        m.encoding == cell.encoding and m.eval_len == cell.eval_len and m.status != CANNOT_RUN
+        for m in results.measurements
+    )
 
 
 def probe_table(results: ExtrapolationResults) -> pd.DataFrame:
@@ -190,8 +221,9 @@ def probe_table(results: ExtrapolationResults) -> pd.DataFrame:
     for c in summarize_probes(results.probes):
         key = (TITLES[c.encoding], percent(c.depth))
         column = f"{c.eval_len} tokens ({c.eval_len // train_len}x)"
-        rows.setdefault(key, {})[column] = (f"{_with_range(c, percent)}, {c.distance} back" if c.can_run
-                                            else "cannot run")
+        rows.setdefault(key, {})[column] = (
+            f"{_with_range(c, percent)}, {c.distance} back" if c.can_run else "cannot run"
+        )
     frame = pd.DataFrame.from_dict(rows, orient="index")
     frame.index = pd.MultiIndex.from_tuples(frame.index, names=["encoding", "needle depth"])
     return frame.reset_index()

@@ -60,6 +60,7 @@ def get_method(method_id: str) -> Method:
 
 # ---------------------------------------------------------------- counts from the model size
 
+
 @dataclass(frozen=True)
 class PositionBudget:
     method_id: str
@@ -73,8 +74,9 @@ def check_model_size(d_model: int, max_len: int, n_heads: int) -> None:
     if min(d_model, max_len, n_heads) < 1:
         raise ValueError("model width, context length and heads must all be at least 1")
     if d_model % n_heads:
-        raise ValueError(f"{n_heads} heads do not divide a model width of {d_model}: "
-                         f"each head needs D / H features, a whole number")
+        raise ValueError(
+            f"{n_heads} heads do not divide a model width of {d_model}: each head needs D / H features, a whole number"
+        )
     if (d_model // n_heads) % 2:
         raise ValueError(f"RoPE rotates feature pairs, so the head size D / H = {d_model // n_heads} must be even")
 
@@ -101,16 +103,24 @@ def budget_frame(d_model: int, max_len: int, n_heads: int) -> pd.DataFrame:
     rows = []
     for method in methods():
         budget = position_budget(method.id, d_model, max_len, n_heads)
-        rows.append({"method": method.name, "kind": "trainable parameters", "numbers": budget.trainable,
-                     "what": "learned by gradient descent" if budget.trainable else "none"})
-        rows.append({"method": method.name, "kind": "stored constants", "numbers": budget.fixed,
-                     "what": budget.fixed_what})
+        rows.append(
+            {
+                "method": method.name,
+                "kind": "trainable parameters",
+                "numbers": budget.trainable,
+                "what": "learned by gradient descent" if budget.trainable else "none",
+            }
+        )
+        rows.append(
+            {"method": method.name, "kind": "stored constants", "numbers": budget.fixed, "what": budget.fixed_what}
+        )
     return pd.DataFrame(rows)
 
 
 # 1, 10, 100, 1k ... 1M; a label expression, since Streamlit's theme reformats plain axis formats
-DECADE_LABEL = ("datum.value >= 1e6 ? (datum.value / 1e6) + 'M' : "
-                "datum.value >= 1e3 ? (datum.value / 1e3) + 'k' : datum.value + ''")
+DECADE_LABEL = (
+    "datum.value >= 1e6 ? (datum.value / 1e6) + 'M' : datum.value >= 1e3 ? (datum.value / 1e3) + 'k' : datum.value + ''"
+)
 
 
 def _decades(largest: int) -> list[int]:
@@ -123,31 +133,57 @@ def _decades(largest: int) -> list[int]:
 
 def budget_chart(d_model: int, max_len: int, n_heads: int) -> alt.LayerChart:
     frame = budget_frame(d_model, max_len, n_heads)
-    frame = frame.assign(label=[f"{n:,} {'trainable' if kind == 'trainable parameters' else 'stored'}"
-                                for n, kind in zip(frame["numbers"], frame["kind"])])
+    frame = frame.assign(
+        label=[
+            f"{n:,} {'trainable' if kind == 'trainable parameters' else 'stored'}"
+            for n, kind in zip(frame["numbers"], frame["kind"])
+        ]
+    )
     ticks = _decades(int(frame["numbers"].max()))
     y = alt.Y("method:N", title="method", sort=[m.name for m in methods()])
-    x = alt.X("numbers:Q", title=axis_title("numbers stored", "count, symlog scale"),
-              scale=alt.Scale(type="symlog", domain=[0, ticks[-1]]), axis=alt.Axis(values=ticks, labelExpr=DECADE_LABEL))
-    bars = alt.Chart(frame).mark_bar().encode(
-        y=y, yOffset=alt.YOffset("kind:N"), x=x,
-        color=alt.Color("kind:N", title=None, legend=alt.Legend(orient="bottom")),
-        tooltip=[alt.Tooltip("method:N"), alt.Tooltip("kind:N"), alt.Tooltip("numbers:Q", format=","),
-                 alt.Tooltip("what:N")],
+    x = alt.X(
+        "numbers:Q",
+        title=axis_title("numbers stored", "count, symlog scale"),
+        scale=alt.Scale(type="symlog", domain=[0, ticks[-1]]),
+        axis=alt.Axis(values=ticks, labelExpr=DECADE_LABEL),
+    )
+    bars = (
+        alt.Chart(frame)
+        .mark_bar()
+        .encode(
+            y=y,
+            yOffset=alt.YOffset("kind:N"),
+            x=x,
+            color=alt.Color("kind:N", title=None, legend=alt.Legend(orient="bottom")),
+            tooltip=[
+                alt.Tooltip("method:N"),
+                alt.Tooltip("kind:N"),
+                alt.Tooltip("numbers:Q", format=","),
+                alt.Tooltip("what:N"),
+            ],
+        )
     )
     # Each bar says in words what it counts: the colour is not the only key to "trainable" and "stored".
-    labels = alt.Chart(frame).mark_text(align="left", dx=3, fontSize=10).encode(
-        y=y, yOffset=alt.YOffset("kind:N"), x=x, text="label:N")
+    labels = (
+        alt.Chart(frame)
+        .mark_text(align="left", dx=3, fontSize=10)
+        .encode(y=y, yOffset=alt.YOffset("kind:N"), x=x, text="label:N")
+    )
     described = "; ".join(
         f"{method}: {rows.loc[rows['kind'] == 'trainable parameters', 'numbers'].sum():,} trainable, "
         f"{rows.loc[rows['kind'] == 'stored constants', 'numbers'].sum():,} stored"
-        for method, rows in frame.groupby("method", sort=False))
-    return alt.layer(bars, labels, title=f"Numbers spent on position (D={d_model:,}, max_len={max_len:,}, H={n_heads})"
-                     ).properties(height=alt.Step(16),  # px per bar: a total height would be squeezed by the legend
-                                  description=f"Bar chart of the numbers each method spends on position: {described}.")
+        for method, rows in frame.groupby("method", sort=False)
+    )
+    return alt.layer(
+        bars, labels, title=f"Numbers spent on position (D={d_model:,}, max_len={max_len:,}, H={n_heads})"
+    ).properties(
+        height=alt.Step(16),  # px per bar: a total height would be squeezed by the legend
+        description=f"Bar chart of the numbers each method spends on position: {described}.",
+    )
 
 
 # ---------------------------------------------------------------- probes of the reference code
+
 
 def _constant_token(seed: int = 0) -> torch.Tensor:
     """(T, d): one token vector repeated at every position, so only position can vary."""
@@ -225,8 +261,7 @@ def values_carry_position(method_id: str) -> bool:
     """Does the same token get a different value vector V at position 0 and position 5?"""
     x = _constant_token()
     if method_id in ("sinusoidal", "learned"):
-        table = (sinusoidal_encoding(PROBE_LEN, PROBE_DIM).double() if method_id == "sinusoidal"
-                 else _learned_table())
+        table = sinusoidal_encoding(PROBE_LEN, PROBE_DIM).double() if method_id == "sinusoidal" else _learned_table()
         values = x + table  # V = (x + PE) W_v, and W_v = I here
     else:  # RoPE rotates only Q and K; T5's bias and ALiBi only touch the logits
         values = x
@@ -234,6 +269,7 @@ def values_carry_position(method_id: str) -> bool:
 
 
 # ---------------------------------------------------------------- the side-by-side table
+
 
 def _yes_no(flag: bool) -> str:
     return "yes" if flag else "no"

@@ -20,7 +20,7 @@ import torch
 from poslab.encodings.learned import LearnedPositionalEmbedding
 from poslab.encodings.sinusoidal import sinusoidal_encoding
 from poslab.fit.learned_table import fit_learned_table
-from poslab.viz.common import axis_title, y_axis_title, heatmap
+from poslab.viz.common import axis_title, heatmap, y_axis_title
 
 POSITION = axis_title("position p", "row of the table")
 
@@ -62,21 +62,40 @@ def fit_view(max_len: int, train_len: int, d_model: int, steps: int, seed: int) 
     untrained = fit.table[train_len:] if train_len < max_len else torch.zeros(0, d_model)
 
     def table_chart(table: torch.Tensor, name: str) -> alt.Chart:
-        return heatmap(table, title=f"{name} table [{max_len} x {d_model}]", x_title=axis_title("dimension", "column"),
-                       y_title=POSITION, value_title="value")
+        return heatmap(
+            table,
+            title=f"{name} table [{max_len} x {d_model}]",
+            x_title=axis_title("dimension", "column"),
+            y_title=POSITION,
+            value_title="value",
+        )
 
     def similarity_chart(table: torch.Tensor, name: str) -> alt.Chart:
-        return heatmap(cosine_similarity(table), title=f"{name}: cosine similarity of rows p and q",
-                       x_title=axis_title("position q", "row"), y_title=POSITION, value_title="cosine similarity",
-                       domain=(-1.0, 1.0))
+        return heatmap(
+            cosine_similarity(table),
+            title=f"{name}: cosine similarity of rows p and q",
+            x_title=axis_title("position q", "row"),
+            y_title=POSITION,
+            value_title="cosine similarity",
+            domain=(-1.0, 1.0),
+        )
 
     losses = pd.DataFrame({"step": range(1, len(fit.losses) + 1), "excess loss": fit.losses})
-    loss_chart = alt.Chart(losses, title="Training: cross-entropy above the target's own entropy").mark_line().encode(
-        x=alt.X("step:Q", title=axis_title("step", "full-batch Adam updates")),
-        y=alt.Y("excess loss:Q", title=y_axis_title("excess loss", "nats, log scale"), scale=alt.Scale(type="log")),
-        tooltip=[alt.Tooltip("step:Q"), alt.Tooltip("excess loss:Q", format=".2e")]).properties(description=(
-        f"Line chart, log scale: the excess cross-entropy over {len(fit.losses)} training steps, from "
-        f"{fit.losses[0]:.2e} nats at step 1 to {fit.losses[-1]:.2e} nats at the last step."))
+    loss_chart = (
+        alt.Chart(losses, title="Training: cross-entropy above the target's own entropy")
+        .mark_line()
+        .encode(
+            x=alt.X("step:Q", title=axis_title("step", "full-batch Adam updates")),
+            y=alt.Y("excess loss:Q", title=y_axis_title("excess loss", "nats, log scale"), scale=alt.Scale(type="log")),
+            tooltip=[alt.Tooltip("step:Q"), alt.Tooltip("excess loss:Q", format=".2e")],
+        )
+        .properties(
+            description=(
+                f"Line chart, log scale: the excess cross-entropy over {len(fit.losses)} training steps, from "
+                f"{fit.losses[0]:.2e} nats at step 1 to {fit.losses[-1]:.2e} nats at the last step."
+            )
+        )
+    )
     return FitView(
         learned_table=table_chart(fit.table, "Learned"),
         sinusoidal_table=table_chart(sinusoidal, "Sinusoidal"),

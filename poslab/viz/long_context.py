@@ -53,11 +53,11 @@ def incremental_scores(q: torch.Tensor, k: torch.Tensor, freqs: torch.Tensor, mo
     cache = q.new_zeros((0, q.shape[1]))  # (cached keys, D), already rotated
     for step in range(seq_len):
         position = torch.tensor([len(cache)])  # a decode step's position is the cache length
-        new_key = apply_rotary(k[step:step + 1], freqs, position)
+        new_key = apply_rotary(k[step : step + 1], freqs, position)
         if mode == "rotated again":  # the engine treats the cached keys as raw and rotates them once more
             cache = apply_rotary(cache, freqs, torch.arange(len(cache)))
         cache = torch.cat([cache, new_key])
-        query = apply_rotary(q[step:step + 1], freqs, position)
+        query = apply_rotary(q[step : step + 1], freqs, position)
         scores[step, : step + 1] = (query @ cache.T)[0]
     return scores
 
@@ -76,13 +76,22 @@ def cache_view(seq_len: int, head_dim: int, mode: str, base: float = 10000.0, se
     difference = incremental_scores(q, k, freqs, mode) - full_pass_scores(q, k, freqs)  # (T, T), NaN above
     per_step = difference.abs().nan_to_num(0.0).amax(-1)
     wrong = (per_step > 1e-9).nonzero()
-    chart = heatmap(difference, title=f"Decode with a KV cache ({mode}) minus the full pass: scores",
-                    x_title=axis_title("key j", "position"), y_title=axis_title("decode step = query i", "position"),
-                    value_title="score difference", diverging=True, value_format=".2e")
-    chart = chart.properties(description=(
-        f"Heatmap of the difference between the attention scores of incremental decoding with a KV cache "
-        f"({CACHE_MODES[mode]}) and those of one full pass, for {seq_len} positions; zero everywhere when "
-        f"the cache is used correctly."))
+    chart = heatmap(
+        difference,
+        title=f"Decode with a KV cache ({mode}) minus the full pass: scores",
+        x_title=axis_title("key j", "position"),
+        y_title=axis_title("decode step = query i", "position"),
+        value_title="score difference",
+        diverging=True,
+        value_format=".2e",
+    )
+    chart = chart.properties(
+        description=(
+            f"Heatmap of the difference between the attention scores of incremental decoding with a KV cache "
+            f"({CACHE_MODES[mode]}) and those of one full pass, for {seq_len} positions; zero everywhere when "
+            f"the cache is used correctly."
+        )
+    )
     return CacheView(float(per_step.max()), int(wrong[0]) if len(wrong) else None, chart, mode)
 
 
@@ -113,8 +122,9 @@ class PackedView:
     positions: tuple[int, ...]
 
 
-def packed_view(doc_lengths: tuple[int, ...], reset: bool, head_dim: int = 16, base: float = 10000.0,
-                seed: int = 0) -> PackedView:
+def packed_view(
+    doc_lengths: tuple[int, ...], reset: bool, head_dim: int = 16, base: float = 10000.0, seed: int = 0
+) -> PackedView:
     """Pack the documents into one sequence and compare each with the document run alone."""
     if not doc_lengths or min(doc_lengths) < 1:
         raise ValueError(f"every document needs at least one token, got {doc_lengths}")
@@ -132,22 +142,42 @@ def packed_view(doc_lengths: tuple[int, ...], reset: bool, head_dim: int = 16, b
     for n in doc_lengths:
         span = slice(start, start + n)
         local = torch.arange(n)
-        alone.append(attention(apply_rotary(q[span], freqs, local), apply_rotary(k[span], freqs, local), v[span],
-                               mask_from_positions(local))[0])
+        alone.append(
+            attention(
+                apply_rotary(q[span], freqs, local),
+                apply_rotary(k[span], freqs, local),
+                v[span],
+                mask_from_positions(local),
+            )[0]
+        )
         start += n
     difference = float((out - torch.cat(alone)).abs().max())
-    chart = heatmap(weights, title=f"Attention weights of the packed row (positions {'reset' if reset else 'not reset'})",
-                    x_title=axis_title("key", "packed index"), y_title=axis_title("query", "packed index"),
-                    value_title="weight", diverging=False, value_format=".3f")
-    chart = chart.properties(description=(
-        f"Heatmap of the attention weights of {len(doc_lengths)} documents of lengths {list(doc_lengths)} packed "
-        f"into one sequence, with the mask derived from the positions: block-diagonal when positions restart at 0 "
-        f"for each document, one causal triangle when they do not."))
+    chart = heatmap(
+        weights,
+        title=f"Attention weights of the packed row (positions {'reset' if reset else 'not reset'})",
+        x_title=axis_title("key", "packed index"),
+        y_title=axis_title("query", "packed index"),
+        value_title="weight",
+        diverging=False,
+        value_format=".3f",
+    )
+    chart = chart.properties(
+        description=(
+            f"Heatmap of the attention weights of {len(doc_lengths)} documents of lengths {list(doc_lengths)} packed "
+            f"into one sequence, with the mask derived from the positions: block-diagonal when positions restart at 0 "
+            f"for each document, one causal triangle when they do not."
+        )
+    )
     return PackedView(leaked, difference, chart, tuple(positions.tolist()))
 
 
-def partial_rotary(x: torch.Tensor, rotary_dims: int, positions: torch.Tensor | None = None,
-                   base: float = 10000.0, pairing: str = "interleaved") -> torch.Tensor:
+def partial_rotary(
+    x: torch.Tensor,
+    rotary_dims: int,
+    positions: torch.Tensor | None = None,
+    base: float = 10000.0,
+    pairing: str = "interleaved",
+) -> torch.Tensor:
     """Rotate the first ``rotary_dims`` features of x ``[..., T, D]`` and pass the rest through."""
     if not 0 <= rotary_dims <= x.shape[-1] or rotary_dims % 2:
         raise ValueError(f"rotary_dims must be even and in 0..{x.shape[-1]}, got {rotary_dims}")
@@ -164,31 +194,45 @@ PARTIAL_ROTARY_MODELS = {  # model -> (head dim, rotary dims, pairing), from eac
 }
 
 
-def partial_rotary_frame(head_dim: int, rotary_dims: int, max_distance: int, seed: int = 0,
-                         base: float = 10000.0) -> pd.DataFrame:
+def partial_rotary_frame(
+    head_dim: int, rotary_dims: int, max_distance: int, seed: int = 0, base: float = 10000.0
+) -> pd.DataFrame:
     """``distance, score, part``: one q, k pair's score against distance, split into rotated and unrotated parts."""
     generator = torch.Generator().manual_seed(seed)
     q, k = (torch.randn(1, head_dim, generator=generator, dtype=torch.float64) for _ in range(2))
     distance = torch.arange(max_distance + 1)
     key = partial_rotary(k.expand(len(distance), -1), rotary_dims, distance, base)  # (R, D), query at 0
-    rotated_part = (key[:, :rotary_dims] @ q[0, :rotary_dims])
-    content_part = (key[:, rotary_dims:] @ q[0, rotary_dims:])
-    parts = {"rotated features": rotated_part, "unrotated features (content only)": content_part,
-             "total score": rotated_part + content_part}
-    return pd.concat([pd.DataFrame({"distance": distance.numpy(), "score": s.numpy(), "part": name})
-                      for name, s in parts.items()], ignore_index=True)
+    rotated_part = key[:, :rotary_dims] @ q[0, :rotary_dims]
+    content_part = key[:, rotary_dims:] @ q[0, rotary_dims:]
+    parts = {
+        "rotated features": rotated_part,
+        "unrotated features (content only)": content_part,
+        "total score": rotated_part + content_part,
+    }
+    return pd.concat(
+        [pd.DataFrame({"distance": distance.numpy(), "score": s.numpy(), "part": name}) for name, s in parts.items()],
+        ignore_index=True,
+    )
 
 
 def partial_rotary_chart(head_dim: int, rotary_dims: int, max_distance: int, seed: int = 0) -> alt.Chart:
     frame = partial_rotary_frame(head_dim, rotary_dims, max_distance, seed)
-    return alt.Chart(frame).mark_line().encode(
-        x=alt.X("distance:Q", title=axis_title("key position - query position", "tokens")),
-        y=alt.Y("score:Q", title=axis_title("score q . k", "unitless")),
-        # Below the chart, labels whole: at the right, the legend's default limit cut "(content only)".
-        color=alt.Color("part:N", title="part of the score", legend=alt.Legend(orient="bottom", labelLimit=0)),
-        tooltip=[alt.Tooltip("part:N"), alt.Tooltip("distance:Q"), alt.Tooltip("score:Q", format=".3f")],
-    ).properties(
-        title=f"Partial rotary: {rotary_dims} of {head_dim} features rotated",
-        description=(f"Line chart of one random query-key pair's score against distance, split into the part from "
-                     f"the {rotary_dims} rotated features, which changes with distance, and the part from the "
-                     f"{head_dim - rotary_dims} unrotated ones, which is constant."))
+    return (
+        alt.Chart(frame)
+        .mark_line()
+        .encode(
+            x=alt.X("distance:Q", title=axis_title("key position - query position", "tokens")),
+            y=alt.Y("score:Q", title=axis_title("score q . k", "unitless")),
+            # Below the chart, labels whole: at the right, the legend's default limit cut "(content only)".
+            color=alt.Color("part:N", title="part of the score", legend=alt.Legend(orient="bottom", labelLimit=0)),
+            tooltip=[alt.Tooltip("part:N"), alt.Tooltip("distance:Q"), alt.Tooltip("score:Q", format=".3f")],
+        )
+        .properties(
+            title=f"Partial rotary: {rotary_dims} of {head_dim} features rotated",
+            description=(
+                f"Line chart of one random query-key pair's score against distance, split into the part from "
+                f"the {rotary_dims} rotated features, which changes with distance, and the part from the "
+                f"{head_dim - rotary_dims} unrotated ones, which is constant."
+            ),
+        )
+    )

@@ -26,8 +26,12 @@ from poslab.model_configs import model_config
 from poslab.viz.common import axis_title, y_axis_title
 
 COST_MODELS = {  # model -> nominal parameters (from the name); dimensions come from poslab.model_configs
-    "Llama 3.1 8B": 8e9, "Llama 3.2 1B / 3B": 1e9, "Qwen3 8B": 8e9, "Qwen2.5 7B": 7e9,
-    "Mistral Nemo 12B": 12e9, "Phi-3.5 mini": 3.8e9,
+    "Llama 3.1 8B": 8e9,
+    "Llama 3.2 1B / 3B": 1e9,
+    "Qwen3 8B": 8e9,
+    "Qwen2.5 7B": 7e9,
+    "Mistral Nemo 12B": 12e9,
+    "Phi-3.5 mini": 3.8e9,
 }
 LENGTHS = tuple(1 << k for k in range(11, 21))  # 2,048 .. 1,048,576
 
@@ -52,20 +56,38 @@ def cost_view(model: str, original_len: int, target_len: int) -> CostView:
     rows = []
     for length in sorted({*LENGTHS, original_len, target_len}):
         weights, attention = flops_per_token(model, length)
-        rows += [{"length": length, "part": "weights (2N)", "GFLOPs per token": weights / 1e9},
-                 {"length": length, "part": "attention (2 layers T d_attn)", "GFLOPs per token": attention / 1e9}]
+        rows += [
+            {"length": length, "part": "weights (2N)", "GFLOPs per token": weights / 1e9},
+            {"length": length, "part": "attention (2 layers T d_attn)", "GFLOPs per token": attention / 1e9},
+        ]
     frame = pd.DataFrame(rows)
     before, after = (sum(flops_per_token(model, n)) for n in (original_len, target_len))
-    chart = alt.Chart(frame).mark_area(opacity=0.8).encode(
-        x=alt.X("length:Q", title=axis_title("sequence length T", "tokens, log scale"),
-                scale=alt.Scale(type="log", domain=[LENGTHS[0], LENGTHS[-1]], nice=False)),
-        y=alt.Y("GFLOPs per token:Q", title=y_axis_title("forward GFLOPs per token", "stacked"), stack=True),
-        color=alt.Color("part:N", title="where the FLOPs go", legend=alt.Legend(orient="bottom", labelLimit=300)),
-        tooltip=[alt.Tooltip("part:N"), alt.Tooltip("length:Q", format=","), alt.Tooltip("GFLOPs per token:Q", format=",.1f")],
-    ).properties(title=f"{model}: the cost of one training token grows with its sequence", description=(
-        f"Stacked area chart, log x: forward GFLOPs per token of {model}, split into the weights' 2N and attention's "
-        f"2 x layers x T x d_attn, for sequence lengths 2,048 to 1,048,576. A token at {target_len:,} costs "
-        f"{after / before:.2f} times one at {original_len:,}."))
+    chart = (
+        alt.Chart(frame)
+        .mark_area(opacity=0.8)
+        .encode(
+            x=alt.X(
+                "length:Q",
+                title=axis_title("sequence length T", "tokens, log scale"),
+                scale=alt.Scale(type="log", domain=[LENGTHS[0], LENGTHS[-1]], nice=False),
+            ),
+            y=alt.Y("GFLOPs per token:Q", title=y_axis_title("forward GFLOPs per token", "stacked"), stack=True),
+            color=alt.Color("part:N", title="where the FLOPs go", legend=alt.Legend(orient="bottom", labelLimit=300)),
+            tooltip=[
+                alt.Tooltip("part:N"),
+                alt.Tooltip("length:Q", format=","),
+                alt.Tooltip("GFLOPs per token:Q", format=",.1f"),
+            ],
+        )
+        .properties(
+            title=f"{model}: the cost of one training token grows with its sequence",
+            description=(
+                f"Stacked area chart, log x: forward GFLOPs per token of {model}, split into the weights' 2N and attention's "
+                f"2 x layers x T x d_attn, for sequence lengths 2,048 to 1,048,576. A token at {target_len:,} costs "
+                f"{after / before:.2f} times one at {original_len:,}."
+            ),
+        )
+    )
     return CostView(original_len, target_len, after / before, flops_per_token(model, target_len)[1] / after, chart)
 
 
@@ -104,21 +126,42 @@ def pose_view(window: int, target: int, chunks: int, examples: int, seed: int = 
         seen[covered_distances(positions)] = True
         largest = max(largest, int(positions.max()))
     buckets = max(1, target // 64)
-    frame = pd.DataFrame({"distance": range(0, target, buckets),
-                          "PoSE": [float(seen[d:d + buckets].double().mean()) for d in range(0, target, buckets)],
-                          f"plain training in {window}": [min(1.0, max(0, window - d) / buckets) for d in range(0, target, buckets)]})
+    frame = pd.DataFrame(
+        {
+            "distance": range(0, target, buckets),
+            "PoSE": [float(seen[d : d + buckets].double().mean()) for d in range(0, target, buckets)],
+            f"plain training in {window}": [min(1.0, max(0, window - d) / buckets) for d in range(0, target, buckets)],
+        }
+    )
     frame.loc[0, "PoSE"] = float(seen[1:buckets].double().mean())  # distance 0 is the token itself
     long_form = frame.melt(id_vars="distance", var_name="training", value_name="share seen")
-    chart = alt.Chart(long_form).mark_line(interpolate="step-after").encode(
-        x=alt.X("distance:Q", title=axis_title("query-key distance", "positions")),
-        y=alt.Y("share seen:Q", title=y_axis_title("share of distances trained", "per bucket"), scale=alt.Scale(domain=[0, 1])),
-        color=alt.Color("training:N", title="training", legend=alt.Legend(orient="bottom")),
-        strokeDash=alt.StrokeDash("training:N", title="training", legend=alt.Legend(orient="bottom")),
-        tooltip=[alt.Tooltip("training:N"), alt.Tooltip("distance:Q", format=","), alt.Tooltip("share seen:Q", format=".0%")],
-    ).properties(title=f"Distances a {window}-token window trains, towards a target of {target:,}", description=(
-        f"Step chart: for buckets of {buckets} distances up to {target:,}, the share that occurs in {examples} PoSE "
-        f"examples of {window} tokens in {chunks} chunks, against plain training in the window, which stops at "
-        f"{window - 1}."))
+    chart = (
+        alt.Chart(long_form)
+        .mark_line(interpolate="step-after")
+        .encode(
+            x=alt.X("distance:Q", title=axis_title("query-key distance", "positions")),
+            y=alt.Y(
+                "share seen:Q",
+                title=y_axis_title("share of distances trained", "per bucket"),
+                scale=alt.Scale(domain=[0, 1]),
+            ),
+            color=alt.Color("training:N", title="training", legend=alt.Legend(orient="bottom")),
+            strokeDash=alt.StrokeDash("training:N", title="training", legend=alt.Legend(orient="bottom")),
+            tooltip=[
+                alt.Tooltip("training:N"),
+                alt.Tooltip("distance:Q", format=","),
+                alt.Tooltip("share seen:Q", format=".0%"),
+            ],
+        )
+        .properties(
+            title=f"Distances a {window}-token window trains, towards a target of {target:,}",
+            description=(
+                f"Step chart: for buckets of {buckets} distances up to {target:,}, the share that occurs in {examples} PoSE "
+                f"examples of {window} tokens in {chunks} chunks, against plain training in the window, which stops at "
+                f"{window - 1}."
+            ),
+        )
+    )
     pose = float(seen[1:].double().mean())
     return PoseView(window, target, examples, pose, (window - 1) / (target - 1), largest, chart)
 
@@ -126,5 +169,15 @@ def pose_view(window: int, target: int, chunks: int, examples: int, seed: int = 
 def recipes_table() -> pd.DataFrame:
     """The extension recipes of the lesson's [[recipes]]: reported numbers, each row with its source."""
     raw = tomllib.loads((CONTENT_DIR / "lessons" / "extension-production.toml").read_text(encoding="utf-8"))
-    return pd.DataFrame([{"recipe": r["recipe"], "what changes": r["changes"], "training (reported)": r["training"],
-                          "reach (reported)": r["reach"], "source": r["source"]} for r in raw["recipes"]])
+    return pd.DataFrame(
+        [
+            {
+                "recipe": r["recipe"],
+                "what changes": r["changes"],
+                "training (reported)": r["training"],
+                "reach (reported)": r["reach"],
+                "source": r["source"],
+            }
+            for r in raw["recipes"]
+        ]
+    )

@@ -12,9 +12,9 @@ every function here is tested without Streamlit or a database.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, tzinfo
-from typing import Sequence
 
 import altair as alt
 import pandas as pd
@@ -45,12 +45,19 @@ def lesson_rows(progress: StudentProgress, lessons: Sequence[Lesson]) -> pd.Data
             status += f" · {right}/{item.checks_total} quick checks right"
         # The bar counts steps, Overall counts finished lessons: say which, so the two never seem to disagree.
         status += " · counted in Overall" if item.done else " · counts in Overall once done"
-        rows.append({
-            "lesson": lesson.id, "title": lesson.title, "page": lesson.page_path,
-            "visited": item.visited, "checks_right": right, "checks_total": item.checks_total,
-            "done": item.done, "fraction": lesson_steps(item.visited, right, item.checks_total, item.done),
-            "status": status,
-        })
+        rows.append(
+            {
+                "lesson": lesson.id,
+                "title": lesson.title,
+                "page": lesson.page_path,
+                "visited": item.visited,
+                "checks_right": right,
+                "checks_total": item.checks_total,
+                "done": item.done,
+                "fraction": lesson_steps(item.visited, right, item.checks_total, item.done),
+                "status": status,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -70,11 +77,19 @@ def exercise_rows(progress: StudentProgress, exercises: Sequence[Exercise]) -> p
         status = f"{item.attempts} attempt{'s' if item.attempts != 1 else ''} · grade {_score_text(item.best_score, item.max_score)}"
         if item.best_public_score is not None:
             status += f" · public tests {_score_text(item.best_public_score, item.public_max_score)}"
-        rows.append({
-            "exercise": exercise.id, "title": exercise.title, "attempts": item.attempts,
-            "best": item.best_score, "max": item.max_score, "public_best": item.best_public_score,
-            "hints_used": item.hints_used, "fraction": item.best_fraction, "status": status,
-        })
+        rows.append(
+            {
+                "exercise": exercise.id,
+                "title": exercise.title,
+                "attempts": item.attempts,
+                "best": item.best_score,
+                "max": item.max_score,
+                "public_best": item.best_public_score,
+                "hints_used": item.hints_used,
+                "fraction": item.best_fraction,
+                "status": status,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -92,8 +107,10 @@ def _lesson_step(lesson: Lesson, progress: StudentProgress) -> NextStep | None:
         return NextStep(f"Read “{lesson.title}”.", lesson.page_path)
     missing = item.checks_total - len(item.checks_right)
     if missing:
-        return NextStep(f"Answer the {missing} remaining quick check{'s' if missing > 1 else ''} "
-                        f"in “{lesson.title}”.", lesson.page_path)
+        return NextStep(
+            f"Answer the {missing} remaining quick check{'s' if missing > 1 else ''} in “{lesson.title}”.",
+            lesson.page_path,
+        )
     return NextStep(f"Mark “{lesson.title}” done when you are happy with it.", lesson.page_path)
 
 
@@ -104,14 +121,21 @@ def _exercise_step(exercise: Exercise, progress: StudentProgress) -> NextStep | 
     if item.attempts == 0:
         return NextStep(f"Try the exercise “{exercise.title}”.", EXERCISE_PAGE)
     if item.best_score is None:  # public tests only so far
-        return NextStep(f"“{exercise.title}”: your public-tests score is feedback; your instructor's "
-                        "grading runs the hidden tests.", EXERCISE_PAGE)
-    return NextStep(f"Improve “{exercise.title}” (best {item.best_score:g}/{item.max_score:g}); "
-                    f"{'a hint may help' if item.hints_used == 0 else 'the next hint may help'}.", EXERCISE_PAGE)
+        return NextStep(
+            f"“{exercise.title}”: your public-tests score is feedback; your instructor's "
+            "grading runs the hidden tests.",
+            EXERCISE_PAGE,
+        )
+    return NextStep(
+        f"Improve “{exercise.title}” (best {item.best_score:g}/{item.max_score:g}); "
+        f"{'a hint may help' if item.hints_used == 0 else 'the next hint may help'}.",
+        EXERCISE_PAGE,
+    )
 
 
-def next_steps(progress: StudentProgress, lessons: Sequence[Lesson], exercises: Sequence[Exercise],
-               limit: int = 3) -> list[NextStep]:
+def next_steps(
+    progress: StudentProgress, lessons: Sequence[Lesson], exercises: Sequence[Exercise], limit: int = 3
+) -> list[NextStep]:
     """The first unfinished lessons in course order, then the exercises not yet at full marks."""
     candidates = [_lesson_step(lesson, progress) for lesson in lessons]
     candidates += [_exercise_step(exercise, progress) for exercise in exercises]
@@ -139,29 +163,45 @@ def attempts_chart(attempts: pd.DataFrame, titles: dict[str, str], zone: tzinfo 
         percent=attempts["fraction"] * 100.0,
         exercise_title=attempts["exercise"].map(lambda exercise: titles.get(exercise, exercise)),
         ran=ran,
-        judged_by=[JUDGED_BY[bool(public)] if did_run else NOT_RUN
-                   for public, did_run in zip(attempts["public_tests_only"], ran)],
+        judged_by=[
+            JUDGED_BY[bool(public)] if did_run else NOT_RUN
+            for public, did_run in zip(attempts["public_tests_only"], ran)
+        ],
         wall_clock=when.dt.tz_localize(None),
         submitted=when.dt.strftime("%Y-%m-%d %H:%M:%S %Z"),
     )
     zone_label = getattr(zone, "key", None) or zone.tzname(None)
-    x = alt.X("wall_clock:T", title=axis_title("submitted", zone_label), scale=alt.Scale(type="utc"),
-              axis=alt.Axis(labelExpr=TIME_LABEL, labelOverlap=True))
+    x = alt.X(
+        "wall_clock:T",
+        title=axis_title("submitted", zone_label),
+        scale=alt.Scale(type="utc"),
+        axis=alt.Axis(labelExpr=TIME_LABEL, labelOverlap=True),
+    )
     y = alt.Y("percent:Q", title=axis_title("score", "% of maximum"), scale=alt.Scale(domain=[0, 100]))
     tooltip = [
-        alt.Tooltip("exercise_title:N", title="exercise"), alt.Tooltip("submitted:N", title="submitted"),
+        alt.Tooltip("exercise_title:N", title="exercise"),
+        alt.Tooltip("submitted:N", title="submitted"),
         alt.Tooltip("score:Q", title="score (points)", format="g"),
-        alt.Tooltip("max_score:Q", title="maximum (points)", format="g"), alt.Tooltip("judged_by:N", title="judged by"),
+        alt.Tooltip("max_score:Q", title="maximum (points)", format="g"),
+        alt.Tooltip("judged_by:N", title="judged by"),
     ]
     color = alt.Color("exercise_title:N", title="exercise")
     base = alt.Chart(frame, title="Your attempts over time")
     # A dash per exercise as well as a colour; the points' shape says which suite judged them.
-    line = base.mark_line().encode(
-        x=x, y=y, color=color, strokeDash=alt.StrokeDash("exercise_title:N", title="exercise"),
-    ).transform_filter("datum.ran")
+    line = (
+        base.mark_line()
+        .encode(
+            x=x,
+            y=y,
+            color=color,
+            strokeDash=alt.StrokeDash("exercise_title:N", title="exercise"),
+        )
+        .transform_filter("datum.ran")
+    )
     shapes = alt.Scale(domain=[*JUDGED_BY.values(), NOT_RUN], range=["circle", "square", "cross"])
     points = base.mark_point(filled=True, size=70).encode(
-        x=x, y=y, color=color, shape=alt.Shape("judged_by:N", title="judged by", scale=shapes), tooltip=tooltip)
+        x=x, y=y, color=color, shape=alt.Shape("judged_by:N", title="judged by", scale=shapes), tooltip=tooltip
+    )
     return alt.layer(line, points).properties(height=280, description=_attempts_description(frame))
 
 
@@ -175,26 +215,37 @@ def _attempts_description(frame: pd.DataFrame) -> str:
         if len(graded) < len(rows):
             part += f", {len(rows) - len(graded)} that did not import (no score)"
         parts.append(part)
-    return ("Line chart of the score (% of maximum) of each of your graded attempts against submission time, one "
-            f"line per exercise; an attempt that did not import is a cross at 0, off the line: {'; '.join(parts)}.")
+    return (
+        "Line chart of the score (% of maximum) of each of your graded attempts against submission time, one "
+        f"line per exercise; an attempt that did not import is a cross at 0, off the line: {'; '.join(parts)}."
+    )
 
 
 def score_distribution_chart(class_table: pd.DataFrame) -> alt.Chart:
     """Histogram of the class's overall percentage, in bins of 10 points."""
-    return alt.Chart(class_table[["student", "percent"]], title="Overall progress across the class").mark_bar().encode(
-        x=alt.X("percent:Q", bin=alt.Bin(extent=[0, 100], step=10), title=axis_title("overall progress", "%")),
-        y=alt.Y("count():Q", title=axis_title("students", "count")),
-        tooltip=[alt.Tooltip("percent:Q", bin=alt.Bin(extent=[0, 100], step=10), title="progress (%)"),
-                 alt.Tooltip("count():Q", title="students")],
-    ).properties(height=260, description=_distribution_description(class_table["percent"]))
+    return (
+        alt.Chart(class_table[["student", "percent"]], title="Overall progress across the class")
+        .mark_bar()
+        .encode(
+            x=alt.X("percent:Q", bin=alt.Bin(extent=[0, 100], step=10), title=axis_title("overall progress", "%")),
+            y=alt.Y("count():Q", title=axis_title("students", "count")),
+            tooltip=[
+                alt.Tooltip("percent:Q", bin=alt.Bin(extent=[0, 100], step=10), title="progress (%)"),
+                alt.Tooltip("count():Q", title="students"),
+            ],
+        )
+        .properties(height=260, description=_distribution_description(class_table["percent"]))
+    )
 
 
 def _distribution_description(percent: pd.Series) -> str:
     if percent.empty:
         return "Histogram of the class's overall progress: no students yet."
-    return (f"Histogram of the overall progress of {len(percent)} student{'s' if len(percent) != 1 else ''} in "
-            f"bins of 10 points: lowest {percent.min():.0f}%, median {percent.median():.0f}%, "
-            f"highest {percent.max():.0f}%.")
+    return (
+        f"Histogram of the overall progress of {len(percent)} student{'s' if len(percent) != 1 else ''} in "
+        f"bins of 10 points: lowest {percent.min():.0f}%, median {percent.median():.0f}%, "
+        f"highest {percent.max():.0f}%."
+    )
 
 
 def labelled_test(exercise: str, test: str) -> str:
@@ -208,24 +259,43 @@ def pass_rate_chart(rates: pd.DataFrame, limit: int = 25) -> alt.LayerChart:
     One row per test, each labelled once in full, with a fixed height per row (a total height
     squeezed ten bars into 80 px) and its rate written at the bar's end.
     """
-    frame = rates.sort_values(["pass_rate", "exercise", "test"]).head(limit).assign(
-        label=lambda table: [labelled_test(e, t) for e, t in zip(table["exercise"], table["test"])],
-        percent=lambda table: table["pass_rate"] * 100.0,
+    frame = (
+        rates.sort_values(["pass_rate", "exercise", "test"])
+        .head(limit)
+        .assign(
+            label=lambda table: [labelled_test(e, t) for e, t in zip(table["exercise"], table["test"])],
+            percent=lambda table: table["pass_rate"] * 100.0,
+        )
     )
     frame = frame.assign(rate_text=[f"{p:.0f}% of {n}" for p, n in zip(frame["percent"], frame["n"])])
     title = "Which tests trip students up (lowest pass rate first)"
     if len(rates) > limit:
         title += f": the {limit} hardest of {len(rates)}"
     # The axis title sits above the labels, level: rotated beside them it ran into the longest.
-    y = alt.Y("label:N", title="test", sort=list(frame["label"]),
-              axis=alt.Axis(labelLimit=600, titleAngle=0, titleAlign="right", titleX=-4, titleY=-6))
+    y = alt.Y(
+        "label:N",
+        title="test",
+        sort=list(frame["label"]),
+        axis=alt.Axis(labelLimit=600, titleAngle=0, titleAlign="right", titleX=-4, titleY=-6),
+    )
     x = alt.X("percent:Q", title=axis_title("pass rate", "% of attempts"), scale=alt.Scale(domain=[0, 100]))
-    bars = alt.Chart(frame).mark_bar().encode(
-        x=x, y=y, color=alt.Color("exercise:N", title="exercise", legend=alt.Legend(orient="bottom")),
-        tooltip=[alt.Tooltip("exercise:N"), alt.Tooltip("test:N"),
-                 alt.Tooltip("percent:Q", title="pass rate (%)", format=".0f"),
-                 alt.Tooltip("n:Q", title="attempts that ran it")])
+    bars = (
+        alt.Chart(frame)
+        .mark_bar()
+        .encode(
+            x=x,
+            y=y,
+            color=alt.Color("exercise:N", title="exercise", legend=alt.Legend(orient="bottom")),
+            tooltip=[
+                alt.Tooltip("exercise:N"),
+                alt.Tooltip("test:N"),
+                alt.Tooltip("percent:Q", title="pass rate (%)", format=".0f"),
+                alt.Tooltip("n:Q", title="attempts that ran it"),
+            ],
+        )
+    )
     rates_text = alt.Chart(frame).mark_text(align="left", dx=4, fontSize=11).encode(x=x, y=y, text="rate_text:N")
     described = "; ".join(f"{label} {text}" for label, text in zip(frame["label"], frame["rate_text"]))
     return alt.layer(bars, rates_text, title=title).properties(
-        height=alt.Step(26), description=f"Bar chart of each test's pass rate, lowest first: {described}.")
+        height=alt.Step(26), description=f"Bar chart of each test's pass rate, lowest first: {described}."
+    )

@@ -40,9 +40,17 @@ def clock_frame(head_dim: int, base: float, m: int, n: int) -> pd.DataFrame:
     for i in shown_pairs(head_dim):
         for hand, position in (("query at m", m), ("key at n", n)):
             angle = position * freqs[i]
-            rows.append({"pair": f"pair {i}", "hand": hand, "position": position,
-                         "angle": float(np.degrees(angle) % 360), "x": float(np.cos(angle)),
-                         "y": float(np.sin(angle)), "relative": float(np.degrees((m - n) * freqs[i]) % 360)})
+            rows.append(
+                {
+                    "pair": f"pair {i}",
+                    "hand": hand,
+                    "position": position,
+                    "angle": float(np.degrees(angle) % 360),
+                    "x": float(np.cos(angle)),
+                    "y": float(np.sin(angle)),
+                    "relative": float(np.degrees((m - n) * freqs[i]) % 360),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -56,49 +64,84 @@ def clock_chart(head_dim: int, base: float, m: int, n: int) -> alt.FacetChart:
     hands = clock_frame(head_dim, base, m, n).assign(kind="hand", order=0)
     turn = np.linspace(0, 2 * np.pi, 73)
     # Facets of a layer need one data set: the unit circles ride along as rows of kind "ring".
-    rings = pd.concat([pd.DataFrame({"pair": pair, "kind": "ring", "x": np.cos(turn), "y": np.sin(turn),
-                                     "order": np.arange(73)}) for pair in hands["pair"].unique()])
+    rings = pd.concat(
+        [
+            pd.DataFrame({"pair": pair, "kind": "ring", "x": np.cos(turn), "y": np.sin(turn), "order": np.arange(73)})
+            for pair in hands["pair"].unique()
+        ]
+    )
     frame = pd.concat([hands, rings], ignore_index=True)
     scale = alt.Scale(domain=(-1.1, 1.1))
     x_title, y_title = axis_title("cos of angle", "unit circle"), axis_title("sin of angle", "unit circle")
     x, y = alt.X("x:Q", title=x_title, scale=scale, axis=None), alt.Y("y:Q", title=y_title, scale=scale, axis=None)
     base_chart = alt.Chart().properties(width=CLOCK_SIZE, height=CLOCK_SIZE)
-    ring = base_chart.mark_line(color="lightgray").encode(x=x, y=y, order=alt.Order("order:Q")).transform_filter(
-        "datum.kind == 'ring'")
+    ring = (
+        base_chart.mark_line(color="lightgray")
+        .encode(x=x, y=y, order=alt.Order("order:Q"))
+        .transform_filter("datum.kind == 'ring'")
+    )
     hand_domain = ["query at m", "key at n"]
-    drawn = base_chart.mark_rule(strokeWidth=3).encode(
-        x=alt.X("zero:Q", title=x_title, scale=scale, axis=None),
-        y=alt.Y("zero:Q", title=y_title, scale=scale, axis=None),
-        x2=alt.X2("x:Q"), y2=alt.Y2("y:Q"),
-        color=alt.Color("hand:N", title="hand", scale=alt.Scale(domain=hand_domain, range=["#c0392b", "#2c5d8f"]),
-                        legend=alt.Legend(orient="bottom")),
-        # Solid query, dashed key: the two hands differ by more than their colour.
-        strokeDash=alt.StrokeDash("hand:N", title="hand", scale=alt.Scale(domain=hand_domain, range=[[1, 0], [4, 2]]),
-                                  legend=alt.Legend(orient="bottom")),
-        tooltip=[alt.Tooltip("pair:N"), alt.Tooltip("hand:N"), alt.Tooltip("position:Q"),
-                 alt.Tooltip("angle:Q", title="angle (degrees)", format=".1f"),
-                 alt.Tooltip("relative:Q", title="angle between hands (degrees)", format=".1f")],
-    ).transform_filter("datum.kind == 'hand'").transform_calculate(zero="0")
-    return alt.layer(ring, drawn, data=frame).facet(
-        facet=alt.Facet("pair:N", title="pair i (fast to slow)", sort=list(hands["pair"].unique())),
-        columns=4, spacing=CLOCK_SPACING,
-        title=alt.Title(["Each pair is a clock hand", f"turned by position × θᵢ (m={m}, n={n})"])).properties(
-        description=_clock_description(hands, m, n))
+    drawn = (
+        base_chart.mark_rule(strokeWidth=3)
+        .encode(
+            x=alt.X("zero:Q", title=x_title, scale=scale, axis=None),
+            y=alt.Y("zero:Q", title=y_title, scale=scale, axis=None),
+            x2=alt.X2("x:Q"),
+            y2=alt.Y2("y:Q"),
+            color=alt.Color(
+                "hand:N",
+                title="hand",
+                scale=alt.Scale(domain=hand_domain, range=["#c0392b", "#2c5d8f"]),
+                legend=alt.Legend(orient="bottom"),
+            ),
+            # Solid query, dashed key: the two hands differ by more than their colour.
+            strokeDash=alt.StrokeDash(
+                "hand:N",
+                title="hand",
+                scale=alt.Scale(domain=hand_domain, range=[[1, 0], [4, 2]]),
+                legend=alt.Legend(orient="bottom"),
+            ),
+            tooltip=[
+                alt.Tooltip("pair:N"),
+                alt.Tooltip("hand:N"),
+                alt.Tooltip("position:Q"),
+                alt.Tooltip("angle:Q", title="angle (degrees)", format=".1f"),
+                alt.Tooltip("relative:Q", title="angle between hands (degrees)", format=".1f"),
+            ],
+        )
+        .transform_filter("datum.kind == 'hand'")
+        .transform_calculate(zero="0")
+    )
+    return (
+        alt.layer(ring, drawn, data=frame)
+        .facet(
+            facet=alt.Facet("pair:N", title="pair i (fast to slow)", sort=list(hands["pair"].unique())),
+            columns=4,
+            spacing=CLOCK_SPACING,
+            title=alt.Title(["Each pair is a clock hand", f"turned by position × θᵢ (m={m}, n={n})"]),
+        )
+        .properties(description=_clock_description(hands, m, n))
+    )
 
 
 def _clock_description(hands: pd.DataFrame, m: int, n: int) -> str:
-    angles = "; ".join(f"{pair}: query {rows['angle'].iloc[0]:.0f}°, key {rows['angle'].iloc[1]:.0f}°, "
-                       f"{rows['relative'].iloc[0]:.0f}° apart"
-                       for pair, rows in hands.groupby("pair", sort=False))
-    return (f"Clock faces, one per RoPE pair: the query hand turned by m = {m} times the pair's frequency, the key "
-            f"hand by n = {n} times it. {angles}.")
+    angles = "; ".join(
+        f"{pair}: query {rows['angle'].iloc[0]:.0f}°, key {rows['angle'].iloc[1]:.0f}°, "
+        f"{rows['relative'].iloc[0]:.0f}° apart"
+        for pair, rows in hands.groupby("pair", sort=False)
+    )
+    return (
+        f"Clock faces, one per RoPE pair: the query hand turned by m = {m} times the pair's frequency, the key "
+        f"hand by n = {n} times it. {angles}."
+    )
 
 
 # --- shift invariance -------------------------------------------------------------------------
 
 
-def rope_score(q: torch.Tensor, k: torch.Tensor, m: int, n: int, base: float = 10000.0,
-               pairing: str = "interleaved") -> float:
+def rope_score(
+    q: torch.Tensor, k: torch.Tensor, m: int, n: int, base: float = 10000.0, pairing: str = "interleaved"
+) -> float:
     """<rope(q, m), rope(k, n)> for vectors q, k ``[D]``, in float64."""
     freqs = rope_inverse_frequencies(q.shape[-1], base)
     rotated_q = apply_rotary(q.double()[None], freqs, torch.tensor([m]), pairing)[0]
@@ -108,8 +151,9 @@ def rope_score(q: torch.Tensor, k: torch.Tensor, m: int, n: int, base: float = 1
 
 def random_query_key(head_dim: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     generator = torch.Generator().manual_seed(seed)
-    return torch.randn(head_dim, generator=generator, dtype=torch.float64), \
-        torch.randn(head_dim, generator=generator, dtype=torch.float64)
+    return torch.randn(head_dim, generator=generator, dtype=torch.float64), torch.randn(
+        head_dim, generator=generator, dtype=torch.float64
+    )
 
 
 @dataclass(frozen=True)
@@ -120,8 +164,9 @@ class ShiftView:
     chart: alt.Chart
 
 
-def rope_scores(q: torch.Tensor, k: torch.Tensor, m: torch.Tensor, n: torch.Tensor,
-                base: float = 10000.0) -> torch.Tensor:
+def rope_scores(
+    q: torch.Tensor, k: torch.Tensor, m: torch.Tensor, n: torch.Tensor, base: float = 10000.0
+) -> torch.Tensor:
     """<rope(q, m_s), rope(k, n_s)> for every s: q, k ``[D]``, positions m, n ``[S]`` -> ``[S]``."""
     freqs = rope_inverse_frequencies(q.shape[-1], base)
     rotated_q = apply_rotary(q.double().expand(len(m), -1), freqs, m)  # (S, D)
@@ -135,21 +180,37 @@ def shift_view(head_dim: int, base: float, m: int, n: int, shift: int, seed: int
     steps = torch.arange(0, max(shift, 1) + 1, max(1, shift // 128))
     both = rope_scores(q, k, m + steps, n + steps, base)
     key_only = rope_scores(q, k, torch.full_like(steps, m), n + steps, base)
-    frame = pd.concat([pd.DataFrame({"shift": steps.numpy(), "moved": "both by s (offset fixed)", "score": both.numpy()}),
-                       pd.DataFrame({"shift": steps.numpy(), "moved": "key only (offset changes)",
-                                     "score": key_only.numpy()})], ignore_index=True)
-    chart = alt.Chart(frame, title="Moving both positions together leaves the score unchanged").mark_line().encode(
-        x=alt.X("shift:Q", title=axis_title("shift s", "positions")),
-        y=alt.Y("score:Q", title="score <rope(q, .), rope(k, .)> (unitless)"),
-        color=alt.Color("moved:N", title="what moves"),
-        strokeDash=alt.StrokeDash("moved:N", title="what moves"),  # not told apart by colour alone
-        tooltip=[alt.Tooltip("moved:N"), alt.Tooltip("shift:Q"), alt.Tooltip("score:Q", format=".6f")],
-    ).properties(description=(
-        f"Line chart of one random query-key score against the shift s from 0 to {int(steps[-1])}: when both "
-        f"positions move, the score stays at {float(both[0]):.4f} (it varies by {float((both - both[0]).abs().max()):.1e}); "
-        f"when only the key moves, it ranges from {float(key_only.min()):.3f} to {float(key_only.max()):.3f}."))
-    return ShiftView(rope_score(q, k, m, n, base), rope_score(q, k, m + shift, n + shift, base),
-                     rope_score(q, k, m, n + shift, base), chart)
+    frame = pd.concat(
+        [
+            pd.DataFrame({"shift": steps.numpy(), "moved": "both by s (offset fixed)", "score": both.numpy()}),
+            pd.DataFrame({"shift": steps.numpy(), "moved": "key only (offset changes)", "score": key_only.numpy()}),
+        ],
+        ignore_index=True,
+    )
+    chart = (
+        alt.Chart(frame, title="Moving both positions together leaves the score unchanged")
+        .mark_line()
+        .encode(
+            x=alt.X("shift:Q", title=axis_title("shift s", "positions")),
+            y=alt.Y("score:Q", title="score <rope(q, .), rope(k, .)> (unitless)"),
+            color=alt.Color("moved:N", title="what moves"),
+            strokeDash=alt.StrokeDash("moved:N", title="what moves"),  # not told apart by colour alone
+            tooltip=[alt.Tooltip("moved:N"), alt.Tooltip("shift:Q"), alt.Tooltip("score:Q", format=".6f")],
+        )
+        .properties(
+            description=(
+                f"Line chart of one random query-key score against the shift s from 0 to {int(steps[-1])}: when both "
+                f"positions move, the score stays at {float(both[0]):.4f} (it varies by {float((both - both[0]).abs().max()):.1e}); "
+                f"when only the key moves, it ranges from {float(key_only.min()):.3f} to {float(key_only.max()):.3f}."
+            )
+        )
+    )
+    return ShiftView(
+        rope_score(q, k, m, n, base),
+        rope_score(q, k, m + shift, n + shift, base),
+        rope_score(q, k, m, n + shift, base),
+        chart,
+    )
 
 
 # --- long-range decay (RoFormer section 3.4.3) ------------------------------------------------
@@ -160,23 +221,35 @@ def decay_bound(head_dim: int, base: float, max_distance: int) -> pd.DataFrame:
     freqs = rope_inverse_frequencies(head_dim, base).double()  # (D/2,)
     distance = torch.arange(max_distance + 1, dtype=torch.float64)
     # S_j = sum_{l < j} e^{i r theta_l}: cumulative sums over the pairs, (R, D/2)
-    partial_sums = torch.polar(torch.ones(len(distance), len(freqs), dtype=torch.float64),
-                               torch.outer(distance, freqs)).cumsum(-1)
+    partial_sums = torch.polar(
+        torch.ones(len(distance), len(freqs), dtype=torch.float64), torch.outer(distance, freqs)
+    ).cumsum(-1)
     bound = partial_sums.abs().mean(-1)
     return pd.DataFrame({"distance": distance.long().numpy(), "bound": bound.numpy()})
 
 
 def decay_chart(head_dim: int, base: float, max_distance: int) -> alt.Chart:
     frame = decay_bound(head_dim, base, max_distance)
-    return alt.Chart(frame, title=f"RoFormer's relative upper bound on the score (D={head_dim}): not monotone, not an expected score").mark_line().encode(
-        x=alt.X("distance:Q", title=axis_title("relative distance |m - n|", "positions")),
-        y=alt.Y("bound:Q", title="(1/(D/2)) sum_j |S_j| (unitless)"),
-        tooltip=[alt.Tooltip("distance:Q"), alt.Tooltip("bound:Q", format=".2f")],
-    ).properties(description=(
-        f"Line chart of RoFormer's relative upper bound on the score against distance 0 to {max_distance} "
-        f"(D = {head_dim}, base {base:g}): {frame['bound'].iloc[0]:.2f} at distance 0, "
-        f"{frame['bound'].iloc[-1]:.2f} at {max_distance}, falling overall but not monotonically "
-        f"(lowest {frame['bound'].min():.2f})."))
+    return (
+        alt.Chart(
+            frame,
+            title=f"RoFormer's relative upper bound on the score (D={head_dim}): not monotone, not an expected score",
+        )
+        .mark_line()
+        .encode(
+            x=alt.X("distance:Q", title=axis_title("relative distance |m - n|", "positions")),
+            y=alt.Y("bound:Q", title="(1/(D/2)) sum_j |S_j| (unitless)"),
+            tooltip=[alt.Tooltip("distance:Q"), alt.Tooltip("bound:Q", format=".2f")],
+        )
+        .properties(
+            description=(
+                f"Line chart of RoFormer's relative upper bound on the score against distance 0 to {max_distance} "
+                f"(D = {head_dim}, base {base:g}): {frame['bound'].iloc[0]:.2f} at distance 0, "
+                f"{frame['bound'].iloc[-1]:.2f} at {max_distance}, falling overall but not monotonically "
+                f"(lowest {frame['bound'].min():.2f})."
+            )
+        )
+    )
 
 
 # --- interleaved vs half pairing -------------------------------------------------------------
@@ -194,8 +267,16 @@ def interleaved_to_half_order(head_dim: int) -> tuple[int, ...]:
 def pairing_table(head_dim: int, pairs: int = 4) -> pd.DataFrame:
     """Which two features form pair i under each convention (the first ``pairs`` pairs)."""
     half = head_dim // 2
-    return pd.DataFrame([{"pair i": i, "interleaved (RoFormer, Meta LLaMA)": f"({2 * i}, {2 * i + 1})",
-                          "half (GPT-NeoX, HF LLaMA)": f"({i}, {i + half})"} for i in range(min(pairs, half))])
+    return pd.DataFrame(
+        [
+            {
+                "pair i": i,
+                "interleaved (RoFormer, Meta LLaMA)": f"({2 * i}, {2 * i + 1})",
+                "half (GPT-NeoX, HF LLaMA)": f"({i}, {i + half})",
+            }
+            for i in range(min(pairs, half))
+        ]
+    )
 
 
 @dataclass(frozen=True)
@@ -213,8 +294,9 @@ def pairing_view(head_dim: int, d_model: int, seq_len: int, seed: int = 0, base:
     weights give wrong scores until the projection rows are permuted."""
     generator = torch.Generator().manual_seed(seed)
     x = torch.randn(seq_len, d_model, generator=generator, dtype=torch.float64)  # (T, d_model)
-    w_q, w_k = (torch.randn(head_dim, d_model, generator=generator, dtype=torch.float64) / d_model ** 0.5
-                for _ in range(2))  # (D, d_model): one head's projections
+    w_q, w_k = (
+        torch.randn(head_dim, d_model, generator=generator, dtype=torch.float64) / d_model**0.5 for _ in range(2)
+    )  # (D, d_model): one head's projections
     freqs = rope_inverse_frequencies(head_dim, base)
 
     def scores(wq: torch.Tensor, wk: torch.Tensor, pairing: str) -> torch.Tensor:  # (T, T)
@@ -222,12 +304,15 @@ def pairing_view(head_dim: int, d_model: int, seq_len: int, seed: int = 0, base:
 
     q = (x @ w_q.T)[:1]  # (1, D): one query vector
     position = torch.tensor([seq_len - 1])
-    vector_difference = (apply_rotary(q, freqs, position, "interleaved")
-                         - apply_rotary(q, freqs, position, "half")).abs().max()
+    vector_difference = (
+        (apply_rotary(q, freqs, position, "interleaved") - apply_rotary(q, freqs, position, "half")).abs().max()
+    )
     q_vec, k_vec = random_query_key(head_dim, seed)
     shift = 3 * seq_len
-    errors = {p: abs(rope_score(q_vec, k_vec, 2, 7, base, p) - rope_score(q_vec, k_vec, 2 + shift, 7 + shift, base, p))
-              for p in ("interleaved", "half")}
+    errors = {
+        p: abs(rope_score(q_vec, k_vec, 2, 7, base, p) - rope_score(q_vec, k_vec, 2 + shift, 7 + shift, base, p))
+        for p in ("interleaved", "half")
+    }
     reference = scores(w_q, w_k, "interleaved")  # the checkpoint was trained interleaved
     order = list(interleaved_to_half_order(head_dim))
     return PairingView(

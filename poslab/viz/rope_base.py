@@ -31,9 +31,14 @@ def turns_frame(head_dim: int, base: float, context_len: int) -> pd.DataFrame:
     """``pair, wavelength, turns in L, full turn``: one row per pair of one head."""
     theta = rope_inverse_frequencies(head_dim, base, dtype=torch.float64)
     wavelength = 2 * math.pi / theta
-    return pd.DataFrame({"pair": range(head_dim // 2), "wavelength": wavelength.numpy(),
-                         "turns in L": (context_len / wavelength).numpy(),
-                         "full turn": ["yes" if w <= context_len else "no" for w in wavelength.tolist()]})
+    return pd.DataFrame(
+        {
+            "pair": range(head_dim // 2),
+            "wavelength": wavelength.numpy(),
+            "turns in L": (context_len / wavelength).numpy(),
+            "full turn": ["yes" if w <= context_len else "no" for w in wavelength.tolist()],
+        }
+    )
 
 
 def critical_dimension(head_dim: int, base: float, context_len: int) -> int:
@@ -52,26 +57,51 @@ class TurnsSummary:
 
 def turns_summary(head_dim: int, base: float, context_len: int) -> TurnsSummary:
     frame = turns_frame(head_dim, base, context_len)
-    return TurnsSummary(int((frame["full turn"] == "yes").sum()), len(frame),
-                        critical_dimension(head_dim, base, context_len), float(frame["wavelength"].iloc[-1]))
+    return TurnsSummary(
+        int((frame["full turn"] == "yes").sum()),
+        len(frame),
+        critical_dimension(head_dim, base, context_len),
+        float(frame["wavelength"].iloc[-1]),
+    )
 
 
 def turns_chart(head_dim: int, base: float, context_len: int) -> alt.LayerChart:
     frame = turns_frame(head_dim, base, context_len)
-    points = alt.Chart(frame).mark_point(filled=True).encode(
-        x=alt.X("pair:Q", title=axis_title("pair i", "index")),
-        y=alt.Y("wavelength:Q", title=y_axis_title("wavelength 2 pi / theta_i", "positions, log scale"),
-                scale=alt.Scale(type="log")),
-        color=alt.Color("full turn:N", title=f"full turn within {context_len:,}?", scale=alt.Scale(domain=["yes", "no"], range=["#4c78a8", "#f58518"])),
-        tooltip=[alt.Tooltip("pair:Q"), alt.Tooltip("wavelength:Q", format=",.0f"),
-                 alt.Tooltip("turns in L:Q", format=",.3f"), alt.Tooltip("full turn:N")],
+    points = (
+        alt.Chart(frame)
+        .mark_point(filled=True)
+        .encode(
+            x=alt.X("pair:Q", title=axis_title("pair i", "index")),
+            y=alt.Y(
+                "wavelength:Q",
+                title=y_axis_title("wavelength 2 pi / theta_i", "positions, log scale"),
+                scale=alt.Scale(type="log"),
+            ),
+            color=alt.Color(
+                "full turn:N",
+                title=f"full turn within {context_len:,}?",
+                scale=alt.Scale(domain=["yes", "no"], range=["#4c78a8", "#f58518"]),
+            ),
+            tooltip=[
+                alt.Tooltip("pair:Q"),
+                alt.Tooltip("wavelength:Q", format=",.0f"),
+                alt.Tooltip("turns in L:Q", format=",.3f"),
+                alt.Tooltip("full turn:N"),
+            ],
+        )
     )
-    line = alt.Chart(pd.DataFrame({"L": [context_len]})).mark_rule(strokeDash=[4, 4], color="gray").encode(
-        y=alt.Y("L:Q", title=y_axis_title("wavelength 2 pi / theta_i", "positions, log scale")))
+    line = (
+        alt.Chart(pd.DataFrame({"L": [context_len]}))
+        .mark_rule(strokeDash=[4, 4], color="gray")
+        .encode(y=alt.Y("L:Q", title=y_axis_title("wavelength 2 pi / theta_i", "positions, log scale")))
+    )
     return alt.layer(points, line).properties(
         title=f"Base {base:,.0f}, D = {head_dim}: which pairs complete a full turn within L = {context_len:,}",
-        description=(f"Wavelength of each of the {head_dim // 2} RoPE pairs on a log scale, coloured by whether it "
-                     f"fits within the context length {context_len}, which is drawn as a dashed line."))
+        description=(
+            f"Wavelength of each of the {head_dim // 2} RoPE pairs on a log scale, coloured by whether it "
+            f"fits within the context length {context_len}, which is drawn as a dashed line."
+        ),
+    )
 
 
 def similarity_margin(head_dim: int, base: float, max_distance: int) -> torch.Tensor:
@@ -91,17 +121,27 @@ def margin_chart(head_dim: int, base: float, context_len: int) -> alt.LayerChart
     margin = similarity_margin(head_dim, base, context_len)
     stride = max(1, len(margin) // 2000)  # draw at most ~2,000 points; the first negative is reported exactly
     frame = pd.DataFrame({"distance": range(0, len(margin), stride), "B(m)": margin[::stride].numpy()})
-    line = alt.Chart(frame).mark_line().encode(
-        x=alt.X("distance:Q", title=axis_title("relative distance m", "positions")),
-        y=alt.Y("B(m):Q", title=axis_title("B(m) = sum_i cos(m theta_i)", "unitless")),
-        tooltip=[alt.Tooltip("distance:Q"), alt.Tooltip("B(m):Q", format=".2f")],
+    line = (
+        alt.Chart(frame)
+        .mark_line()
+        .encode(
+            x=alt.X("distance:Q", title=axis_title("relative distance m", "positions")),
+            y=alt.Y("B(m):Q", title=axis_title("B(m) = sum_i cos(m theta_i)", "unitless")),
+            tooltip=[alt.Tooltip("distance:Q"), alt.Tooltip("B(m):Q", format=".2f")],
+        )
     )
-    zero = alt.Chart(pd.DataFrame({"zero": [0.0]})).mark_rule(color="gray").encode(
-        y=alt.Y("zero:Q", title=axis_title("B(m) = sum_i cos(m theta_i)", "unitless")))
+    zero = (
+        alt.Chart(pd.DataFrame({"zero": [0.0]}))
+        .mark_rule(color="gray")
+        .encode(y=alt.Y("zero:Q", title=axis_title("B(m) = sum_i cos(m theta_i)", "unitless")))
+    )
     return alt.layer(line, zero).properties(
         title=f"Men et al.'s margin B(m) for base {base:,.0f}, D = {head_dim}, up to m = {context_len:,}",
-        description=(f"Line chart of the sum of cos(m theta_i) over the {head_dim // 2} pairs against distance m, "
-                     f"with a rule at zero: below zero, a similar key no longer scores above a random one on average."))
+        description=(
+            f"Line chart of the sum of cos(m theta_i) over the {head_dim // 2} pairs against distance m, "
+            f"with a rule at zero: below zero, a similar key no longer scores above a random one on average."
+        ),
+    )
 
 
 def real_configs() -> pd.DataFrame:

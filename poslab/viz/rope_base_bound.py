@@ -60,8 +60,12 @@ def _margin_minimum(theta: torch.Tensor, first: int, last: int) -> torch.Tensor:
 
 def worst_margin(bases: torch.Tensor, head_dim: int, context_len: int) -> torch.Tensor:
     """min over m = 0 .. L of B(m) per base (batched); below 0 the base fails for L."""
-    return torch.cat([_margin_minimum(_theta(bases[start:start + BATCH], head_dim), 0, context_len)
-                      for start in range(0, len(bases), BATCH)])
+    return torch.cat(
+        [
+            _margin_minimum(_theta(bases[start : start + BATCH], head_dim), 0, context_len)
+            for start in range(0, len(bases), BATCH)
+        ]
+    )
 
 
 def _passes_early_exit(bases: torch.Tensor, head_dim: int, context_len: int) -> torch.Tensor:
@@ -87,7 +91,7 @@ def first_crossing(context_len: int, head_dim: int = 128) -> float:
     """The smallest grid base with B(m) >= 0 for all m <= L, scanning up from ``SCAN_FROM``."""
     bases = base_grid(SCAN_FROM, 1e12)
     for start in range(0, len(bases), BATCH):  # in ascending batches: stop at the first that holds a pass
-        batch = bases[start:start + BATCH]
+        batch = bases[start : start + BATCH]
         passing = batch[_passes_early_exit(batch, head_dim, context_len)]
         if len(passing):
             return float(passing[0])
@@ -114,33 +118,64 @@ def base_bound(context_len: int, head_dim: int = 128) -> BaseBound:
     above = bases >= first
     failing = bases[above & ~passes]
     every_above = float(bases[bases > failing[-1]][0]) if len(failing) else first
-    sweep = pd.DataFrame({"base": bases.numpy(), "worst B(m) up to L": worst.numpy(),
-                          "passes": ["yes" if flag else "no" for flag in passes.tolist()]})
+    sweep = pd.DataFrame(
+        {
+            "base": bases.numpy(),
+            "worst B(m) up to L": worst.numpy(),
+            "passes": ["yes" if flag else "no" for flag in passes.tolist()],
+        }
+    )
     chart = bound_chart(context_len, head_dim, first, every_above, len(failing), sweep)
     return BaseBound(context_len, head_dim, first, every_above, float(bases[-1]), len(failing), sweep, chart)
 
 
-def bound_chart(context_len: int, head_dim: int, first: float, every_above: float, failing: int,
-                sweep: pd.DataFrame) -> alt.LayerChart:
+def bound_chart(
+    context_len: int, head_dim: int, first: float, every_above: float, failing: int, sweep: pd.DataFrame
+) -> alt.LayerChart:
     y_title = y_axis_title("min of B(m) over m <= L", "unitless")
-    points = alt.Chart(sweep).mark_point(filled=True, size=14).encode(
-        x=alt.X("base:Q", title=axis_title("RoPE base b", "log scale"),
-                scale=alt.Scale(type="log", domain=[float(sweep["base"].min()), float(sweep["base"].max())], nice=False)),
-        y=alt.Y("worst B(m) up to L:Q", title=y_title),
-        color=alt.Color("passes:N", title="B(m) >= 0 up to L?",
-                        scale=alt.Scale(domain=["yes", "no"], range=["#4c78a8", "#f58518"])),
-        shape=alt.Shape("passes:N", title="B(m) >= 0 up to L?", scale=alt.Scale(domain=["yes", "no"])),
-        tooltip=[alt.Tooltip("base:Q", format=",.0f"), alt.Tooltip("worst B(m) up to L:Q", format=".3f"),
-                 alt.Tooltip("passes:N")])
-    marks = pd.DataFrame({"base": [first, every_above],
-                          "line": ["first crossing (Men et al.'s bound)", "every base above passes"]})
-    rules = alt.Chart(marks).mark_rule(strokeDash=[4, 4], color="black").encode(
-        x=alt.X("base:Q", title=axis_title("RoPE base b", "log scale")), tooltip=[alt.Tooltip("line:N"),
-                                                                                 alt.Tooltip("base:Q", format=",.0f")])
+    points = (
+        alt.Chart(sweep)
+        .mark_point(filled=True, size=14)
+        .encode(
+            x=alt.X(
+                "base:Q",
+                title=axis_title("RoPE base b", "log scale"),
+                scale=alt.Scale(
+                    type="log", domain=[float(sweep["base"].min()), float(sweep["base"].max())], nice=False
+                ),
+            ),
+            y=alt.Y("worst B(m) up to L:Q", title=y_title),
+            color=alt.Color(
+                "passes:N",
+                title="B(m) >= 0 up to L?",
+                scale=alt.Scale(domain=["yes", "no"], range=["#4c78a8", "#f58518"]),
+            ),
+            shape=alt.Shape("passes:N", title="B(m) >= 0 up to L?", scale=alt.Scale(domain=["yes", "no"])),
+            tooltip=[
+                alt.Tooltip("base:Q", format=",.0f"),
+                alt.Tooltip("worst B(m) up to L:Q", format=".3f"),
+                alt.Tooltip("passes:N"),
+            ],
+        )
+    )
+    marks = pd.DataFrame(
+        {"base": [first, every_above], "line": ["first crossing (Men et al.'s bound)", "every base above passes"]}
+    )
+    rules = (
+        alt.Chart(marks)
+        .mark_rule(strokeDash=[4, 4], color="black")
+        .encode(
+            x=alt.X("base:Q", title=axis_title("RoPE base b", "log scale")),
+            tooltip=[alt.Tooltip("line:N"), alt.Tooltip("base:Q", format=",.0f")],
+        )
+    )
     zero = alt.Chart(pd.DataFrame({"zero": [0.0]})).mark_rule(color="gray").encode(y=alt.Y("zero:Q", title=y_title))
     return alt.layer(points, zero, rules).properties(
         title=f"Which bases keep B(m) >= 0 up to L = {context_len:,} (D = {head_dim})",
-        description=(f"Scatter of the smallest B(m) over distances 0 to {context_len} for {len(sweep)} bases "
-                     f"from {sweep['base'].iloc[0]:,.0f} to {sweep['base'].iloc[-1]:,.0f}, coloured by pass or "
-                     f"fail. The first passing base is {first:,.0f}; {failing} bases "
-                     f"above it still fail, the last below {every_above:,.0f}."))
+        description=(
+            f"Scatter of the smallest B(m) over distances 0 to {context_len} for {len(sweep)} bases "
+            f"from {sweep['base'].iloc[0]:,.0f} to {sweep['base'].iloc[-1]:,.0f}, coloured by pass or "
+            f"fail. The first passing base is {first:,.0f}; {failing} bases "
+            f"above it still fail, the last below {every_above:,.0f}."
+        ),
+    )

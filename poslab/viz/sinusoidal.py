@@ -74,47 +74,85 @@ def table_view(length: int, d_model: int, base: float) -> TableView:
     title = f"Sinusoidal table, {length} positions x {d_model} dimensions"
     if (row_stride, pair_stride) != (1, 1):
         title += f" (every {_nth(row_stride)} position, every {_nth(pair_stride)} (sin, cos) pair)"
-    chart = heatmap(table[np.ix_(positions, columns)], title=title, x_title=DIMENSION, y_title=POSITION,
-                    value_title="PE value", domain=(-1.0, 1.0))
+    chart = heatmap(
+        table[np.ix_(positions, columns)],
+        title=title,
+        x_title=DIMENSION,
+        y_title=POSITION,
+        value_title="PE value",
+        domain=(-1.0, 1.0),
+    )
     # The sample's cells carry the table's own indices, so axes, tooltips and numbers name real columns.
-    data = chart.data.assign(row=positions[chart.data["row"]], row_end=positions[chart.data["row_end"]],
-                             col=columns[chart.data["col"]], col_end=columns[chart.data["col_end"]])
-    chart = chart.properties(data=data, description=(
-        f"Heatmap of the sinusoidal table: {len(positions)} positions (rows, 0 to {positions[-1]}) by {len(columns)} "
-        f"columns (even columns sin, odd columns cos), values from -1 to 1; the first columns change fastest, with "
-        f"a wavelength of {column_wavelength(0, d_model, base):.2f} positions, the last pair slowest, "
-        f"{column_wavelength(d_model - 1, d_model, base):,.0f} positions."))
+    data = chart.data.assign(
+        row=positions[chart.data["row"]],
+        row_end=positions[chart.data["row_end"]],
+        col=columns[chart.data["col"]],
+        col_end=columns[chart.data["col_end"]],
+    )
+    chart = chart.properties(
+        data=data,
+        description=(
+            f"Heatmap of the sinusoidal table: {len(positions)} positions (rows, 0 to {positions[-1]}) by {len(columns)} "
+            f"columns (even columns sin, odd columns cos), values from -1 to 1; the first columns change fastest, with "
+            f"a wavelength of {column_wavelength(0, d_model, base):.2f} positions, the last pair slowest, "
+            f"{column_wavelength(d_model - 1, d_model, base):,.0f} positions."
+        ),
+    )
     return TableView(chart, column_wavelength(0, d_model, base), column_wavelength(d_model - 1, d_model, base))
 
 
 def waves_frame(length: int, d_model: int, base: float, columns: tuple[int, ...]) -> pd.DataFrame:
     """Tidy ``position, column, value, wavelength`` for the chosen columns of the table."""
     table = sinusoidal_encoding(length, d_model, base).numpy()  # (T, d)
-    frames = [pd.DataFrame({
-        "position": np.arange(length),
-        "column": f"{c} ({'sin' if c % 2 == 0 else 'cos'})",
-        "value": table[:, c],
-        "wavelength": column_wavelength(c, d_model, base),
-    }) for c in columns if 0 <= c < d_model]
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
-        columns=["position", "column", "value", "wavelength"])
+    frames = [
+        pd.DataFrame(
+            {
+                "position": np.arange(length),
+                "column": f"{c} ({'sin' if c % 2 == 0 else 'cos'})",
+                "value": table[:, c],
+                "wavelength": column_wavelength(c, d_model, base),
+            }
+        )
+        for c in columns
+        if 0 <= c < d_model
+    ]
+    return (
+        pd.concat(frames, ignore_index=True)
+        if frames
+        else pd.DataFrame(columns=["position", "column", "value", "wavelength"])
+    )
 
 
 def waves_chart(length: int, d_model: int, base: float, columns: tuple[int, ...]) -> alt.Chart:
     frame = waves_frame(length, d_model, base, columns)
     in_order = [f"{c} ({'sin' if c % 2 == 0 else 'cos'})" for c in sorted(set(columns)) if 0 <= c < d_model]
-    waves = "; ".join(f"column {label}: wavelength {column_wavelength(int(label.split()[0]), d_model, base):,.1f} positions"
-                      for label in in_order)
-    return alt.Chart(frame, title="Each column is a sinusoid with its own wavelength").mark_line().encode(
-        x=alt.X("position:Q", title=POSITION),
-        y=alt.Y("value:Q", title="PE[p, column] (unitless)", scale=alt.Scale(domain=(-1.05, 1.05))),
-        # Numeric order in the legend (64 before 128), and a dash per column as well as a colour.
-        color=alt.Color("column:N", title="column", sort=in_order),
-        strokeDash=alt.StrokeDash("column:N", title="column", sort=in_order),
-        tooltip=[alt.Tooltip("column:N"), alt.Tooltip("position:Q"), alt.Tooltip("value:Q", format=".3f"),
-                 alt.Tooltip("wavelength:Q", title="wavelength (positions)", format=",.1f")],
-    ).properties(description=(f"Line chart of the chosen columns of the sinusoidal table against position 0 to "
-                              f"{length - 1}, each between -1 and 1: {waves or 'no column chosen'}."))
+    waves = "; ".join(
+        f"column {label}: wavelength {column_wavelength(int(label.split()[0]), d_model, base):,.1f} positions"
+        for label in in_order
+    )
+    return (
+        alt.Chart(frame, title="Each column is a sinusoid with its own wavelength")
+        .mark_line()
+        .encode(
+            x=alt.X("position:Q", title=POSITION),
+            y=alt.Y("value:Q", title="PE[p, column] (unitless)", scale=alt.Scale(domain=(-1.05, 1.05))),
+            # Numeric order in the legend (64 before 128), and a dash per column as well as a colour.
+            color=alt.Color("column:N", title="column", sort=in_order),
+            strokeDash=alt.StrokeDash("column:N", title="column", sort=in_order),
+            tooltip=[
+                alt.Tooltip("column:N"),
+                alt.Tooltip("position:Q"),
+                alt.Tooltip("value:Q", format=".3f"),
+                alt.Tooltip("wavelength:Q", title="wavelength (positions)", format=",.1f"),
+            ],
+        )
+        .properties(
+            description=(
+                f"Line chart of the chosen columns of the sinusoidal table against position 0 to "
+                f"{length - 1}, each between -1 and 1: {waves or 'no column chosen'}."
+            )
+        )
+    )
 
 
 # --- dot products against distance -----------------------------------------------------------
@@ -138,12 +176,14 @@ def dot_by_offset(length: int, d_model: int, base: float) -> pd.DataFrame:
     gram = table @ table.T  # (T, T): gram[p, q] = <PE_p, PE_q>
     ahead, behind = _diagonals(gram), _diagonals(gram.T)[:, 1:]  # offsets 0..T-1 and -1..-(T-1)
     by_offset = np.concatenate([behind[:, ::-1], ahead], axis=1)  # (T, 2T-1): offsets -(T-1)..T-1
-    return pd.DataFrame({
-        "offset": np.arange(-(length - 1), length),
-        "dot": np.nanmean(by_offset, axis=0),
-        "spread": np.nanmax(by_offset, axis=0) - np.nanmin(by_offset, axis=0),
-        "pairs": np.sum(~np.isnan(by_offset), axis=0),
-    })
+    return pd.DataFrame(
+        {
+            "offset": np.arange(-(length - 1), length),
+            "dot": np.nanmean(by_offset, axis=0),
+            "spread": np.nanmax(by_offset, axis=0) - np.nanmin(by_offset, axis=0),
+            "pairs": np.sum(~np.isnan(by_offset), axis=0),
+        }
+    )
 
 
 @dataclass(frozen=True)
@@ -154,16 +194,27 @@ class DotView:
 
 def dot_view(length: int, d_model: int, base: float) -> DotView:
     frame = dot_by_offset(length, d_model, base)
-    chart = alt.Chart(frame, title="<PE_p, PE_p+k> depends on the offset k only, and is even in k").mark_line().encode(
-        x=alt.X("offset:Q", title=axis_title("offset k = q - p", "positions")),
-        y=alt.Y("dot:Q", title="dot product (unitless, at most d/2)"),
-        tooltip=[alt.Tooltip("offset:Q", title="offset k"), alt.Tooltip("dot:Q", format=".4f"),
-                 alt.Tooltip("spread:Q", title="max - min over p", format=".1e"),
-                 alt.Tooltip("pairs:Q", title="pairs (p, p+k)")],
-    ).properties(description=(
-        f"Line chart of the dot product of PE_p and PE_p+k against the offset k from {-(length - 1)} to {length - 1}: "
-        f"{frame['dot'].max():.2f} (d/2) at k = 0, symmetric in k, and the same for every p to within "
-        f"{frame['spread'].max():.1e}."))
+    chart = (
+        alt.Chart(frame, title="<PE_p, PE_p+k> depends on the offset k only, and is even in k")
+        .mark_line()
+        .encode(
+            x=alt.X("offset:Q", title=axis_title("offset k = q - p", "positions")),
+            y=alt.Y("dot:Q", title="dot product (unitless, at most d/2)"),
+            tooltip=[
+                alt.Tooltip("offset:Q", title="offset k"),
+                alt.Tooltip("dot:Q", format=".4f"),
+                alt.Tooltip("spread:Q", title="max - min over p", format=".1e"),
+                alt.Tooltip("pairs:Q", title="pairs (p, p+k)"),
+            ],
+        )
+        .properties(
+            description=(
+                f"Line chart of the dot product of PE_p and PE_p+k against the offset k from {-(length - 1)} to {length - 1}: "
+                f"{frame['dot'].max():.2f} (d/2) at k = 0, symmetric in k, and the same for every p to within "
+                f"{frame['spread'].max():.1e}."
+            )
+        )
+    )
     return DotView(chart, float(frame["spread"].max()))
 
 
@@ -183,7 +234,7 @@ def shift_errors(k: int, length: int, d_model: int, base: float) -> torch.Tensor
     table = sinusoidal_encoding(length, d_model, base).double()  # (T, d)
     first, last = max(0, -k), min(length, length - k)  # p range keeping p + k inside the table
     moved = table[first:last] @ shift_matrix(k, d_model, base).T  # (P, d): row p is M_k PE[p]
-    return (table[first + k:last + k] - moved).abs().amax(-1)
+    return (table[first + k : last + k] - moved).abs().amax(-1)
 
 
 def blocks_frame(k: int, d_model: int, base: float, pairs: int = 4) -> pd.DataFrame:
@@ -192,10 +243,19 @@ def blocks_frame(k: int, d_model: int, base: float, pairs: int = 4) -> pd.DataFr
     freqs = inverse_frequencies(d_model, base).numpy()
     rows = []
     for i in range(min(pairs, d_model // 2)):
-        block = matrix[2 * i:2 * i + 2, 2 * i:2 * i + 2]
-        rows.append({"pair i": i, "columns": f"{2 * i}, {2 * i + 1}", "w_i (rad/position)": freqs[i],
-                     "k w_i (rad)": k * freqs[i], "M[0,0]": block[0, 0], "M[0,1]": block[0, 1],
-                     "M[1,0]": block[1, 0], "M[1,1]": block[1, 1]})
+        block = matrix[2 * i : 2 * i + 2, 2 * i : 2 * i + 2]
+        rows.append(
+            {
+                "pair i": i,
+                "columns": f"{2 * i}, {2 * i + 1}",
+                "w_i (rad/position)": freqs[i],
+                "k w_i (rad)": k * freqs[i],
+                "M[0,0]": block[0, 0],
+                "M[0,1]": block[0, 1],
+                "M[1,0]": block[1, 0],
+                "M[1,1]": block[1, 1],
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -219,9 +279,15 @@ def shift_view(k: int, length: int, d_model: int, base: float, shown_dims: int =
     errors = shift_errors(k, length, d_model, base)
     table = sinusoidal_encoding(length, d_model, base).double()
     shown = min(shown_dims, d_model)
-    chart = heatmap(matrix[:shown, :shown], title=f"M_{k}, first {shown} dimensions: 2x2 rotation blocks",
-                    x_title=axis_title("input column", "PE[p]"), y_title=axis_title("output column", "PE[p+k]"),
-                    value_title="entry", domain=(-1.0, 1.0), value_format=".4f")
+    chart = heatmap(
+        matrix[:shown, :shown],
+        title=f"M_{k}, first {shown} dimensions: 2x2 rotation blocks",
+        x_title=axis_title("input column", "PE[p]"),
+        y_title=axis_title("output column", "PE[p+k]"),
+        value_title="entry",
+        domain=(-1.0, 1.0),
+        value_format=".4f",
+    )
     return ShiftView(
         blocks=blocks_frame(k, d_model, base),
         matrix_chart=chart,

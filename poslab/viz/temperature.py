@@ -72,23 +72,44 @@ def temperature_frame(train_len: int, spread: float, margin: float) -> pd.DataFr
         for scheme in SCHEMES:
             factor = multiplier(scheme, n, train_len)
             entropy, needle = attention_stats(logits, factor)
-            rows.append({"keys": n, "scheme": scheme, "multiplier": factor, "entropy": entropy,
-                         "entropy / ln n": entropy / math.log(n), "needle weight": needle})
+            rows.append(
+                {
+                    "keys": n,
+                    "scheme": scheme,
+                    "multiplier": factor,
+                    "entropy": entropy,
+                    "entropy / ln n": entropy / math.log(n),
+                    "needle weight": needle,
+                }
+            )
     return pd.DataFrame(rows)
 
 
 def _lines(frame: pd.DataFrame, field: str, title: str, y_title: str, log_y: bool, description: str) -> alt.Chart:
     scale = alt.Scale(type="log") if log_y else alt.Scale(zero=False)
-    return alt.Chart(frame).mark_line(point=True).encode(
-        x=alt.X("keys:Q", title=axis_title("keys the query attends to, n", "log scale"),
-                scale=alt.Scale(type="log", domain=[LENGTHS[0], LENGTHS[-1]], nice=False)),
-        y=alt.Y(f"{field}:Q", title=y_axis_title(*y_title), scale=scale),
-        color=alt.Color("scheme:N", title="logit scaling", sort=list(SCHEMES)),
-        strokeDash=alt.StrokeDash("scheme:N", title="logit scaling", sort=list(SCHEMES)),
-        tooltip=[alt.Tooltip("scheme:N"), alt.Tooltip("keys:Q", format=","), alt.Tooltip("multiplier:Q", format=".3f"),
-                 alt.Tooltip("needle weight:Q", format=".4f"), alt.Tooltip("entropy:Q", format=".2f"),
-                 alt.Tooltip("entropy / ln n:Q", format=".3f")],
-    ).properties(title=title, description=description)
+    return (
+        alt.Chart(frame)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X(
+                "keys:Q",
+                title=axis_title("keys the query attends to, n", "log scale"),
+                scale=alt.Scale(type="log", domain=[LENGTHS[0], LENGTHS[-1]], nice=False),
+            ),
+            y=alt.Y(f"{field}:Q", title=y_axis_title(*y_title), scale=scale),
+            color=alt.Color("scheme:N", title="logit scaling", sort=list(SCHEMES)),
+            strokeDash=alt.StrokeDash("scheme:N", title="logit scaling", sort=list(SCHEMES)),
+            tooltip=[
+                alt.Tooltip("scheme:N"),
+                alt.Tooltip("keys:Q", format=","),
+                alt.Tooltip("multiplier:Q", format=".3f"),
+                alt.Tooltip("needle weight:Q", format=".4f"),
+                alt.Tooltip("entropy:Q", format=".2f"),
+                alt.Tooltip("entropy / ln n:Q", format=".3f"),
+            ],
+        )
+        .properties(title=title, description=description)
+    )
 
 
 @dataclass(frozen=True)
@@ -103,12 +124,22 @@ def temperature_view(train_len: int, spread: float, margin: float) -> Temperatur
     last = frame[frame["keys"] == LENGTHS[-1]].set_index("scheme")
     factors = "; ".join(f"{scheme} {last.loc[scheme, 'multiplier']:.3f}" for scheme in SCHEMES)
     weights = "; ".join(f"{scheme} {last.loc[scheme, 'needle weight']:.4f}" for scheme in SCHEMES)
-    multipliers = _lines(frame, "multiplier", "How much each scheme multiplies the logits",
-                         ("logit multiplier m(n)", "factor"), False,
-                         f"Line chart, log x: the factor each scheme multiplies the attention logits by, for a query over "
-                         f"256 to {LENGTHS[-1]:,} keys, with training length {train_len:,}. At {LENGTHS[-1]:,}: {factors}.")
-    needle = _lines(frame, "needle weight", f"Weight on one key {margin:g} logits above the rest",
-                    ("needle weight", "log scale"), True,
-                    f"Line chart, log scales: the softmax weight on the needle among n keys with distractor logits of "
-                    f"spread {spread:g}, under each scaling. At {LENGTHS[-1]:,} keys: {weights}.")
+    multipliers = _lines(
+        frame,
+        "multiplier",
+        "How much each scheme multiplies the logits",
+        ("logit multiplier m(n)", "factor"),
+        False,
+        f"Line chart, log x: the factor each scheme multiplies the attention logits by, for a query over "
+        f"256 to {LENGTHS[-1]:,} keys, with training length {train_len:,}. At {LENGTHS[-1]:,}: {factors}.",
+    )
+    needle = _lines(
+        frame,
+        "needle weight",
+        f"Weight on one key {margin:g} logits above the rest",
+        ("needle weight", "log scale"),
+        True,
+        f"Line chart, log scales: the softmax weight on the needle among n keys with distractor logits of "
+        f"spread {spread:g}, under each scaling. At {LENGTHS[-1]:,} keys: {weights}.",
+    )
     return TemperatureView(frame, multipliers, needle)

@@ -60,7 +60,8 @@ def chart_report(page) -> list[dict]:
                 for (let i = 3; i < pixels.length; i += 4) { if (pixels[i] !== 0) painted++; }
             }
             return {index, marks, painted};
-        })""")
+        })"""
+    )
 
 
 def wait_for_charts(page, timeout_ms: float = 15_000, minimum: int = 0) -> list[dict]:
@@ -68,8 +69,9 @@ def wait_for_charts(page, timeout_ms: float = 15_000, minimum: int = 0) -> list[
     after the script run ends, elements mount one by one); return the last report."""
     deadline = timeout_ms / 200
     report = chart_report(page)
-    while deadline > 0 and (len(report) < minimum
-                            or any(chart["marks"] == 0 and chart["painted"] == 0 for chart in report)):
+    while deadline > 0 and (
+        len(report) < minimum or any(chart["marks"] == 0 and chart["painted"] == 0 for chart in report)
+    ):
         page.wait_for_timeout(200)
         deadline -= 1
         report = chart_report(page)
@@ -81,7 +83,8 @@ def full_page_screenshot(page, path: str, max_height: int = 16_000) -> None:
     ``full_page`` alone captures only the viewport. Grow the viewport to the content first."""
     height = page.evaluate(
         """() => Math.max(...[...document.querySelectorAll('[data-testid="stMain"], [data-testid="stSidebar"], body')]
-                .map(element => element.scrollHeight))""")
+                .map(element => element.scrollHeight))"""
+    )
     width = page.viewport_size["width"] if page.viewport_size else 1400
     page.set_viewport_size({"width": width, "height": min(max(height, 600) + 40, max_height)})
     page.wait_for_timeout(300)  # let Vega redraw at the new size

@@ -15,9 +15,9 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -28,9 +28,17 @@ CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = ROOT / "artifacts" / "browser"
 INSTRUCTOR_PASSWORD = "correct horse battery staple"
 # The machine has no internet: keep Chromium from trying to reach it.
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-default-apps", "--disable-extensions"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--disable-extensions",
+]
 
 
 def _free_port() -> int:
@@ -60,8 +68,10 @@ def playwright_browser():
     except ImportError:
         sync_playwright = None
     require_system_part(sync_playwright is not None, "the Python package playwright is not installed")
-    require_system_part(Path(CHROMIUM).exists() and shutil.which("chromium") is not None,
-                        f"Debian's chromium is not installed at {CHROMIUM} (apt-get install chromium)")
+    require_system_part(
+        Path(CHROMIUM).exists() and shutil.which("chromium") is not None,
+        f"Debian's chromium is not installed at {CHROMIUM} (apt-get install chromium)",
+    )
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         yield browser
@@ -76,9 +86,25 @@ def running_app(folder: Path, env: dict[str, str], *arguments: str, port: int | 
     url = f"http://127.0.0.1:{port}"
     with (folder / "streamlit.log").open("wb") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-             "--server.address", "127.0.0.1", "--server.headless", "true", *arguments],
-            cwd=ROOT, env=os.environ | env, stdout=log, stderr=subprocess.STDOUT)
+            [
+                sys.executable,
+                "-m",
+                "streamlit",
+                "run",
+                "app.py",
+                "--server.port",
+                str(port),
+                "--server.address",
+                "127.0.0.1",
+                "--server.headless",
+                "true",
+                *arguments,
+            ],
+            cwd=ROOT,
+            env=os.environ | env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
         try:
             _wait_healthy(url, process, seconds=90)
             yield url
@@ -137,8 +163,9 @@ def watched_page(browser, app_url: str, width: int = 1400, color_scheme: str = "
 
     ``color_scheme`` is the browser's preference, which picks the app's light or dark theme;
     ``timezone_id`` its time zone, the one the app shows times in (UTC unless a test says otherwise)."""
-    context = browser.new_context(viewport={"width": width, "height": 1000}, color_scheme=color_scheme,
-                                  timezone_id=timezone_id)
+    context = browser.new_context(
+        viewport={"width": width, "height": 1000}, color_scheme=color_scheme, timezone_id=timezone_id
+    )
     page = context.new_page()
     console = ConsoleLog(app_url)
     page.on("console", console.on_console)

@@ -45,22 +45,28 @@ def axe_results(page) -> dict:
         from axe_playwright_python.sync_playwright import Axe
     except ImportError:
         pytest.fail("axe-playwright-python is not installed (pip install -r requirements-dev.txt)")
-    return Axe().run(page, options={"runOnly": {"type": "tag", "values": WCAG_21_AA},
-                                    "resultTypes": ["violations"]}).response
+    return (
+        Axe()
+        .run(page, options={"runOnly": {"type": "tag", "values": WCAG_21_AA}, "resultTypes": ["violations"]})
+        .response
+    )
 
 
 def inside(page, target: list, container: str) -> bool:
     """Whether the node axe names (a CSS selector path, one entry per frame) lies in ``container``."""
-    return page.evaluate("([selector, container]) => !!document.querySelector(selector)?.closest(container)",
-                         [target[-1], container])
+    return page.evaluate(
+        "([selector, container]) => !!document.querySelector(selector)?.closest(container)", [target[-1], container]
+    )
 
 
 def is_known_framework_issue(page, rule: str, node: dict) -> bool:
     # Another Streamlit may fix the markup or break it differently: the allowance is re-earned per version.
     if version("streamlit") != KNOWN_ISSUES_VERSION:
         return False
-    return any(rule == known_rule and inside(page, node["target"], container)
-               for known_rule, container in KNOWN_FRAMEWORK_ISSUES)
+    return any(
+        rule == known_rule and inside(page, node["target"], container)
+        for known_rule, container in KNOWN_FRAMEWORK_ISSUES
+    )
 
 
 def blocking_violations(page, where: str) -> list[str]:
@@ -71,8 +77,10 @@ def blocking_violations(page, where: str) -> list[str]:
         for node in violation["nodes"]:
             if not is_known_framework_issue(page, violation["id"], node):
                 summary = (node.get("any") or node.get("all") or [{}])[0].get("message", "")
-                problems.append(f"{where}: {violation['id']} ({violation['impact']}) at {node['target']}: "
-                                f"{node['html'][:160]} {summary[:200]}")
+                problems.append(
+                    f"{where}: {violation['id']} ({violation['impact']}) at {node['target']}: "
+                    f"{node['html'][:160]} {summary[:200]}"
+                )
     return problems
 
 
@@ -122,7 +130,9 @@ def test_every_page_meets_wcag_21_aa_and_has_one_h1(page_tour):
     titles = page_tour.titles
     assert len(titles) >= 14 and "Instructor" in titles and "Exercises" in titles, titles
     assert [stop.title for stop in page_tour.stops if stop.title.startswith("Instructor")] == [
-        "Instructor (locked)", "Instructor (unlocked)"]
+        "Instructor (locked)",
+        "Instructor (unlocked)",
+    ]
     problems = [problem for stop in page_tour.stops for problem in stop.accessibility]
     assert not problems, "\n".join(problems)
 
@@ -178,7 +188,8 @@ CHOSEN_CONTROLS = '[data-testid="stButtonGroup"] button[aria-checked="true"]'
 
 def choose(page, name: str) -> None:
     page.locator('[data-testid="stButtonGroup"] button').filter(
-        has_text=re.compile(f"^{re.escape(name)}$")).first.click()
+        has_text=re.compile(f"^{re.escape(name)}$")
+    ).first.click()
     wait_for_run(page)
 
 

@@ -58,6 +58,7 @@ def relative_luminance(css_colour: str) -> float:
     def linear(channel: float) -> float:
         channel /= 255
         return channel / 12.92 if channel <= 0.03928 else ((channel + 0.055) / 1.055) ** 2.4
+
     red, green, blue, _ = channels(css_colour)
     return 0.2126 * linear(red) + 0.7152 * linear(green) + 0.0722 * linear(blue)
 
@@ -76,11 +77,14 @@ def level_problems(frame, moment: str) -> list[str]:
     rows = frame.evaluate(LEVEL_JS)
     compared = [row for row in rows if clean(row["expected"])]
     assert len(compared) >= 10, f"{moment}: only {len(compared)} numbered lines with code to compare: {rows[:3]}"
-    return [f"{moment}: line number {row['number']} (top {row['cellTop']:.1f}) faces {clean(row['drawn'])!r} "
-            f"(top {row['lineTop']}), not line {row['number']} {clean(row['expected'])!r}"
-            for row in rows
-            if row["lineTop"] is None or abs(row["cellTop"] - row["lineTop"]) > 1
-            or clean(row["drawn"]) != clean(row["expected"])]
+    return [
+        f"{moment}: line number {row['number']} (top {row['cellTop']:.1f}) faces {clean(row['drawn'])!r} "
+        f"(top {row['lineTop']}), not line {row['number']} {clean(row['expected'])!r}"
+        for row in rows
+        if row["lineTop"] is None
+        or abs(row["cellTop"] - row["lineTop"]) > 1
+        or clean(row["drawn"]) != clean(row["expected"])
+    ]
 
 
 def wait_for_save(page) -> None:
@@ -106,7 +110,8 @@ def test_the_editor_colours_python_shows_the_selection_and_keeps_its_line_number
     page, scheme = themed_page, themed_page.color_scheme
     open_rope(page, app_url, student=f"Ada Editor {scheme.title()}")
     app_background = page.evaluate(
-        "() => getComputedStyle(document.querySelector('[data-testid=\"stApp\"]')).backgroundColor")
+        "() => getComputedStyle(document.querySelector('[data-testid=\"stApp\"]')).backgroundColor"
+    )
     assert (relative_luminance(app_background) < 0.2) == (scheme == "dark"), (scheme, app_background)
     editor = editor_frame(page)
     frame = next(frame for frame in page.frames if "code_editor" in frame.url)
@@ -128,7 +133,8 @@ def test_the_editor_colours_python_shows_the_selection_and_keeps_its_line_number
     assert look["selection"] is not None, "no selection drawn"
     assert channels(look["selection"])[3] > 0, f"{scheme}: the selection is transparent ({look['selection']})"
     assert contrast(look["selection"], look["background"]) >= 1.3, (
-        f"{scheme}: the selection {look['selection']} is hard to tell from the background {look['background']}")
+        f"{scheme}: the selection {look['selection']} is hard to tell from the background {look['background']}"
+    )
 
     problems = level_problems(frame, "after the click and the edit")
     wait_for_save(page)

@@ -29,8 +29,9 @@ def chart_titles(page) -> list[str]:
 
 
 def wait_for_title(page, words: str, timeout_ms: int = 15_000) -> None:
-    page.wait_for_function(f"words => ({CHART_TITLES}).some(title => title.includes(words))", arg=words,
-                           timeout=timeout_ms)
+    page.wait_for_function(
+        f"words => ({CHART_TITLES}).some(title => title.includes(words))", arg=words, timeout=timeout_ms
+    )
 
 
 def test_the_probe_opens_after_the_prediction_and_follows_its_length(page, app_url):

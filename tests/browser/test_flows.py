@@ -9,12 +9,14 @@ from grader.mutants import get_mutant, reference_source
 from grader.suite import run_suite
 from grader.suite.local import LocalStudent
 from poslab.exercises import get_exercise
-from tests.browser.app_driver import exception_boxes, wait_for_charts, go_to, open_app, wait_for_run
+from tests.browser.app_driver import exception_boxes, go_to, open_app, wait_for_charts, wait_for_run
 from tests.browser.conftest import INSTRUCTOR_PASSWORD
 
 GRADING_TIMEOUT_MS = 180_000
-HOSTILE_COMMENT = ('<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2"> '
-                   "**not bold** [a link](http://example.invalid)")
+HOSTILE_COMMENT = (
+    '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2"> '
+    "**not bold** [a link](http://example.invalid)"
+)
 
 
 def verdict(page) -> str:
@@ -35,7 +37,8 @@ def upload_and_grade(page, filename: str, source: str) -> None:
         page.get_by_text("Other ways to hand in").click()
     tab.click()
     page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(
-        files=[{"name": filename, "mimeType": "text/x-python", "buffer": source.encode()}])
+        files=[{"name": filename, "mimeType": "text/x-python", "buffer": source.encode()}]
+    )
     page.get_by_role("button", name="Submit the uploaded file for grading").wait_for()
     wait_for_run(page)
     page.get_by_role("button", name="Submit the uploaded file for grading").click()

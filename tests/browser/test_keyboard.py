@@ -31,8 +31,12 @@ def tab_to(page, script: str, what: str, backwards: bool = False) -> None:
 def region(page, locator) -> dict:
     box = locator.bounding_box()
     assert box, "the control has no box on screen"
-    return {"x": max(box["x"] - FOCUS_MARGIN_PX, 0), "y": max(box["y"] - FOCUS_MARGIN_PX, 0),
-            "width": box["width"] + 2 * FOCUS_MARGIN_PX, "height": box["height"] + 2 * FOCUS_MARGIN_PX}
+    return {
+        "x": max(box["x"] - FOCUS_MARGIN_PX, 0),
+        "y": max(box["y"] - FOCUS_MARGIN_PX, 0),
+        "width": box["width"] + 2 * FOCUS_MARGIN_PX,
+        "height": box["height"] + 2 * FOCUS_MARGIN_PX,
+    }
 
 
 class FocusCheck:
@@ -78,8 +82,12 @@ def test_name_quick_check_and_comment_with_the_keyboard_alone(page, app_url):
     # A lesson, through the sidebar's link.
     link = page.locator('[data-testid="stSidebarNav"] a').filter(has_text=LESSON_TITLE).first
     focus = FocusCheck(page, link)
-    tab_to(page, f"el.tagName === 'A' && el.innerText.trim().endsWith({LESSON_TITLE!r}) "
-                 "&& !!el.closest('[data-testid=\"stSidebarNav\"]')", f"the {LESSON_TITLE} link")
+    tab_to(
+        page,
+        f"el.tagName === 'A' && el.innerText.trim().endsWith({LESSON_TITLE!r}) "
+        "&& !!el.closest('[data-testid=\"stSidebarNav\"]')",
+        f"the {LESSON_TITLE} link",
+    )
     focus.assert_visible(f"the sidebar link to {LESSON_TITLE}")
     page.keyboard.press("Enter")
     page.wait_for_url(lambda url: "/alibi" in url, wait_until="commit", timeout=60_000)
@@ -90,9 +98,12 @@ def test_name_quick_check_and_comment_with_the_keyboard_alone(page, app_url):
     first_check = page.get_by_role("radiogroup", name="Your prediction").first
     first_option = first_check.get_by_role("radio").first
     focus = FocusCheck(page, first_check)
-    tab_to(page, "el.type === 'radio' && !!el.closest('[role=\"radiogroup\"]')"
-                 " && el.closest('[role=\"radiogroup\"]').getAttribute('aria-label') === 'Your prediction'",
-           "the first quick check")
+    tab_to(
+        page,
+        "el.type === 'radio' && !!el.closest('[role=\"radiogroup\"]')"
+        " && el.closest('[role=\"radiogroup\"]').getAttribute('aria-label') === 'Your prediction'",
+        "the first quick check",
+    )
     page.keyboard.press("ArrowDown")
     page.keyboard.press("ArrowUp")
     page.keyboard.press("Space")
@@ -107,8 +118,11 @@ def test_name_quick_check_and_comment_with_the_keyboard_alone(page, app_url):
     # The comments box: Tab in, type, Tab to Post, Enter.
     box = page.get_by_role("textbox", name="Add a comment (plain text)")
     focus = FocusCheck(page, box)
-    tab_to(page, "el.tagName === 'TEXTAREA' && el.getAttribute('aria-label') === 'Add a comment (plain text)'",
-           "the comments box")
+    tab_to(
+        page,
+        "el.tagName === 'TEXTAREA' && el.getAttribute('aria-label') === 'Add a comment (plain text)'",
+        "the comments box",
+    )
     focus.assert_visible("the comments box")
     page.keyboard.type("Typed without a mouse.")
     post = page.get_by_role("button", name="Post")

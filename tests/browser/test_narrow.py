@@ -69,8 +69,12 @@ def test_at_800_px_no_page_scrolls_sideways_or_cuts_its_content(playwright_brows
                 page.get_by_role("button", name="Submit for grading").wait_for(timeout=60_000)
                 labels = page.evaluate(LABELS_JS, list(EXERCISE_BUTTONS))
                 assert len(labels) == len(EXERCISE_BUTTONS), labels
-                problems += [f"Exercises: the button {label['text']!r} shows {label['client']} px of its "
-                             f"{label['scroll']} px label" for label in labels if label["scroll"] > label["client"]]
+                problems += [
+                    f"Exercises: the button {label['text']!r} shows {label['client']} px of its "
+                    f"{label['scroll']} px label"
+                    for label in labels
+                    if label["scroll"] > label["client"]
+                ]
             wait_for_charts(page)
             wait_for_run(page)
             problems += [f"{title}: {problem}" for problem in page.evaluate(CUT_JS)]

@@ -16,8 +16,12 @@ NEW_SLIDER_LESSONS = [
     ("Attention entropy and temperature", 2, ("keys n, for the numbers below", "ArrowLeft"), "11.09"),
     ("Non-uniform and hybrid schemes", 5, ("context length (tokens)", "ArrowLeft"), "18.8%"),
     ("Positions in an inference engine", 5, ("window W (buffer slots)", "ArrowRight"), "A rolling buffer of 7 slots"),
-    ("Precision: positions in 16-bit floats", 2, ("offset between query and key", "ArrowRight"),
-     "One query and one key 16 positions apart"),
+    (
+        "Precision: positions in 16-bit floats",
+        2,
+        ("offset between query and key", "ArrowRight"),
+        "One query and one key 16 positions apart",
+    ),
 ]
 
 
@@ -60,7 +64,8 @@ def test_new_lesson_draws_every_chart_and_follows_its_widgets(page, app_url, tit
     draws_then_follows(page, app_url, title, charts, shown, lambda: choose(page, *change))
 
 
-@pytest.mark.parametrize(("title", "charts", "change", "shown"), NEW_SLIDER_LESSONS,
-                         ids=[t for t, *_ in NEW_SLIDER_LESSONS])
+@pytest.mark.parametrize(
+    ("title", "charts", "change", "shown"), NEW_SLIDER_LESSONS, ids=[t for t, *_ in NEW_SLIDER_LESSONS]
+)
 def test_new_slider_lesson_draws_every_chart_and_follows_its_sliders(page, app_url, title, charts, change, shown):
     draws_then_follows(page, app_url, title, charts, shown, lambda: nudge(page, *change))

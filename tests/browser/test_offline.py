@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from urllib.parse import urlparse
 
-
 # Schemes the browser answers by itself, without a network request.
 LOCAL_SCHEMES = {"data", "blob", "about", "chrome-extension"}
 
@@ -19,8 +18,11 @@ class RequestLog:
 
     def outside(self, app_url: str) -> list[str]:
         ours = urlparse(app_url).netloc
-        return [f"{where}: {url}" for where, url in self.urls
-                if urlparse(url).scheme not in LOCAL_SCHEMES and urlparse(url).netloc != ours]
+        return [
+            f"{where}: {url}"
+            for where, url in self.urls
+            if urlparse(url).scheme not in LOCAL_SCHEMES and urlparse(url).netloc != ours
+        ]
 
 
 def test_no_page_requests_anything_from_another_host(page_tour, app_url):

@@ -29,8 +29,12 @@ HOW = "Open the personal sign-in link your instructor sent you"
 def roster_app(tmp_path_factory, playwright_browser):
     folder = tmp_path_factory.mktemp("roster-app")
     db_url = f"sqlite:///{folder / 'store.db'}"
-    env = {"POSLAB_DB_URL": db_url, "POSLAB_DATA_DIR": str(folder), "POSLAB_GRADER_START": "on_demand",
-           "POSLAB_ROSTER": str(write_roster(folder / "roster.csv", ["ada", "bob"]))}
+    env = {
+        "POSLAB_DB_URL": db_url,
+        "POSLAB_DATA_DIR": str(folder),
+        "POSLAB_GRADER_START": "on_demand",
+        "POSLAB_ROSTER": str(write_roster(folder / "roster.csv", ["ada", "bob"])),
+    }
     with running_app(folder, env) as url:
         yield url, Store(db_url)
 

@@ -62,8 +62,14 @@ def wait_for_answer_since(page, since: datetime, said: str = "Handed in at", tim
 
 
 def off_machine(requests: list[str]) -> list[str]:
-    return sorted({url for url in requests if urlparse(url).hostname not in ("127.0.0.1", "localhost", None)
-                   and not url.startswith(("data:", "blob:", "about:"))})
+    return sorted(
+        {
+            url
+            for url in requests
+            if urlparse(url).hostname not in ("127.0.0.1", "localhost", None)
+            and not url.startswith(("data:", "blob:", "about:"))
+        }
+    )
 
 
 def test_type_reload_run_the_public_tests_and_submit(page, app_url):
@@ -127,8 +133,9 @@ def test_type_reload_run_the_public_tests_and_submit(page, app_url):
     # Speed is measured, not asserted (a loaded CI machine is no stopwatch):
     # benchmarks/bench_browser.py runs this flow and prints these figures against their targets.
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    (ARTIFACTS / "workspace_timings.json").write_text(json.dumps(
-        {"warm_public_tests_s": warm_practice, "second_submission_s": second_submission}))
+    (ARTIFACTS / "workspace_timings.json").write_text(
+        json.dumps({"warm_public_tests_s": warm_practice, "second_submission_s": second_submission})
+    )
     full_page_screenshot(page, str(ARTIFACTS / "exercises_page.png"))
     assert not exception_boxes(page) and not page.console_log.errors
 
@@ -145,7 +152,8 @@ def test_one_tab_reaches_the_code_and_the_keyboard_gets_out(page, app_url):
     page.get_by_role("button", name=re.compile(r"Show hint \d of \d")).focus()  # the control before the editor
     page.keyboard.press("Tab")
     assert page.evaluate(top).startswith("IFRAME") and "ace_scroller" in frame.evaluate(in_frame), (
-        f"one Tab from the hints reached {page.evaluate(top)!r} / {frame.evaluate(in_frame)!r}, not the code")
+        f"one Tab from the hints reached {page.evaluate(top)!r} / {frame.evaluate(in_frame)!r}, not the code"
+    )
     page.keyboard.press("Enter")  # starts editing
     assert "ace_text-input" in frame.evaluate(in_frame), frame.evaluate(in_frame)
     before = frame.evaluate(text)
@@ -158,7 +166,8 @@ def test_one_tab_reaches_the_code_and_the_keyboard_gets_out(page, app_url):
     assert page.evaluate(top).endswith("Run the public tests"), f"Esc then Tab reached {page.evaluate(top)!r}"
     page.keyboard.press("Shift+Tab")
     assert page.evaluate(top).startswith("IFRAME") and "ace_scroller" in frame.evaluate(in_frame), (
-        f"Shift+Tab from the first button reached {frame.evaluate(in_frame)!r}, not the code")
+        f"Shift+Tab from the first button reached {frame.evaluate(in_frame)!r}, not the code"
+    )
 
 
 def test_times_are_shown_in_the_students_time_zone(playwright_browser, app_url):

@@ -49,8 +49,13 @@ def walk(page, app_url: str, student: str) -> Tour:
         where["title"] = title
         go_to(page, title)
         if title == "Instructor":
-            stops.append(Stop("Instructor (locked)", exception_boxes(page),
-                              accessibility=blocking_violations(page, "Instructor (locked)")))
+            stops.append(
+                Stop(
+                    "Instructor (locked)",
+                    exception_boxes(page),
+                    accessibility=blocking_violations(page, "Instructor (locked)"),
+                )
+            )
             unlock_instructor(page)
             title = "Instructor (unlocked)"
         stop = Stop(title, exception_boxes(page), wait_for_charts(page))

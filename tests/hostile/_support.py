@@ -10,8 +10,8 @@ import importlib
 import inspect
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import pytest
 import torch
@@ -19,13 +19,17 @@ import torch
 import poslab.encodings as reference
 from grader.results import TestOutcome
 
-_MODULES = tuple(importlib.import_module(f"poslab.encodings.{name}")
-                 for name in ("_checks", "attention", "sinusoidal", "learned", "rope", "alibi"))
+_MODULES = tuple(
+    importlib.import_module(f"poslab.encodings.{name}")
+    for name in ("_checks", "attention", "sinusoidal", "learned", "rope", "alibi")
+)
 
 
 def reference_submission() -> str:
     """The reference encodings as one standalone file (the project's imports removed)."""
-    parts = ["from __future__ import annotations\nimport math\nfrom typing import Literal\nimport torch\nfrom torch import nn\n"]
+    parts = [
+        "from __future__ import annotations\nimport math\nfrom typing import Literal\nimport torch\nfrom torch import nn\n"
+    ]
     for module in _MODULES:
         source = inspect.getsource(module)
         source = re.sub(r"^from __future__ import annotations\n", "", source, flags=re.M)
@@ -49,8 +53,11 @@ class ProbeCase:
 
 def _close(actual, expected) -> bool:
     # Compared here, in the judging process, with the judge's own torch.
-    return (isinstance(actual, torch.Tensor) and actual.shape == expected.shape
-            and bool(torch.allclose(actual.double(), expected.double(), atol=1e-5, equal_nan=True)))
+    return (
+        isinstance(actual, torch.Tensor)
+        and actual.shape == expected.shape
+        and bool(torch.allclose(actual.double(), expected.double(), atol=1e-5, equal_nan=True))
+    )
 
 
 def _check_attention(student):
@@ -106,10 +113,19 @@ class ProbeSuite:
             case.check(student)
         except Exception as error:  # noqa: BLE001 - as grader.suite.run_case: every failure is an outcome
             reason = getattr(error, "reason", None) or str(error)
-            return TestOutcome(case.name, case.exercise, 0.0, case.points, "failed",
-                                f"{type(error).__name__}: {reason}", case.visibility, case.family)
-        return TestOutcome(case.name, case.exercise, case.points, case.points, "passed", "ok",
-                            case.visibility, case.family)
+            return TestOutcome(
+                case.name,
+                case.exercise,
+                0.0,
+                case.points,
+                "failed",
+                f"{type(error).__name__}: {reason}",
+                case.visibility,
+                case.family,
+            )
+        return TestOutcome(
+            case.name, case.exercise, case.points, case.points, "passed", "ok", case.visibility, case.family
+        )
 
     @staticmethod
     def suite_hash():

@@ -7,8 +7,15 @@ FAKE = "id,status,attention,sinusoidal,learned,rope,alibi,total,max\nfake_gradeb
 
 
 def _plant() -> None:
-    places = ["gradebook.csv", "../gradebook.csv", "../../gradebook.csv", "/tmp/gradebook.csv",
-              "out/gradebook.csv", "../out/gradebook.csv", "/tmp/out/gradebook.csv"]
+    places = [
+        "gradebook.csv",
+        "../gradebook.csv",
+        "../../gradebook.csv",
+        "/tmp/gradebook.csv",
+        "out/gradebook.csv",
+        "../out/gradebook.csv",
+        "/tmp/out/gradebook.csv",
+    ]
     places += glob.glob("/tmp/**/gradebook.csv", recursive=True) + glob.glob("/work/**/gradebook.csv", recursive=True)
     for place in places:
         try:

@@ -3,9 +3,15 @@ it finds back in its error messages (which the student sees)."""
 
 import os
 
-LIKELY = ("/work/main/grader/suite/__init__.py", "/work/main/grader/suite/test_rope.py",
-          "/work/main/grader/mutants/__init__.py", "/work/main/app_pages/instructor.py",
-          "../secret_instructor.txt", "../../secret_instructor.txt", "/proc/1/root/work/main/grader/suite/__init__.py")
+LIKELY = (
+    "/work/main/grader/suite/__init__.py",
+    "/work/main/grader/suite/test_rope.py",
+    "/work/main/grader/mutants/__init__.py",
+    "/work/main/app_pages/instructor.py",
+    "../secret_instructor.txt",
+    "../../secret_instructor.txt",
+    "/proc/1/root/work/main/grader/suite/__init__.py",
+)
 SKIP = ("/usr", "/proc", "/sys", "/dev", "/root/.pyenv")
 
 

@@ -13,12 +13,41 @@ heatmaps), ``recurrence`` (the RNN contrast and its bars). Pages use this packag
 
 from poslab.viz.permutation.equivariance import EquivarianceResult, comparison_charts, equivariance_experiment
 from poslab.viz.permutation.model import RNN_HIDDEN, TOLERANCE, embed, rnn_final_state, self_attention, word_embedding
-from poslab.viz.permutation.orders import (PRESETS, RANDOM_TOKENS, PermutationError, format_order, order_from_picks,
-                                           parse_order, sentence_tokens, shuffled_order, suggested_order,
-                                           validate_order)
+from poslab.viz.permutation.orders import (
+    PRESETS,
+    RANDOM_TOKENS,
+    PermutationError,
+    format_order,
+    order_from_picks,
+    parse_order,
+    sentence_tokens,
+    shuffled_order,
+    suggested_order,
+    validate_order,
+)
 from poslab.viz.permutation.recurrence import RecurrenceContrast, contrast_charts, recurrence_contrast
 
-__all__ = ["EquivarianceResult", "comparison_charts", "equivariance_experiment", "RNN_HIDDEN", "TOLERANCE", "embed",
-           "rnn_final_state", "self_attention", "word_embedding", "PRESETS", "RANDOM_TOKENS", "PermutationError",
-           "format_order", "order_from_picks", "parse_order", "sentence_tokens", "shuffled_order", "suggested_order",
-           "validate_order", "RecurrenceContrast", "contrast_charts", "recurrence_contrast"]
+__all__ = [
+    "EquivarianceResult",
+    "comparison_charts",
+    "equivariance_experiment",
+    "RNN_HIDDEN",
+    "TOLERANCE",
+    "embed",
+    "rnn_final_state",
+    "self_attention",
+    "word_embedding",
+    "PRESETS",
+    "RANDOM_TOKENS",
+    "PermutationError",
+    "format_order",
+    "order_from_picks",
+    "parse_order",
+    "sentence_tokens",
+    "shuffled_order",
+    "suggested_order",
+    "validate_order",
+    "RecurrenceContrast",
+    "contrast_charts",
+    "recurrence_contrast",
+]

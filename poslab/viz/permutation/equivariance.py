@@ -65,8 +65,10 @@ class EquivarianceResult:
         numbers = f"largest difference {self.max_difference:.2g}, tolerance {self.tolerance:g}"
         if self.holds:
             return f"{self.claim} holds: permutation-{self.property_name} ({numbers})."
-        return (f"{self.claim} breaks: not permutation-{self.property_name} ({numbers}, "
-                f"{self.relative_difference:.0%} of the largest output entry).")
+        return (
+            f"{self.claim} breaks: not permutation-{self.property_name} ({numbers}, "
+            f"{self.relative_difference:.0%} of the largest output entry)."
+        )
 
     @property
     def explanation_key(self) -> str:
@@ -81,8 +83,14 @@ class EquivarianceResult:
 
 
 def equivariance_experiment(
-    tokens: tuple[str, ...], order: tuple[int, ...], *, d_model: int = 16, seed: int = 0,
-    positional: bool = False, causal: bool = False, pooled: bool = False,
+    tokens: tuple[str, ...],
+    order: tuple[int, ...],
+    *,
+    d_model: int = 16,
+    seed: int = 0,
+    positional: bool = False,
+    causal: bool = False,
+    pooled: bool = False,
 ) -> EquivarianceResult:
     """Run attention on X and on PX (adding positions/mask/pooling as asked) and compare."""
     validate_order(order, len(tokens))
@@ -97,8 +105,13 @@ def equivariance_experiment(
     if pooled:
         permuted_output, expected = permuted_output.mean(0, keepdim=True), expected.mean(0, keepdim=True)
     return EquivarianceResult(
-        tokens=tuple(tokens), order=tuple(order), positional=positional, causal=causal, pooled=pooled,
-        permuted_output=_rows(permuted_output), expected_output=_rows(expected),
+        tokens=tuple(tokens),
+        order=tuple(order),
+        positional=positional,
+        causal=causal,
+        pooled=pooled,
+        permuted_output=_rows(permuted_output),
+        expected_output=_rows(expected),
         max_difference=float((permuted_output - expected).abs().max()),
         output_scale=float(expected.abs().max()),
     )
@@ -110,17 +123,21 @@ def comparison_charts(result: EquivarianceResult) -> tuple[alt.Chart, alt.Chart,
     expected = torch.tensor(result.expected_output)
     rows = ["mean over tokens"] if result.pooled else list(result.permuted_tokens)
     limit = float(max(permuted.abs().max(), expected.abs().max()))
-    common = dict(x_title=axis_title("feature", "index"), y_title="slot: token", row_labels=rows,
-                  value_format=".4f")
-    left_title, right_title = (("mean(attn(PX))", "mean(attn(X))") if result.pooled
-                               else ("attn(PX)", "P·attn(X)"))
+    common = dict(x_title=axis_title("feature", "index"), y_title="slot: token", row_labels=rows, value_format=".4f")
+    left_title, right_title = ("mean(attn(PX))", "mean(attn(X))") if result.pooled else ("attn(PX)", "P·attn(X)")
     verdict = "equal up to rounding" if result.holds else "different"
     return (
         heatmap(permuted, title=left_title, value_title="output value", domain=(-limit, limit), **common),
         heatmap(expected, title=right_title, value_title="output value", domain=(-limit, limit), **common),
-        heatmap(permuted - expected, title="difference (left − middle)", value_title="difference",
-                **{**common, "value_format": ".1e"},
-                description=(f"Heatmap of {left_title} minus {right_title}, one row per slot and one column per "
-                             f"feature: the largest difference is {result.max_difference:.1e} in size, so the two "
-                             f"are {verdict}.")),
+        heatmap(
+            permuted - expected,
+            title="difference (left − middle)",
+            value_title="difference",
+            **{**common, "value_format": ".1e"},
+            description=(
+                f"Heatmap of {left_title} minus {right_title}, one row per slot and one column per "
+                f"feature: the largest difference is {result.max_difference:.1e} in size, so the two "
+                f"are {verdict}."
+            ),
+        ),
     )

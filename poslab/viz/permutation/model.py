@@ -30,7 +30,7 @@ def embed(tokens: tuple[str, ...], d_model: int, seed: int) -> torch.Tensor:
 def _projections(d_model: int, seed: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """W_q, W_k, W_v, each (D, D), scaled so logits stay O(1)."""
     generator = torch.Generator().manual_seed(seed)
-    weights = torch.randn(3, d_model, d_model, generator=generator) / d_model ** 0.5
+    weights = torch.randn(3, d_model, d_model, generator=generator) / d_model**0.5
     return weights[0], weights[1], weights[2]
 
 
@@ -48,7 +48,7 @@ def rnn_final_state(x: torch.Tensor, seed: int) -> torch.Tensor:
     """(T, D) -> (RNN_HIDDEN,): h_t = tanh(W_x x_t + W_h h_{t-1}), fixed random weights."""
     generator = torch.Generator().manual_seed(seed + 1)
     w_x = torch.randn(RNN_HIDDEN, x.shape[-1], generator=generator) / x.shape[-1] ** 0.5
-    w_h = torch.randn(RNN_HIDDEN, RNN_HIDDEN, generator=generator) * 0.9 / RNN_HIDDEN ** 0.5
+    w_h = torch.randn(RNN_HIDDEN, RNN_HIDDEN, generator=generator) * 0.9 / RNN_HIDDEN**0.5
     hidden = torch.zeros(RNN_HIDDEN)
     for x_t in x:  # the recurrence: step t sees only the summary of steps < t
         hidden = torch.tanh(w_x @ x_t + w_h @ hidden)

@@ -49,7 +49,8 @@ def validate_order(order: tuple[int, ...], n_tokens: int) -> tuple[int, ...]:
     if len(order) != n_tokens:
         raise PermutationError(
             f"You gave {len(order)} position{'s' * (len(order) != 1)}, but there are {n_tokens} tokens: "
-            f"the order needs each of 0 to {last} exactly once.")
+            f"the order needs each of 0 to {last} exactly once."
+        )
     outside = [i for i in order if not 0 <= i <= last]
     if outside:
         raise PermutationError(f"{outside[0]} is out of range: positions run from 0 to {last}.")
@@ -58,7 +59,8 @@ def validate_order(order: tuple[int, ...], n_tokens: int) -> tuple[int, ...]:
         missing = sorted(set(range(n_tokens)) - set(order))
         raise PermutationError(
             f"{repeated[0]} appears more than once, so {', '.join(map(str, missing))} "
-            f"{'is' if len(missing) == 1 else 'are'} missing: a permutation uses each position once.")
+            f"{'is' if len(missing) == 1 else 'are'} missing: a permutation uses each position once."
+        )
     return tuple(order)
 
 
@@ -68,7 +70,8 @@ def parse_order(text: str, n_tokens: int) -> tuple[int, ...]:
     if not pieces:
         raise PermutationError(
             f"Type an order: the numbers 0 to {n_tokens - 1}, each once, e.g. "
-            f"'{format_order(tuple(reversed(range(n_tokens))))}'.")
+            f"'{format_order(tuple(reversed(range(n_tokens))))}'."
+        )
     for piece in pieces:
         if not re.fullmatch(r"-?\d+", piece):
             raise PermutationError(f"'{piece}' is not a whole number: type positions like '2 0 1'.")
