@@ -3,9 +3,11 @@ links, and grades back to the LMS, behind a password (wrong ones limited: ``lock
 
 import streamlit as st
 
-from app_pages.ui import class_table, frame, lock, sandbox_notice, store_calls
-from app_pages.ui.instructor_lms import lms_export_section
-from app_pages.ui.roster_admin import roster_section
+from app_pages.runtime import sandbox_notice
+from app_pages.ui import frame, identity, store_calls
+from app_pages.ui.instructor import class_table, lock
+from app_pages.ui.instructor.lms import lms_export_section
+from app_pages.ui.instructor.roster_admin import roster_section
 from grader.gradebook import GradebookError, load_gradebook
 from poslab.viz.progress import pass_rate_chart, score_distribution_chart
 
@@ -19,7 +21,7 @@ if password is None:
     )
     st.stop()
 
-if not lock.instructor_unlocked():
+if not identity.instructor_unlocked():
     with st.form("instructor-login"):
         typed = st.text_input("Instructor password", type="password")
         if st.form_submit_button("Unlock", icon=":material/lock_open:"):

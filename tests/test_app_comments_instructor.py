@@ -6,7 +6,7 @@ from unittest import mock
 
 import pytest
 
-from app_pages.ui import sandbox_notice
+from app_pages.runtime import sandbox_notice
 from grader.lms.grades import suite_maxima
 from poslab.store import Store, TestRow
 from tests.app_harness import button, go, open_app, sign_in, texts

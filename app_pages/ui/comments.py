@@ -5,8 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app_pages.ui import clock
-from app_pages.ui.identity import current_student, prompt
-from app_pages.ui.lock import instructor_unlocked
+from app_pages.ui.identity import current_student, instructor_unlocked, prompt
 from app_pages.ui.store_calls import store_call
 from poslab.store import Comment
 from poslab.store.validation import MAX_COMMENT_CHARS

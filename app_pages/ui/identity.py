@@ -15,10 +15,11 @@ The sidebar (``sidebar.py``) draws what this resolved.
 
 from __future__ import annotations
 
+import uuid
+
 import streamlit as st
 
 from app_pages.ui.store_calls import store_call
-from app_pages.ui.workspace import SESSION_KEY as BROWSER_SESSION_KEY
 from poslab.identity import (
     IdentityFrame,
     IdentityMode,
@@ -34,7 +35,18 @@ STUDENT_KEY = "student_name"  # the typed name (typed-name mode only); mirrored 
 LOGIN_KEY = "login_configured"  # this session's answer: is Streamlit's login ([auth]) configured?
 IDENTITY_KEY = "identity"  # this run's Resolution
 OWNER_KEY = "identity_owner"  # the student whose work this session's state holds
+UNLOCKED_KEY = "instructor_unlocked"  # True once the Instructor page's password was right (instructor/lock.py)
+BROWSER_SESSION_KEY = "workspace_session"  # this browser session's id, kept with each draft it saves
 KEPT_KEYS = {STUDENT_KEY, LOGIN_KEY, IDENTITY_KEY, OWNER_KEY, BROWSER_SESSION_KEY}
+
+
+def session_id() -> str:
+    """This browser session's id: drafts say which session saved them, the lock counts failures by it."""
+    return st.session_state.setdefault(BROWSER_SESSION_KEY, uuid.uuid4().hex)
+
+
+def instructor_unlocked() -> bool:
+    return bool(st.session_state.get(UNLOCKED_KEY))
 
 
 def user() -> dict:

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 import pandas as pd
 import streamlit as st
 
-from app_pages.ui.server import app_path
+from app_pages.runtime.server import app_path
 from app_pages.ui.store_calls import store_call
 from poslab.config import Settings
 from poslab.roster import ACCEPTED, RosterStudent, read_roster

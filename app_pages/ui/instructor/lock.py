@@ -14,13 +14,12 @@ from datetime import UTC, datetime, timedelta
 
 import streamlit as st
 
+from app_pages.ui.identity import UNLOCKED_KEY, session_id
 from app_pages.ui.store_calls import store_call
-from app_pages.ui.workspace import session_id
 from poslab.config import Settings
 from poslab.identity import PASSWORD_WINDOW, password_matches, password_wait
 from poslab.signin import client_address
 
-UNLOCKED_KEY = "instructor_unlocked"  # True once the Instructor page's password was right
 WRONG = "That password is not right."
 
 
@@ -34,10 +33,6 @@ def instructor_password() -> str | None:
     except FileNotFoundError:  # no secrets.toml at all
         return None
     return str(secret) if secret else None
-
-
-def instructor_unlocked() -> bool:
-    return bool(st.session_state.get(UNLOCKED_KEY))
 
 
 def client() -> str:

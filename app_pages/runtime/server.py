@@ -39,7 +39,8 @@ from starlette.routing import Route
 from streamlit import config
 from streamlit.logger import get_logger
 
-from app_pages.ui import grading, heap
+from app_pages.runtime import heap
+from app_pages.ui.exercise import grading
 from app_pages.ui.store_calls import open_store
 from poslab.config import Settings
 from poslab.roster import read_roster
