@@ -28,6 +28,11 @@ def sqlite_file(url: str) -> Path | None:
     return Path(parsed.database).expanduser()
 
 
+def describe(url: str) -> str:
+    """The store's URL without its password."""
+    return sa.make_url(url).render_as_string(hide_password=True)
+
+
 def beside(path: Path, label: str) -> Path:
     """A new file name next to ``path``: ``poslab.db.<label>-<UTC time>.backup``."""
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
