@@ -6,6 +6,7 @@ client address, that session or address must wait until the window has passed, a
 (no password is even compared meanwhile). The failures are rows in the store, so the limit holds
 across app processes. The client address is the connection's, or behind a trusted reverse proxy
 (``POSLAB_TRUSTED_PROXIES``) the one its ``X-Forwarded-For`` gives (``poslab.signin.client_address``).
+An unlock lasts the browser session, across reloads: ``app_pages/ui/instructor/pass_cookie.py``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 
 import streamlit as st
 
+from app_pages.ui.instructor import pass_cookie
 from app_pages.ui.store_calls import store_call
 from app_pages.ui.workspace import session_id
 from poslab.config import Settings
@@ -37,7 +39,12 @@ def instructor_password() -> str | None:
 
 
 def instructor_unlocked() -> bool:
-    return bool(st.session_state.get(UNLOCKED_KEY))
+    if st.session_state.get(UNLOCKED_KEY):
+        return True
+    if pass_cookie.pass_cookie() is None:  # most runs: no secret is read
+        return False
+    password = instructor_password()
+    return password is not None and pass_cookie.unlocks(password)
 
 
 def client() -> str:
@@ -76,6 +83,7 @@ def unlock(typed: str | None, password: str) -> str | None:
         return wait_sentence(wait)
     if password_matches(typed, password):
         st.session_state[UNLOCKED_KEY] = True
+        pass_cookie.hand_over(password)
         return None
     st.session_state[UNLOCKED_KEY] = False
     store_call(
@@ -87,3 +95,4 @@ def unlock(typed: str | None, password: str) -> str | None:
 
 def lock_instructor() -> None:
     st.session_state[UNLOCKED_KEY] = False
+    pass_cookie.withdraw()
