@@ -26,7 +26,7 @@ STATUS_MEANING = {
 }
 ROSTER_FLAG = "not on the roster"
 IDENTITY_COLUMNS = ("name", "section", "key", "roster", "status")
-ACTIVITY_COLUMNS = ("percent", "lessons_done", "lessons_total", "exercises_graded", "last_active")
+ACTIVITY_COLUMNS = ("percent", "lessons_done", "exercises_graded", "last_active")
 FULL_MARKS = 1.0 - 1e-9  # a best fraction this close to 1 is full marks
 
 
@@ -82,7 +82,6 @@ def class_roll(progress: pd.DataFrame, roster: Sequence[Member], maxima: Mapping
     table["percent"] = pd.to_numeric(table["percent"]).fillna(0.0).round(1)
     for column in ("lessons_done", "exercises_graded"):
         table[column] = pd.to_numeric(table[column]).fillna(0).astype(int)
-    table["lessons_total"] = pd.to_numeric(table["lessons_total"]).fillna(table["lessons_total"].max() or 0).astype(int)
     table["last_active"] = pd.to_datetime(table["last_active"], utc=True)
     return table
 

@@ -15,9 +15,10 @@ from grader.gradebook import graded_run
 from poslab.class_roll import ROSTER_FLAG, class_roll, filtered, roll_csv
 from poslab.instructor_pass import sign, valid
 from poslab.pass_by_student import pass_rates_by_student
+from poslab.roster import read_roster
 from poslab.store import Attempt, Store
 from poslab.student_record import attempt_changes, attempts_table
-from tests.console_seed import CLASS_SIZE, key, seed_class
+from tests.console_seed import CLASS_SIZE, key, roster_csv, seed_class
 
 MAXIMA = {"rope": 12.0, "alibi": 6.0}
 
@@ -129,3 +130,10 @@ def test_a_pass_is_signed_with_the_password_expires_and_cannot_be_forged():
     assert not valid(None, "pass", "secret", now) and not valid("x" * 300, "pass", "secret", now)
     ticket = sign("ticket", "secret", now)
     assert valid(ticket, "ticket", "secret", now) and not valid(ticket, "ticket", "secret", now + timedelta(minutes=2))
+
+
+def test_a_roster_with_nobody_active_yet_gives_every_student_zeros(tmp_path):
+    store = Store(f"sqlite:///{tmp_path / 'new.db'}")
+    store.replace_roster(read_roster(roster_csv()).students)
+    table = class_roll(store.class_progress(), store.roster_members(), MAXIMA)
+    assert len(table) == CLASS_SIZE and set(table["total"]) == {0.0} and set(table["status"]) == {"not started"}
