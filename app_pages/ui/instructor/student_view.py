@@ -17,6 +17,11 @@ from poslab.student_record import AttemptChange, attempt_changes, attempts_table
 from poslab.viz.progress import lesson_rows
 
 
+def _plain(text: str) -> str:
+    """A roster's name and key as text, never Markdown (nor an email link)."""
+    return "".join("\\" + char if char in "\\`*_{}[]()<>#+-.!|~@:" else char for char in text)
+
+
 def _back() -> None:
     st.query_params.pop(STUDENT_PARAM, None)
 
@@ -24,7 +29,7 @@ def _back() -> None:
 def _heading(key: str, member: RosterMember | None, seen: bool) -> None:
     st.button("Back to the class", icon=":material/arrow_back:", on_click=_back)
     name = member.name if member is not None else key
-    st.header(name if name == key else f"{name} ({key})")
+    st.header(_plain(name if name == key else f"{name} ({key})"))
     facts = [f"section {member.section}" if member is not None and member.section else "no section"]
     if member is None:
         facts.append("not on the roster" if seen else "not on the roster, and nothing stored")
@@ -63,7 +68,11 @@ def _attempts(key: str) -> None:
         return
     changes = attempt_changes(found)
     table = attempts_table(changes)
-    st.dataframe(table.drop(columns="id"), hide_index=True)
+    st.dataframe(
+        table.drop(columns="id"),
+        hide_index=True,
+        column_config={"time": st.column_config.DatetimeColumn("time", format="YYYY-MM-DD HH:mm:ss", timezone="UTC")},
+    )
     labels = {
         row.id: f"{row.exercise}, attempt {row.attempt} ({row.score:g}/{row['max']:g})" for _, row in table.iterrows()
     }
