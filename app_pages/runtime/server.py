@@ -205,5 +205,7 @@ def sign_in(request: Request) -> Response:
 
 
 def routes() -> list[Route]:
+    from app_pages.ui.instructor.pass_routes import pass_routes  # it imports this module
+
     path = f"{app_path()}{ROUTE}/{{token}}"
-    return [Route(path, sign_in_page, methods=["GET"]), Route(path, sign_in, methods=["POST"])]
+    return [Route(path, sign_in_page, methods=["GET"]), Route(path, sign_in, methods=["POST"]), *pass_routes()]

@@ -26,6 +26,7 @@ from . import revisions, schema
 from .attempts import AttemptsMixin
 from .backup import backup_sqlite, beside, sqlite_file
 from .catalogue import Catalogue
+from .class_queries import ClassQueriesMixin
 from .engine import create_store_engine, run_transaction
 from .jobs import GradingJobsMixin
 from .password_failures import PasswordFailuresMixin
@@ -44,7 +45,7 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-class Store(AttemptsMixin, GradingJobsMixin, WorkspaceMixin, SignInMixin, PasswordFailuresMixin):
+class Store(AttemptsMixin, GradingJobsMixin, WorkspaceMixin, SignInMixin, PasswordFailuresMixin, ClassQueriesMixin):
     """Progress of every student: visits, quick checks, lessons done, hints, attempts, comments.
 
     ``url``: any SQLAlchemy URL; default ``Settings.from_env().db_url``.

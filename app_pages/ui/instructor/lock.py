@@ -6,6 +6,7 @@ client address, that session or address must wait until the window has passed, a
 (no password is even compared meanwhile). The failures are rows in the store, so the limit holds
 across app processes. The client address is the connection's, or behind a trusted reverse proxy
 (``POSLAB_TRUSTED_PROXIES``) the one its ``X-Forwarded-For`` gives (``poslab.signin.client_address``).
+An unlock lasts the browser session, across reloads: ``app_pages/ui/instructor/pass_cookie.py``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 import streamlit as st
 
 from app_pages.ui.identity import UNLOCKED_KEY, session_id
+from app_pages.ui.instructor import pass_cookie
 from app_pages.ui.store_calls import store_call
 from poslab.config import Settings
 from poslab.identity import PASSWORD_WINDOW, password_matches, password_wait
@@ -33,6 +35,19 @@ def instructor_password() -> str | None:
     except FileNotFoundError:  # no secrets.toml at all
         return None
     return str(secret) if secret else None
+
+
+def instructor_unlocked() -> bool:
+    """Unlocked in this session, or by this browser's pass (kept for the session's later runs)."""
+    if st.session_state.get(UNLOCKED_KEY):
+        return True
+    if pass_cookie.pass_cookie() is None:  # most runs: no secret is read
+        return False
+    password = instructor_password()
+    if password is not None and pass_cookie.unlocks(password):
+        st.session_state[UNLOCKED_KEY] = True  # the comments' delete buttons read the session
+        return True
+    return False
 
 
 def client() -> str:
@@ -71,6 +86,7 @@ def unlock(typed: str | None, password: str) -> str | None:
         return wait_sentence(wait)
     if password_matches(typed, password):
         st.session_state[UNLOCKED_KEY] = True
+        pass_cookie.hand_over(password)
         return None
     st.session_state[UNLOCKED_KEY] = False
     store_call(
@@ -82,3 +98,4 @@ def unlock(typed: str | None, password: str) -> str | None:
 
 def lock_instructor() -> None:
     st.session_state[UNLOCKED_KEY] = False
+    pass_cookie.withdraw()

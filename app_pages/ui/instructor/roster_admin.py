@@ -138,6 +138,18 @@ def links_box(members: Sequence[RosterMember]) -> None:
         width="stretch",
         help="And signs their browsers out.",
     )
+    with st.popover(f"New links for all {len(members)} students", icon=":material/sync_lock:"):
+        st.warning(
+            f"Every student's earlier link stops working: all {len(members)} need the new one. Browsers already "
+            "signed in stay signed in."
+        )
+        st.button(
+            f"Re-issue all {len(members)} links",
+            key="roster-reissue-all",
+            on_click=_issue,
+            args=([member.key for member in members], members),
+            type="primary",
+        )
     issued = st.session_state.get(NEW_LINKS_KEY)
     if issued is not None:
         text, count = issued
