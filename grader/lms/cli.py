@@ -40,6 +40,9 @@ def grade_sources(paths: Sequence[str]) -> tuple[dict[str, Path | Submission], d
         path = Path(raw)
         if not path.exists():
             raise UsageError(f"{raw} does not exist")
+        refused = not_a_submission(path)
+        if refused:
+            raise UsageError(refused)
         if is_zip(path):
             try:
                 export = read_export(path)
@@ -65,6 +68,20 @@ def grade_sources(paths: Sequence[str]) -> tuple[dict[str, Path | Submission], d
             sources[submission_id] = source
             people[submission_id] = person
     return sources, people
+
+
+def not_a_submission(path: Path) -> str | None:
+    """Why a file given to ``grade`` is neither a .py file nor a readable zip, in a sentence naming it."""
+    if not path.is_file() or path.suffix == ".py" or is_zip(path):
+        return None
+    with path.open("rb") as stream:
+        looks_zipped = stream.read(2) == b"PK"
+    if looks_zipped or path.suffix.lower() == ".zip":
+        return (
+            f"{path} is not a readable zip archive: it is damaged or cut short (or not a zip at all). "
+            "Download it from the LMS again; nothing was graded."
+        )
+    return f"{path} is neither a .py file, a folder of them, nor an LMS bulk download (.zip); nothing was graded."
 
 
 def _shown(source: Path | Submission) -> str:

@@ -102,6 +102,7 @@ def fill_canvas(
         decimal_comma,
         missing_zero,
         "the column's Points Possible",
+        name_of=layout.name,
     )
 
 
@@ -141,6 +142,7 @@ def fill_moodle(data: bytes, grades: Sequence[StudentGrade], missing_zero: bool 
         missing_zero,
         "the worksheet's Maximum Grade",
         frozenset(locked),
+        name_of=lambda record: record.cell(layout.full_name) or record.cell(layout.identifier),
     )
     notes = [
         f"{table.records[row].cell(layout.full_name) or table.records[row].cell(layout.identifier)}: 'Grade "
@@ -187,6 +189,7 @@ def _fill(
     missing_zero: bool,
     possible_name: str,
     locked: frozenset[int] = frozenset(),
+    name_of: Callable[[CsvRecord], str] = lambda record: "",
 ) -> FilledGradebook:
     values, owner, warnings, scaled = {}, {}, [], set()
     for grade in grades:
@@ -221,6 +224,10 @@ def _fill(
     left = [row for row in students if row not in owner]
     if missing_zero:
         changes.update({(row, column): format_points(0.0, decimal_comma) for row in left})
+    if left:
+        names = ", ".join(name_of(table.records[row]) or f"row {row + 2}" for row in left)
+        kept = "given 0" if missing_zero else "left as exported"
+        warnings.append(f"In the gradebook with no submission graded ({kept}): {names}.")
     for grader_max, possible in sorted(scaled):
         warnings.insert(
             0,

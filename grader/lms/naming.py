@@ -3,7 +3,7 @@
 * **Canvas** ("Download Submissions"; ``ContentZipper``): flat files named
   ``<name>_[LATE_]<user id>_<file id>_<original name>``, where ``<name>`` is the student's sortable
   name in lower case with everything but letters, digits and ``_`` removed (``lovelaceada``),
-  ``LATE`` marks late work, and the file id is Canvas's id of that upload. A file uploaded again
+  ``LATE`` (in any case: ``late`` too) marks late work, and the file id is Canvas's id of that upload. A file uploaded again
   under the same name gets ``-1``, ``-2`` before its extension (``rope-1.py`` is ``rope.py``).
   Text and URL entries are ``<name>_[LATE_]<user id>_text.html`` / ``_link.html``. With anonymous
   grading the name is left out and the user id is ``anon_<id>``.
@@ -33,7 +33,7 @@ LmsName = Literal["canvas", "moodle", "gradescope"]
 METADATA = "submission_metadata.yml"
 MAX_METADATA_BYTES = 20 * 1024 * 1024
 
-_CANVAS_WHO = r"^(?:(?P<name>[^_].*?)_)?(?P<late>LATE_)?(?P<user>anon_[A-Za-z0-9]+|\d+)_"
+_CANVAS_WHO = r"^(?:(?P<name>[^_].*?)_)?(?P<late>(?i:late)_)?(?P<user>anon_[A-Za-z0-9]+|\d+)_"
 CANVAS_FILE = re.compile(_CANVAS_WHO + r"(?P<file_id>\d+)_(?P<original>.+)$", re.S)
 CANVAS_TEXT = re.compile(_CANVAS_WHO + r"(?P<original>text|link)\.html$", re.S)
 RESUBMITTED = re.compile(r"^(?P<stem>.+)-\d+(?P<extension>\.py)$")
