@@ -16,6 +16,7 @@ import unicodedata
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from grader.lms.naming import (
@@ -46,6 +47,7 @@ class LmsSubmission:
     lms_id: str  # Canvas user id, Moodle participant id, Gradescope email (else SID); "" when unknown
     late: bool  # Canvas's LATE_ mark; Moodle and Gradescope downloads do not say
     submission: Submission
+    submitted_at: datetime | None = None  # Gradescope's :created_at:; Canvas and Moodle downloads do not say
 
     @property
     def submission_id(self) -> str:
@@ -100,7 +102,9 @@ def _read_export(path: Path, settings: GraderSettings) -> LmsExport:
             submission, clashes = _submission(archive, student, submission_id, settings)
             warnings += clashes
             first = student[0]
-            submissions.append(LmsSubmission(lms, first.name, first.lms_id, any(p.late for p in student), submission))
+            late = any(piece.late for piece in student)
+            at = max((piece.at for piece in student if piece.at is not None), default=None)
+            submissions.append(LmsSubmission(lms, first.name, first.lms_id, late, submission, at))
     submissions.sort(key=lambda item: item.submission_id)  # ASCII: Ångström sorts with the As
     return LmsExport(lms, tuple(submissions), tuple(warnings))
 
