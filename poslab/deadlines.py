@@ -65,8 +65,8 @@ def student_due(assignment: Assignment, keys: Iterable[str], extensions: Extensi
     """The student's due date: the latest extension granted to any of their keys, else the assignment's."""
     if assignment.due is None or extensions is None:
         return assignment.due
-    granted = extensions.extensions(assignment.id)
-    found = [granted[key] for key in keys if key and key in granted]
+    granted = {key.strip().casefold(): due for key, due in extensions.extensions(assignment.id).items()}
+    found = [granted[key.strip().casefold()] for key in keys if key and key.strip().casefold() in granted]
     return max([assignment.due, *found])
 
 
