@@ -79,7 +79,11 @@ def test_a_late_submission_is_scored_by_its_created_at(autograder):
     assert grade.total == 7.225  # 8.5 x 0.85
     data = json.loads(with_assignment(json.dumps({"score": 5.0, "output": "x", "extra_data": {}}), grade))
     assert data["score"] == 7.225 and data["output"].startswith("encodings: 7.225/10: ")
-    assert "Late." in data["output"] and data["extra_data"]["assignment"] == {"id": "encodings", "total": 7.225, "max": 10}
+    assert "Late." in data["output"] and data["extra_data"]["assignment"] == {
+        "id": "encodings",
+        "total": 7.225,
+        "max": 10,
+    }
 
 
 def test_an_extension_by_email_counts_it_on_time(autograder):
