@@ -90,3 +90,12 @@ def test_grade_refuses_a_truncated_zip_or_a_stray_file_by_name_and_exits_2(tmp_p
     assert stopped.value.code == 2
     assert sentence in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_grade_by_assignment_without_the_assignments_file_says_what_to_set(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("POSLAB_ASSIGNMENTS", raising=False)
+    (tmp_path / "rope.py").write_bytes(ROPE)
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(["grade", str(tmp_path / "rope.py"), "--assignment", "hw1", "--out", str(tmp_path / "out")])
+    assert stopped.value.code == 2
+    assert "--assignment hw1 needs the assignments file: set POSLAB_ASSIGNMENTS" in capsys.readouterr().err

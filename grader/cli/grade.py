@@ -24,8 +24,8 @@ from grader.lms.assigned import (
     AssignmentsError,
     Person,
     assignment_grade,
-    course,
     csv_text,
+    find_assignment,
     gradebook_row,
 )
 from grader.lms.cli import grade_sources
@@ -100,8 +100,7 @@ def chosen_assignment(assignment_id: str | None) -> tuple[Assignment | None, Cou
     if assignment_id is None:
         return None, None
     try:
-        known = course()
-        return known.get(assignment_id), known
+        return find_assignment(assignment_id)
     except AssignmentsError as error:
         raise UsageError(str(error)) from None
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from grader.lms.fill import StudentGrade
 from grader.lms.grades import GradesError, read_gradebook_rows
 from grader.results import SubmissionResult
-from poslab.assignments import Assignment, AssignmentsError, Course, ExtensionSource, course_from_env
+from poslab.assignments import ENV_VAR, Assignment, AssignmentsError, Course, ExtensionSource, course_from_env
 from poslab.deadlines import AssignmentGrade, Attempt, grade_assignment, student_due
 from poslab.exercises import EXERCISE_IDS
 from poslab.lms_csv import read_csv
@@ -50,8 +50,12 @@ def course(maxima: Mapping[str, float] | None = None) -> Course:
     return course_from_env(maxima or {})
 
 
-def find_assignment(assignment_id: str) -> Assignment:
-    return course().get(assignment_id)
+def find_assignment(assignment_id: str) -> tuple[Assignment, Course]:
+    """The assignment of the assignments file and its course; AssignmentsError when there is none."""
+    known = course()
+    if not known.source:
+        raise AssignmentsError(f"--assignment {assignment_id} needs the assignments file: set {ENV_VAR} to its path.")
+    return known.get(assignment_id), known
 
 
 def attempts_of(result: SubmissionResult, person: Person) -> list[Attempt]:

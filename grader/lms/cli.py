@@ -20,6 +20,7 @@ from grader.lms.assigned import (
     AssignmentsError,
     Person,
     course,
+    find_assignment,
     grades_for_assignment,
     moodle_submission_times,
     summaries_of,
@@ -188,7 +189,7 @@ def _assignment_of(args: argparse.Namespace) -> tuple[Assignment | None, Course 
         return None, None
     known = course()
     if args.lms == "moodle" or any(item.id == args.assignment for item in known.assignments if known.source):
-        return known.get(args.assignment), known
+        return find_assignment(args.assignment)
     return None, None
 
 
