@@ -172,6 +172,7 @@ class Grader:
         progress = _Progress()
         if submission.problems:
             progress.import_problems[""] = submission.problems[-1]
+        progress.import_problems.update(submission.unread)  # each costs only the exercises its file carries
         if self.mode == GradingMode.HIDDEN:
             self._grade_hidden(submission, worker, progress, selected)
         else:

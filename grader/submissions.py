@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.settings import GraderSettings
@@ -30,13 +30,18 @@ class SubmissionRejected(ValueError):
 class Submission:
     submission_id: str
     files: Mapping[str, str]  # file name -> source text
-    problems: tuple[str, ...] = ()  # why it cannot be imported at all (too large, no .py file, ...)
+    problems: tuple[str, ...] = ()  # why it cannot be imported at all (no .py file, too many, too large)
+    # Files left out, each with why (not UTF-8, too large, not importable by name): only the
+    # exercises they carry are lost; the other files are graded.
+    unread: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def content_hash(self) -> str:
         digest = hashlib.sha256()
         for name in sorted(self.files):
             digest.update(name.encode() + b"\0" + self.files[name].encode() + b"\0")
+        for name in sorted(self.unread):  # none: the hash is as it always was
+            digest.update(b"unread\0" + name.encode() + b"\0" + self.unread[name].encode() + b"\0")
         return digest.hexdigest()
 
 
@@ -55,6 +60,19 @@ def _text_problem(what: str, text: str) -> str | None:
     return None
 
 
+def likely_encoding(data: bytes) -> str:
+    """A guess at the encoding of bytes that are not UTF-8, for the message that says so."""
+    if data.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        return "UTF-32"
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "UTF-16"
+    try:
+        data.decode("cp1252")
+    except UnicodeDecodeError:
+        return "Latin-1 (ISO-8859-1)"  # bytes cp1252 leaves undefined: an older 8-bit encoding
+    return "Windows-1252 (cp1252)"
+
+
 def decode_source(what: str, data: bytes | str) -> str:
     """The source text of one file: UTF-8, no NUL bytes, without a byte-order mark.
 
@@ -66,7 +84,8 @@ def decode_source(what: str, data: bytes | str) -> str:
             data = data.decode("utf-8")
         except UnicodeDecodeError:
             raise SubmissionRejected(
-                f"{what} is not UTF-8 text, so it is not a Python source file we can read. "
+                f"{what} is not UTF-8 text (it looks like {likely_encoding(data)}), so it is not a Python "
+                "source file we can read. "
                 "Save it as UTF-8 (any code editor can) and hand it in again."
             ) from None
     problem = _text_problem(what, data)
@@ -145,24 +164,26 @@ def load_submission(
 
 
 def _checked(submission_id: str, raw: Mapping[str, str | bytes], settings: GraderSettings) -> Submission:
-    problems, files = [], {}
+    problems, files, unread = [], {}, {}
     for name, content in sorted(raw.items()):
         if not FILENAME.match(name):
-            problems.append(f"{name} is not a name Python can import (letters, digits and _ only, ending in .py).")
+            unread[name] = f"{name} is not a name Python can import (letters, digits and _ only, ending in .py)."
             continue
         size = len(content) if isinstance(content, bytes) else len(content.encode())
         try:
-            files[name] = decode_source(name, content)
+            text = decode_source(name, content)
         except SubmissionRejected as error:
-            problems.append(str(error))
+            unread[name] = str(error)
             continue
         problem = size_problem(name, size)
         if problem:
-            problems.append(problem)
+            unread[name] = problem
+        else:
+            files[name] = text
     if not raw:
         problems.append("The submission has no .py file to grade.")
     if len(raw) > settings.max_files:
         problems.append(f"The submission has more than {settings.max_files} .py files.")
     if sum(len(text.encode()) for text in files.values()) > settings.max_submission_bytes:
         problems.append(f"The submission is larger than {settings.max_submission_bytes // 1024} KiB.")
-    return Submission(submission_id, files, tuple(problems))
+    return Submission(submission_id, files, tuple(problems), unread)

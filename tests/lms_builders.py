@@ -27,10 +27,10 @@ CANVAS_TOTALS = (
 )
 
 
-def canvas_file_prefix(sortable_name: str, user_id: str, late: bool = False) -> str:
+def canvas_file_prefix(sortable_name: str, user_id: str, late: bool = False, mark: str = "LATE") -> str:
     """What Canvas puts before the file id: sortable name lowercased with non-word characters removed."""
     name = re.sub(r"[^\w]", "", sortable_name.lower())
-    return "_".join(part for part in (name, "LATE" if late else "", user_id) if part)
+    return "_".join(part for part in (name, mark if late else "", user_id) if part)
 
 
 @dataclass
@@ -42,6 +42,7 @@ class CanvasStudent:
     sis_user_id: str = ""
     sis_login_id: str = ""
     section: str = "Section 1"
+    late_mark: str = "LATE"  # as Canvas writes it; some downloads have it in lower case
 
 
 class RubyZipInfo(zipfile.ZipInfo):
@@ -69,7 +70,8 @@ def canvas_zip(
             file_id += 1
             entries.append(
                 (
-                    f"{canvas_file_prefix(student.sortable_name, student.user_id, student.late)}_{file_id}_{original}",
+                    f"{canvas_file_prefix(student.sortable_name, student.user_id, student.late, student.late_mark)}"
+                    f"_{file_id}_{original}",
                     data,
                 )
             )
@@ -156,8 +158,10 @@ def moodle_worksheet(
     grades: dict[str, str] = None,
     locked: tuple[str, ...] = (),
     newline: str = "\n",
+    modified: dict[str, str] | None = None,
 ) -> bytes:
-    """A grading worksheet as Moodle's grading table downloads it (with Email address shown)."""
+    """A grading worksheet as Moodle's grading table downloads it (with Email address shown).
+    ``modified``: {participant id: its "Last modified (submission)"}, as Moodle writes it."""
     grades = grades or {}
     rows = [
         [
@@ -184,7 +188,7 @@ def moodle_worksheet(
                 grades.get(person.participant_id, ""),
                 maximum,
                 "No" if person.participant_id in locked else "Yes",
-                "Monday, 2 March 2026, 9:15 AM" if person.files else "-",
+                (modified or {}).get(person.participant_id, "Monday, 2 March 2026, 9:15 AM") if person.files else "-",
                 ", ".join(person.files),
                 "-",
                 "",

@@ -96,7 +96,10 @@ def test_grade_writes_the_gradebook_and_gradescope_results(submissions, tmp_path
         == 0
     )
     lines = (out / "gradebook.csv").read_text().splitlines()
-    assert lines[0] == "id,name,lms_id,late,status,attention,sinusoidal,learned,rope,alibi,t5,decode,total,max"
+    assert lines[0] == (
+        "id,name,lms_id,late,status,attention,sinusoidal,learned,rope,alibi,t5,decode,total,max,"
+        "assignment,due,submitted_at,lms_late,counted,problems"  # the columns added after max
+    )
     rows = {row["id"]: row for row in csv.DictReader(lines)}
     assert rows["alice"]["status"] == "graded" and float(rows["alice"]["total"]) == PROBE_MAX
     assert (rows["alice"]["name"], rows["alice"]["lms_id"], rows["alice"]["late"]) == ("", "", "false")  # a plain file

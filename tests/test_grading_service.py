@@ -69,10 +69,8 @@ def test_the_grader_loads_folders_by_the_same_rules_and_lists_every_problem(tmp_
     (tmp_path / "learned.py").write_bytes(b"x = 1\x00")
     (tmp_path / "attention.py").write_bytes(b"\xef\xbb\xbfx = 1\n")
     submission = load_submission(tmp_path)
-    assert len(submission.problems) == 3
-    rope, alibi, learned = (
-        next(p for p in submission.problems if p.startswith(name)) for name in ("rope.py", "alibi.py", "learned.py")
-    )
+    assert submission.problems == () and sorted(submission.unread) == ["alibi.py", "learned.py", "rope.py"]
+    rope, alibi, learned = (submission.unread[name] for name in ("rope.py", "alibi.py", "learned.py"))
     assert "at most 200 KB" in rope and "not UTF-8" in alibi and "binary data" in learned
     assert submission.files["attention.py"] == "x = 1\n"  # the byte-order mark dropped, as for an upload
 
@@ -81,7 +79,7 @@ def test_an_upload_and_the_loader_word_a_shared_problem_alike(tmp_path):
     (tmp_path / "rope.py").write_bytes(b"\xff\xfe not text")
     with pytest.raises(SubmissionRejected) as refused:
         source_from_upload("rope.py", b"\xff\xfe not text")
-    (loaded,) = load_submission(tmp_path).problems
+    (loaded,) = load_submission(tmp_path).unread.values()
     assert loaded == str(refused.value).replace("That file", "rope.py", 1)
 
 

@@ -100,7 +100,10 @@ def test_canvas_missing_zero_gives_0_to_students_without_a_grade_but_not_the_tes
         canvas_gradebook(CLASS, points="10.00"), [StudentGrade("101", "a", 7.5, 10)], "Position", missing_zero=True
     )
     assert assignment_cells(filled.text) == {"101": "7.50", "102": "0.00", "103": "0.00", "104": "0.00", "999": ""}
-    assert filled.warnings == ()  # 10 points possible, grader's maximum 10: nothing scaled
+    # 10 points possible, grader's maximum 10: nothing scaled; the three without a grade named
+    assert filled.warnings == (
+        "In the gradebook with no submission graded (given 0): Zoë Ångström, 李雷, Alan Turing.",
+    )
 
 
 def test_canvas_matches_emails_sis_ids_and_refuses_an_ambiguous_key():
@@ -119,6 +122,7 @@ def test_canvas_matches_emails_sis_ids_and_refuses_an_ambiguous_key():
         "ada-or-grace (101) matches 2 students of the gradebook: none is filled in for it.",
         "ghost (nobody@example.edu) is in the grades but not in the gradebook.",
         "plain-file has no LMS id (graded from a file or folder, not an LMS download): not filled in.",
+        "In the gradebook with no submission graded (left as exported): Ada Lovelace, 李雷, Grace Hopper.",
     )
 
 
@@ -313,7 +317,10 @@ def test_moodle_missing_zero_and_unscaled_maximum():
         "Participant 5003": "0.00",
         "Participant 5004": "0.00",
     }
-    assert filled.warnings == () and filled.written == (("zoe", "7.00"),)
+    assert filled.written == (("zoe", "7.00"),)
+    assert filled.warnings == (
+        "In the gradebook with no submission graded (given 0): Ada Lovelace, 李雷, Alan Turing.",
+    )
 
 
 @pytest.mark.parametrize(

@@ -137,7 +137,7 @@ def test_macosx_folders_and_dot_files_are_ignored(tmp_path):
     assert export.warnings == () and [list(item.files) for item in export.submissions] == [["rope.py"]]
 
 
-def test_files_that_cannot_be_graded_are_problems_in_sentences(tmp_path):
+def test_files_that_cannot_be_graded_are_left_out_each_with_a_sentence(tmp_path):
     big = b"# padding\n" * 30_000  # 300 KB
     path = write_zip(
         tmp_path / "submissions.zip",
@@ -149,11 +149,12 @@ def test_files_that_cannot_be_graded_are_problems_in_sentences(tmp_path):
     )
     ada = read_export(path).submissions[0]
     assert list(ada.files) == ["attention.py"]
-    assert ada.problems == (
-        "alibi.py is 293 KB; a solution file must be at most 200 KB.",
-        "rope.py is not UTF-8 text, so it is not a Python source file we can read. Save it as "
-        "UTF-8 (any code editor can) and hand it in again.",
-    )
+    assert ada.problems == ()  # nothing stops the rest of the submission from being graded
+    assert ada.submission.unread == {
+        "alibi.py": "alibi.py is 293 KB; a solution file must be at most 200 KB.",
+        "rope.py": "rope.py is not UTF-8 text (it looks like Windows-1252 (cp1252)), so it is not a Python "
+        "source file we can read. Save it as UTF-8 (any code editor can) and hand it in again.",
+    }
 
 
 def test_more_files_than_a_submission_may_have_is_a_problem(tmp_path):

@@ -1,14 +1,14 @@
 """``python -m grader grade PATH... --out DIR``: the hidden suite on every submission, a gradebook.
 
 A rerun keeps a submission's ``results.json`` when both its content hash and the suite's hash are
-unchanged. Every file is written atomically.
+unchanged. Every file is written atomically. With ``--assignment ID`` (an id of the assignments file,
+``POSLAB_ASSIGNMENTS``) the gradebook counts that assignment's exercises, points, due date and late
+policy (``grader.lms.assigned``); every row says what was counted and why.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 import sys
 import threading
@@ -19,10 +19,20 @@ from grader.api import Grader, Submission, load_submission
 from grader.cli.common import EXIT_FAULT, EXIT_OK, ProgressBar, UsageError, atomic_write, format_table
 from grader.cli.grading import grade_with_service
 from grader.cluster import load_suite
-from grader.lms.cli import Person, grade_sources
+from grader.lms.assigned import (
+    EXTRA_COLUMNS,
+    AssignmentsError,
+    Person,
+    assignment_grade,
+    csv_text,
+    find_assignment,
+    gradebook_row,
+)
+from grader.lms.cli import grade_sources
 from grader.results import GRADEBOOK_HEADER, SubmissionResult
 from grader.sandbox import GraderFault
 from grader.settings import GraderSettings
+from poslab.assignments import Assignment, Course
 
 DEFAULT_TIMEOUT = GraderSettings().timeout
 
@@ -60,6 +70,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help=f"wall-clock limit per exercise (default {DEFAULT_TIMEOUT:g}, or POSLAB_GRADER_TIMEOUT)",
     )
+    parser.add_argument(
+        "--assignment",
+        default=None,
+        metavar="ID",
+        help="count this assignment of the POSLAB_ASSIGNMENTS file: its exercises, points, due date and "
+        "late policy (default: every exercise at its suite points, no deadline)",
+    )
 
 
 def check_options(args: argparse.Namespace) -> None:
@@ -78,16 +95,29 @@ def previous_result(path: Path) -> SubmissionResult | None:
         return None  # absent or not ours: grade again
 
 
-def gradebook_csv(results: Sequence[SubmissionResult], people: dict[str, Person]) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(GRADEBOOK_HEADER)
+def chosen_assignment(assignment_id: str | None) -> tuple[Assignment | None, Course | None]:
+    """The assignment asked for and its course; (None, None) without ``--assignment``."""
+    if assignment_id is None:
+        return None, None
+    try:
+        return find_assignment(assignment_id)
+    except AssignmentsError as error:
+        raise UsageError(str(error)) from None
+
+
+def gradebook_rows(
+    results: Sequence[SubmissionResult], people: dict[str, Person], assignment: Assignment | None, known: Course | None
+) -> list[list[str]]:
+    rows = []
     for result in results:
-        writer.writerow(result.gradebook_row(*people.get(result.submission_id, ())))
-    return buffer.getvalue()
+        person = people.get(result.submission_id, Person())
+        grade = assignment_grade(result, person, assignment, known.extensions) if assignment else None
+        rows.append(gradebook_row(result, person, assignment, grade))
+    return rows
 
 
 def run(args: argparse.Namespace) -> int:
+    assignment, known = chosen_assignment(getattr(args, "assignment", None))
     ids, people = grade_sources(args.paths)  # an LMS download (.zip): one submission per student
     check_options(args)
     suite = getattr(args, "stand_in_suite", None)  # set by tests through main(suite=...)
@@ -131,8 +161,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"grader fault: {fault}", file=sys.stderr)
         return EXIT_FAULT
     ordered = [results[submission_id] for submission_id in ids]
-    atomic_write(out / "gradebook.csv", gradebook_csv(ordered, people))
-    rows = [result.gradebook_row(*people[result.submission_id]) + [result.isolation] for result in ordered]
-    print(format_table([*GRADEBOOK_HEADER, "isolation"], rows))
+    rows = gradebook_rows(ordered, people, assignment, known)
+    atomic_write(out / "gradebook.csv", csv_text((*GRADEBOOK_HEADER, *EXTRA_COLUMNS), rows))
+    shown = [row[: len(GRADEBOOK_HEADER)] + [result.isolation] for row, result in zip(rows, ordered)]
+    print(format_table([*GRADEBOOK_HEADER, "isolation"], shown))
+    for row in rows if assignment is not None else ():
+        print(f"{row[0]}: {row[len(GRADEBOOK_HEADER) + 4]}")  # what was counted and why
     print(f"\nwrote {out / 'gradebook.csv'} and {len(ordered)} results.json")
     return EXIT_OK

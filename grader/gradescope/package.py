@@ -220,8 +220,11 @@ def _entry(name: str, mode: int) -> zipfile.ZipInfo:
     return info
 
 
-def build_package(out: Path, settings: GraderSettings, root: Path = PROJECT_ROOT) -> list[str]:
-    """Write the autograder zip to ``out``; return the names it holds."""
+def build_package(
+    out: Path, settings: GraderSettings, root: Path = PROJECT_ROOT, extra: dict[str, str] | None = None
+) -> list[str]:
+    """Write the autograder zip to ``out``; return the names it holds. ``extra``: {name: text} more
+    files at its root (the assignment to count, ``grader.gradescope.run.ASSIGNMENT_FILES``)."""
     parts = judge_parts(root)
     requirements = pinned_requirements(parts.third_party, root / "requirements.txt")
     generated = {
@@ -231,6 +234,7 @@ def build_package(out: Path, settings: GraderSettings, root: Path = PROJECT_ROOT
         + "\n".join(requirements.values())
         + "\n",
         SETTINGS_FILE: settings_env(settings),
+        **(extra or {}),
     }
     out.parent.mkdir(parents=True, exist_ok=True)
     temporary = out.with_name(f".{out.name}.tmp")

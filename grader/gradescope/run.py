@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.api import Grader, load_submission
+from grader.gradescope.assignment import chosen_assignment, counted, with_assignment
 from grader.results import SubmissionResult
 from grader.settings import GraderSettings
 from grader.vocabulary import Visibility
@@ -258,9 +259,10 @@ def main() -> int:
     paths.results_file.unlink(missing_ok=True)  # only what this run writes may count
     lockdown = lock_down(paths)
     submission = load_submission(paths.submitted(), submission_id(paths), settings)
+    assigned = chosen_assignment(paths)
     try:
         with Grader(settings) as grading:
-            result = grading.grade(submission)
+            result = grading.grade(submission, assigned[0].exercises if assigned else None)
             child = probe_child(grading, settings)
     except Exception as fault:  # noqa: BLE001 - the grader's own failure: no results, so Gradescope says it failed
         paths.results_file.unlink(missing_ok=True)
@@ -268,7 +270,10 @@ def main() -> int:
         return EXIT_FAULT
     # The worker and every child are gone now (the Grader closed them): only the judge writes.
     paths.results_file.unlink(missing_ok=True)
-    write_results(paths, results_json(result, settings, lockdown, child, os.geteuid()))
+    text = results_json(result, settings, lockdown, child, os.geteuid())
+    if assigned:
+        text = with_assignment(text, counted(paths, result, *assigned))
+    write_results(paths, text)
     print(f"graded {submission.submission_id}: {result.score:g}/{result.max_score:g} ({result.isolation})")
     return 0
 

@@ -16,18 +16,25 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from grader.cli.common import UsageError, atomic_write
+from grader.lms.assigned import (
+    AssignmentsError,
+    Person,
+    course,
+    find_assignment,
+    grades_for_assignment,
+    moodle_submission_times,
+    summaries_of,
+)
 from grader.lms.exports import is_zip, read_export
 from grader.lms.fill import fill_canvas, fill_moodle
 from grader.lms.grades import GradesError, read_grades
 from grader.lms.zipread import ExportError
 from grader.submissions import Submission, submission_id_for
+from poslab.assignments import Assignment, Course
 from poslab.lms_csv import CsvFileError
 
 EXIT_OK, EXIT_USAGE = 0, 2
 LMS_TITLES = {"canvas": "Canvas", "moodle": "Moodle", "gradescope": "Gradescope"}
-
-# Who a submission id is in the gradebook: (name, lms_id, late); plain files and folders have none.
-Person = tuple[str, str, bool]
 
 
 def grade_sources(paths: Sequence[str]) -> tuple[dict[str, Path | Submission], dict[str, Person]]:
@@ -40,6 +47,9 @@ def grade_sources(paths: Sequence[str]) -> tuple[dict[str, Path | Submission], d
         path = Path(raw)
         if not path.exists():
             raise UsageError(f"{raw} does not exist")
+        refused = not_a_submission(path)
+        if refused:
+            raise UsageError(refused)
         if is_zip(path):
             try:
                 export = read_export(path)
@@ -52,11 +62,11 @@ def grade_sources(paths: Sequence[str]) -> tuple[dict[str, Path | Submission], d
             for warning in export.warnings:
                 print(f"warning: {warning}", file=sys.stderr)
             found = {
-                item.submission_id: (item.submission, (item.name, item.lms_id, item.late))
+                item.submission_id: (item.submission, Person(item.name, item.lms_id, item.late, item.submitted_at))
                 for item in export.submissions
             }
         else:
-            found = {submission_id_for(path): (path, ("", "", False))}
+            found = {submission_id_for(path): (path, Person())}
         for submission_id, (source, person) in found.items():
             if submission_id in sources:
                 raise UsageError(
@@ -65,6 +75,20 @@ def grade_sources(paths: Sequence[str]) -> tuple[dict[str, Path | Submission], d
             sources[submission_id] = source
             people[submission_id] = person
     return sources, people
+
+
+def not_a_submission(path: Path) -> str | None:
+    """Why a file given to ``grade`` is neither a .py file nor a readable zip, in a sentence naming it."""
+    if not path.is_file() or path.suffix == ".py" or is_zip(path):
+        return None
+    with path.open("rb") as stream:
+        looks_zipped = stream.read(2) == b"PK"
+    if looks_zipped or path.suffix.lower() == ".zip":
+        return (
+            f"{path} is not a readable zip archive: it is damaged or cut short (or not a zip at all). "
+            "Download it from the LMS again; nothing was graded."
+        )
+    return f"{path} is neither a .py file, a folder of them, nor an LMS bulk download (.zip); nothing was graded."
 
 
 def _shown(source: Path | Submission) -> str:
@@ -84,8 +108,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     canvas.add_argument(
         "--assignment",
         required=True,
-        metavar="TEXT",
-        help="the start of the assignment column's header, e.g. 'Position Lab'",
+        metavar="ID|TEXT",
+        help="an assignment id of the POSLAB_ASSIGNMENTS file (its exercises, points, due date and late "
+        "policy count, and its title finds the column), or else the start of the column's header, "
+        "e.g. 'Position Lab'",
     )
     moodle = targets.add_parser(
         "moodle",
@@ -93,6 +119,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         description="Fill the Grade column of a Moodle grading worksheet (View all "
         "submissions > Download grading worksheet); upload the result with "
         "Upload grading worksheet.",
+    )
+    moodle.add_argument(
+        "--assignment",
+        default=None,
+        metavar="ID",
+        help="an assignment id of the POSLAB_ASSIGNMENTS file: its exercises, points, due date and late "
+        "policy count, lateness from the worksheet's 'Last modified (submission)'",
     )
     for target in (canvas, moodle):
         target.add_argument(
@@ -118,24 +151,46 @@ def run(args: argparse.Namespace) -> int:
             "--out is the exported file itself: write the filled file somewhere else, so the export stays as it was."
         )
     try:
-        grades = read_grades(args.grades)
+        assignment, known = _assignment_of(args)
         data = source.read_bytes()
-        if args.lms == "canvas":
-            filled = fill_canvas(data, grades, args.assignment, args.missing_zero)
+        if assignment is not None:
+            zone = assignment.due.tzinfo if assignment.due else None
+            times = moodle_submission_times(data, zone) if args.lms == "moodle" and zone else None
+            grades, summaries = grades_for_assignment(args.grades, assignment, known.extensions, times)
         else:
-            filled = fill_moodle(data, grades, args.missing_zero)
-    except (GradesError, CsvFileError) as error:
+            grades, summaries = read_grades(args.grades), summaries_of(args.grades)
+        if args.lms == "canvas":
+            column = assignment.title if assignment is not None else args.assignment
+            filled = fill_canvas(data, grades, column, args.missing_zero)
+        else:
+            filled = fill_moodle(data, grades, args.missing_zero, summaries)
+    except (GradesError, CsvFileError, AssignmentsError) as error:
         return _refuse(str(error))
     except OSError as error:
         return _refuse(f"{source} cannot be read ({error.strerror or error}).")
     atomic_write(out, filled.text)
     for warning in filled.warnings:
         print(f"warning: {warning}", file=sys.stderr)
+    for grade in grades:
+        line = summaries.get(grade.key, "")
+        if line.endswith("Late."):
+            print(f"{grade.label}: {line}")
     left = "given 0" if args.missing_zero else "left as exported"
     print(
         f"wrote {out}: {filled.column!r} filled for {filled.filled} student(s); {filled.left} without a grade {left}."
     )
     return EXIT_OK
+
+
+def _assignment_of(args: argparse.Namespace) -> tuple[Assignment | None, Course | None]:
+    """The assignment ``--assignment`` names in the assignments file, or (None, None) when it names
+    none (Canvas: then it is the start of the column's header)."""
+    if not getattr(args, "assignment", None):
+        return None, None
+    known = course()
+    if args.lms == "moodle" or any(item.id == args.assignment for item in known.assignments if known.source):
+        return find_assignment(args.assignment)
+    return None, None
 
 
 def _refuse(sentence: str) -> int:

@@ -16,6 +16,7 @@ import unicodedata
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from grader.lms.naming import (
@@ -28,7 +29,7 @@ from grader.lms.naming import (
     moodle_pieces,
     recognise,
 )
-from grader.lms.zipread import Entry, ExportError, list_entries, open_zip, read_entry
+from grader.lms.zipread import DamagedArchive, Entry, ExportError, list_entries, open_zip, read_entry
 from grader.settings import GraderSettings
 from grader.submissions import MAX_FILE_BYTES, Submission, is_submitted_file, load_submission, size_problem
 
@@ -46,6 +47,7 @@ class LmsSubmission:
     lms_id: str  # Canvas user id, Moodle participant id, Gradescope email (else SID); "" when unknown
     late: bool  # Canvas's LATE_ mark; Moodle and Gradescope downloads do not say
     submission: Submission
+    submitted_at: datetime | None = None  # Gradescope's :created_at:; Canvas and Moodle downloads do not say
 
     @property
     def submission_id(self) -> str:
@@ -75,6 +77,15 @@ def read_export(path: str | Path, settings: GraderSettings | None = None) -> Lms
     """The submissions in an LMS bulk download; ExportError when it is not one or cannot be read."""
     path = Path(path)
     settings = settings or GraderSettings.from_env()
+    try:
+        return _read_export(path, settings)
+    except DamagedArchive as error:
+        raise ExportError(
+            f"{path.name} is damaged: {error} Nothing of it was graded; download it from the LMS again."
+        ) from None
+
+
+def _read_export(path: Path, settings: GraderSettings) -> LmsExport:
     with open_zip(path) as archive:
         entries, warnings = list_entries(archive)
         lms = recognise(entries)
@@ -91,7 +102,9 @@ def read_export(path: str | Path, settings: GraderSettings | None = None) -> Lms
             submission, clashes = _submission(archive, student, submission_id, settings)
             warnings += clashes
             first = student[0]
-            submissions.append(LmsSubmission(lms, first.name, first.lms_id, any(p.late for p in student), submission))
+            late = any(piece.late for piece in student)
+            at = max((piece.at for piece in student if piece.at is not None), default=None)
+            submissions.append(LmsSubmission(lms, first.name, first.lms_id, late, submission, at))
     submissions.sort(key=lambda item: item.submission_id)  # ASCII: Ångström sorts with the As
     return LmsExport(lms, tuple(submissions), tuple(warnings))
 
@@ -142,23 +155,24 @@ def _submission(
 ) -> tuple[Submission, list[str]]:
     files, clashes = _latest_files(student)
     raw: dict[str, bytes] = {}
-    problems, others = [], []
+    unread: dict[str, str] = {}  # files that cost only their own exercises
+    others = []
     for filename, piece in sorted(files.items()):
         if not is_submitted_file(filename):
             others.append(filename)
         elif len(raw) <= settings.max_files:  # one more than allowed is enough to say so
             problem, data = _read_source(archive, piece.entry, filename)
             if problem:
-                problems.append(problem)
+                unread[filename] = problem
             else:
                 raw[filename] = data
     if raw:
         loaded = load_submission(raw, submission_id, settings)
-        return Submission(submission_id, loaded.files, tuple(problems) + loaded.problems), clashes
-    if not problems:
-        held = f" (it holds {', '.join(others[:5])}{', ...' if len(others) > 5 else ''})" if others else ""
-        problems.append(f"The submission has no .py file to grade{held}.")
-    return Submission(submission_id, {}, tuple(problems)), clashes
+        return Submission(submission_id, loaded.files, loaded.problems, {**unread, **loaded.unread}), clashes
+    if unread:
+        return Submission(submission_id, {}, (), unread), clashes
+    held = f" (it holds {', '.join(others[:5])}{', ...' if len(others) > 5 else ''})" if others else ""
+    return Submission(submission_id, {}, (f"The submission has no .py file to grade{held}.",)), clashes
 
 
 def _read_source(archive: zipfile.ZipFile, entry: Entry, filename: str) -> tuple[str | None, bytes]:
@@ -167,7 +181,9 @@ def _read_source(archive: zipfile.ZipFile, entry: Entry, filename: str) -> tuple
         return size_problem(filename, declared), b""  # not even read
     try:
         data = read_entry(archive, entry, MAX_FILE_BYTES)
-    except ExportError as error:
+    except DamagedArchive:
+        raise
+    except ExportError as error:  # encrypted: that file only
         return str(error), b""
     if len(data) > MAX_FILE_BYTES:  # the zip's header understated the size
         return size_problem(filename, len(data)), b""

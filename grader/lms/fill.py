@@ -10,7 +10,7 @@ a fresh export), or gets 0 with ``missing_zero``. Bad input raises ``CsvFileErro
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from poslab.lms_csv import CsvFileError, CsvRecord, CsvTable, format_points, parse_number, read_csv
@@ -102,10 +102,17 @@ def fill_canvas(
         decimal_comma,
         missing_zero,
         "the column's Points Possible",
+        name_of=layout.name,
     )
 
 
-def fill_moodle(data: bytes, grades: Sequence[StudentGrade], missing_zero: bool = False) -> FilledGradebook:
+def fill_moodle(
+    data: bytes,
+    grades: Sequence[StudentGrade],
+    missing_zero: bool = False,
+    feedback: Mapping[str, str] | None = None,
+) -> FilledGradebook:
+    """``feedback``: {grade key: one line} for the worksheet's "Feedback comments" column, if it has one."""
     table = read_csv(data, "The Moodle grading worksheet")
     layout = moodle_worksheet(table)
     if layout is None:
@@ -130,6 +137,12 @@ def fill_moodle(data: bytes, grades: Sequence[StudentGrade], missing_zero: bool 
             students.append(row)
     maximum = table.records[students[0]].cell(layout.maximum) if students else ""
     decimal_comma = "," in maximum and "." not in maximum
+    comments = table.column("Feedback comments")
+    notes_written = {}
+    for key, line in (feedback or {}).items():
+        rows = index.find(key) if key and comments is not None else []
+        if len(rows) == 1 and rows[0] in students:
+            notes_written[(rows[0], comments)] = line
     filled = _fill(
         table,
         layout.grade,
@@ -141,6 +154,8 @@ def fill_moodle(data: bytes, grades: Sequence[StudentGrade], missing_zero: bool 
         missing_zero,
         "the worksheet's Maximum Grade",
         frozenset(locked),
+        name_of=lambda record: record.cell(layout.full_name) or record.cell(layout.identifier),
+        extra_changes=notes_written,
     )
     notes = [
         f"{table.records[row].cell(layout.full_name) or table.records[row].cell(layout.identifier)}: 'Grade "
@@ -187,6 +202,8 @@ def _fill(
     missing_zero: bool,
     possible_name: str,
     locked: frozenset[int] = frozenset(),
+    name_of: Callable[[CsvRecord], str] = lambda record: "",
+    extra_changes: Mapping[tuple[int, int], str] | None = None,
 ) -> FilledGradebook:
     values, owner, warnings, scaled = {}, {}, [], set()
     for grade in grades:
@@ -218,9 +235,14 @@ def _fill(
                 scaled.add((grade.maximum, possible))
             values[rows[0]] = grade.total * possible / grade.maximum
     changes = {(row, column): format_points(value, decimal_comma) for row, value in values.items()}
+    changes.update(extra_changes or {})
     left = [row for row in students if row not in owner]
     if missing_zero:
         changes.update({(row, column): format_points(0.0, decimal_comma) for row in left})
+    if left:
+        names = ", ".join(name_of(table.records[row]) or f"row {row + 2}" for row in left)
+        kept = "given 0" if missing_zero else "left as exported"
+        warnings.append(f"In the gradebook with no submission graded ({kept}): {names}.")
     for grader_max, possible in sorted(scaled):
         warnings.insert(
             0,

@@ -27,6 +27,21 @@ class GradesError(ValueError):
 
 def read_grades(directory: str | Path) -> list[StudentGrade]:
     """One grade per row of ``DIR/gradebook.csv``, keyed by its ``lms_id``."""
+    path = Path(directory) / "gradebook.csv"
+    grades = []
+    for line, row in enumerate(read_gradebook_rows(directory), start=2):
+        try:
+            total, maximum = float(row["total"]), float(row["max"])
+        except (TypeError, ValueError):
+            raise GradesError(
+                f"{path}, line {line}: total {row['total']!r} and max {row['max']!r} must be numbers."
+            ) from None
+        grades.append(StudentGrade((row["lms_id"] or "").strip(), row["id"], total, maximum))
+    return grades
+
+
+def read_gradebook_rows(directory: str | Path) -> list[dict[str, str]]:
+    """The rows of ``DIR/gradebook.csv`` as {column: text}; GradesError when it is not one."""
     folder = Path(directory)
     path = folder / "gradebook.csv"
     if not path.is_file():
@@ -43,16 +58,7 @@ def read_grades(directory: str | Path) -> list[StudentGrade]:
             f"{path} lacks the column(s) {', '.join(missing)}: grade the LMS download again with "
             "`python -m grader grade EXPORT.zip --out DIR` (unchanged submissions are not regraded)."
         )
-    grades = []
-    for line, row in enumerate(rows, start=2):
-        try:
-            total, maximum = float(row["total"]), float(row["max"])
-        except (TypeError, ValueError):
-            raise GradesError(
-                f"{path}, line {line}: total {row['total']!r} and max {row['max']!r} must be numbers."
-            ) from None
-        grades.append(StudentGrade((row["lms_id"] or "").strip(), row["id"], total, maximum))
-    return grades
+    return rows
 
 
 @lru_cache(maxsize=1)

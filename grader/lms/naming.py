@@ -3,7 +3,7 @@
 * **Canvas** ("Download Submissions"; ``ContentZipper``): flat files named
   ``<name>_[LATE_]<user id>_<file id>_<original name>``, where ``<name>`` is the student's sortable
   name in lower case with everything but letters, digits and ``_`` removed (``lovelaceada``),
-  ``LATE`` marks late work, and the file id is Canvas's id of that upload. A file uploaded again
+  ``LATE`` (in any case: ``late`` too) marks late work, and the file id is Canvas's id of that upload. A file uploaded again
   under the same name gets ``-1``, ``-2`` before its extension (``rope-1.py`` is ``rope.py``).
   Text and URL entries are ``<name>_[LATE_]<user id>_text.html`` / ``_link.html``. With anonymous
   grading the name is left out and the user id is ``anon_<id>``.
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Literal
 
 import yaml
@@ -33,7 +34,7 @@ LmsName = Literal["canvas", "moodle", "gradescope"]
 METADATA = "submission_metadata.yml"
 MAX_METADATA_BYTES = 20 * 1024 * 1024
 
-_CANVAS_WHO = r"^(?:(?P<name>[^_].*?)_)?(?P<late>LATE_)?(?P<user>anon_[A-Za-z0-9]+|\d+)_"
+_CANVAS_WHO = r"^(?:(?P<name>[^_].*?)_)?(?P<late>(?i:late)_)?(?P<user>anon_[A-Za-z0-9]+|\d+)_"
 CANVAS_FILE = re.compile(_CANVAS_WHO + r"(?P<file_id>\d+)_(?P<original>.+)$", re.S)
 CANVAS_TEXT = re.compile(_CANVAS_WHO + r"(?P<original>text|link)\.html$", re.S)
 RESUBMITTED = re.compile(r"^(?P<stem>.+)-\d+(?P<extension>\.py)$")
@@ -54,6 +55,7 @@ class Piece:
     version: int  # a name clash keeps the highest (Canvas: the file id, a later upload)
     entry: Entry | None
     group: str = ""  # what the student's files are grouped by when lms_id is ""
+    at: datetime | None = None  # when it was handed in, where the download says (Gradescope)
 
 
 def recognise(entries: list[Entry]) -> LmsName | None:
@@ -115,6 +117,7 @@ def moodle_pieces(entries: list[Entry]) -> tuple[list[Piece], list[str]]:
 
 def gradescope_pieces(entries: list[Entry], metadata: bytes) -> tuple[list[Piece], list[str]]:
     submitters = gradescope_submitters(metadata)
+    times = gradescope_times(metadata)
     by_folder: dict[str, list[Entry]] = {}
     warnings = []
     for entry in entries:
@@ -134,9 +137,10 @@ def gradescope_pieces(entries: list[Entry], metadata: bytes) -> tuple[list[Piece
             people = [("", "")]
         for lms_id, name in people:
             files = by_folder.get(folder, [])
-            pieces += [Piece(lms_id, name, False, entry.basename, 0, entry, folder) for entry in files]
+            at = times.get(folder)
+            pieces += [Piece(lms_id, name, False, entry.basename, 0, entry, folder, at) for entry in files]
             if not files:  # in the metadata, but nothing handed in
-                pieces.append(Piece(lms_id, name, False, "", 0, None, folder))
+                pieces.append(Piece(lms_id, name, False, "", 0, None, folder, at))
     return pieces, warnings
 
 
@@ -157,6 +161,22 @@ def gradescope_submitters(metadata: bytes) -> dict[str, list[tuple[str, str]]]:
         people = record.get(":submitters") if isinstance(record, dict) else None
         found[str(folder)] = [_submitter(person) for person in people or () if isinstance(person, dict)]
     return found
+
+
+def gradescope_times(metadata: bytes) -> dict[str, datetime]:
+    """{folder: :created_at:} (time-zone aware; UTC when it gives no zone); folders without one left out."""
+    data = yaml.safe_load(metadata.decode("utf-8"))  # already read once by gradescope_submitters
+    times = {}
+    for folder, record in data.items():
+        created = record.get(":created_at") if isinstance(record, dict) else None
+        if isinstance(created, str):
+            try:
+                created = datetime.fromisoformat(created.strip())
+            except ValueError:
+                continue
+        if isinstance(created, datetime):
+            times[str(folder)] = created if created.tzinfo else created.replace(tzinfo=UTC)
+    return times
 
 
 def _submitter(person: dict) -> tuple[str, str]:

@@ -25,6 +25,10 @@ class ExportError(ValueError):
     """The file cannot be read as an LMS bulk download; the message says why."""
 
 
+class DamagedArchive(ExportError):
+    """An entry's data is corrupt (bad checksum, cut short): the whole download is suspect."""
+
+
 @dataclass(frozen=True)
 class Entry:
     parts: tuple[str, ...]  # the path's parts below the download's root
@@ -71,7 +75,10 @@ def open_zip(path: Path) -> zipfile.ZipFile:
     try:
         return zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError) as error:
-        raise ExportError(f"{path.name} is not a readable zip file ({error}).") from None
+        raise ExportError(
+            f"{path.name} is not a readable zip file ({error}): it is damaged, cut short, or not a zip; "
+            "download it from the LMS again."
+        ) from None
 
 
 def list_entries(archive: zipfile.ZipFile) -> tuple[list[Entry], list[str]]:
@@ -117,5 +124,7 @@ def read_entry(archive: zipfile.ZipFile, entry: Entry, limit: int) -> bytes:
             return stream.read(limit + 1)
     except RuntimeError:
         raise ExportError(f"{entry.basename} is encrypted in the zip and could not be read.") from None
-    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, OSError) as error:
+    except NotImplementedError as error:
         raise ExportError(f"{entry.basename} could not be read from the zip ({error}).") from None
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as error:
+        raise DamagedArchive(f"{entry.path} could not be read from it ({error}).") from None

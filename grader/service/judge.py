@@ -79,7 +79,9 @@ class Judge:
 
     def grade(self, task: dict) -> dict:
         settings = GraderSettings(**task["settings"])
-        submission = Submission(task["submission_id"], dict(task["files"]), tuple(task["problems"]))
+        submission = Submission(
+            task["submission_id"], dict(task["files"]), tuple(task["problems"]), dict(task.get("unread", {}))
+        )
         with self.lock:
             grading = self.grader_for(grading_mode(task["mode"]), settings, task.get("suite"))
             return grading.grade(submission, task["exercises"]).to_dict()
@@ -102,6 +104,7 @@ def task_for(
         "submission_id": submission.submission_id,
         "files": dict(submission.files),
         "problems": list(submission.problems),
+        "unread": dict(submission.unread),
         "exercises": None if exercises is None else list(exercises),
         "mode": GradingMode(mode).value,
         "settings": asdict(settings),
