@@ -27,7 +27,7 @@ frame.predict(LESSON, "raw-or-rotated")
 st.header("Rotate before caching, or at read")
 steps = st.slider("tokens decoded", 4, 32, 16, key="ie-steps")
 modes = caching.cached(lesson.cache_mode_view, seq_len=steps)
-show_rules(modes, "cache raw, rotate at read", "broken: rotate again at read")
+show_rules(modes, "cache raw, rotate at read", "broken: rotated twice (once more at read)")
 st.caption(f"Rotate, then cache: max error {modes.largest['rotate, then cache']:.1e}.")
 frame.text(LESSON, "cache-modes")
 
@@ -38,6 +38,10 @@ shortest = short.slider("shortest prompt (tokens; the longest has 9)", 1, 9, 5, 
 new_tokens = new.slider("tokens generated", 1, 12, 6, key="ie-new")
 padding = caching.cached(lesson.padding_view, prompt_lengths=(9, shortest), new_tokens=new_tokens)
 show_rules(padding, "next position from the attention mask", "broken: next position = cache length")
+st.caption(
+    f"One frame counting the padding, prefill and decode: max error "
+    f"{padding.largest['one frame counting the padding, prefill and decode']:.1e}."
+)
 frame.text(LESSON, "padding")
 
 frame.predict(LESSON, "rolling-position")
