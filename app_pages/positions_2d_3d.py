@@ -27,7 +27,7 @@ query_col = query_cols.slider("query column", 0, width - 1, min(3, width - 1), k
 grid = caching.cached(
     lesson.grid_view, height=height, width=width, query_row=query_row, query_col=query_col, shift=(2, 3)
 )
-left, right = frame.chart_row(470, 470)
+left, right = frame.chart_row(440, 440)
 with left:
     frame.chart(grid.chart_2d, numbers=True)
 with right:

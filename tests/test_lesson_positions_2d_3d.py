@@ -28,6 +28,8 @@ def test_grid_score_map_is_centred_on_the_query_and_moves_with_it():
     for (row, col), value in values_a.items():
         if (row + 1, col + 2) in values_b:
             assert values_b[(row + 1, col + 2)] == pytest.approx(value, abs=1e-9)
+    # one token's query against its own key: the score peaks where the key sits on the query
+    assert max(values_b, key=values_b.get) == (2, 3) and max(values_a, key=values_a.get) == (1, 1)
 
 
 def test_mrope_view_counts_tokens_and_ids_and_its_checks_hold():

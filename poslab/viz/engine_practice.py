@@ -66,21 +66,21 @@ def shift_chart(errors: list[float], keep: int, discard: int) -> alt.Chart:
     frame = pd.DataFrame({"layer": range(len(errors)), "error": errors, "drawn": [max(e, 1e-17) for e in errors]})
     return (
         alt.Chart(frame)
-        .mark_bar()
+        .mark_line(point=alt.OverlayMarkDef(size=80))
         .encode(
-            x=alt.X("layer:O", title=axis_title("layer", "0 = first")),
+            x=alt.X("layer:Q", title=axis_title("layer", "0 = first"), axis=alt.Axis(format="d", tickMinStep=1)),
             y=alt.Y(
                 "drawn:Q",
                 title=y_axis_title("max |shifted - recomputed key|", "log scale"),
                 scale=alt.Scale(type="log", domain=[1e-17, 10]),
                 axis=alt.Axis(format=".0e"),
             ),
-            tooltip=[alt.Tooltip("layer:O"), alt.Tooltip("error:Q", format=".2e")],
+            tooltip=[alt.Tooltip("layer:Q"), alt.Tooltip("error:Q", format=".2e")],
         )
         .properties(
             title=f"Context shift: {discard} tokens evicted after the first {keep}, keys moved by R(-{discard})",
             description=(
-                "Bar chart, log scale: per layer, the largest difference between the cached keys moved back by a "
+                "Line chart, log scale: per layer, the largest difference between the cached keys moved back by a "
                 f"rotation and the keys of a recompute over the kept tokens. Layer 0: {errors[0]:.1e}; upper layers: "
                 f"up to {max(errors[1:]):.1e}."
             ),
@@ -151,7 +151,7 @@ def dynamic_chart(frame: pd.DataFrame, original_len: int, factor: float) -> alt.
             ],
         )
         .properties(
-            title=f"Dynamic NTK, factor {factor:g}, L = {original_len:,}: the base each engine uses",
+            title=f"Dynamic NTK, s = {factor:g}: the base in use",
             description=(
                 f"Line chart, log y: the RoPE base at each current length. Hugging Face keeps 10,000 up to {original_len:,} "
                 f"and raises it past; vLLM uses {vllm:,.0f} at every length, short prompts included."
@@ -181,5 +181,5 @@ def phi3_view(seq_len: int, original_len: int):
     from poslab.viz.inference_engine import error_chart, rule_view
 
     errors = phi3_switch(seq_len, original_len)
-    title = f"LongRoPE's switch at L = {original_len}: short factors, then long ones"
+    title = f"Short factors, then long ones past L = {original_len}"
     return rule_view(errors, error_chart(errors, title, "the cached decode's output and a fresh forward"))

@@ -53,8 +53,6 @@ def _score_map(scores: torch.Tensor, height: int, width: int, title: str, descri
         x_title=axis_title("key column", "patch"),
         y_title=axis_title("key row", "patch"),
         value_title="score q·k",
-        row_labels=[str(r) for r in range(height)],
-        col_labels=[str(c) for c in range(width)],
         description=description,
     )
 
@@ -62,8 +60,14 @@ def _score_map(scores: torch.Tensor, height: int, width: int, title: str, descri
 def grid_view(
     height: int, width: int, query_row: int, query_col: int, shift: tuple[int, int], seed: int = 0
 ) -> GridView:
-    """One query patch scored against the same key at every patch of a ``height x width`` grid."""
-    q, k = _vectors(1, HEAD_DIM, seed)
+    """One patch's query scored against the same token's key placed at every patch of a ``height x width`` grid.
+
+    Query and key are one vector, so the score peaks where the key sits on the query (offset 0).
+    """
+    q, _ = _vectors(1, HEAD_DIM, seed)
+    half = HEAD_DIM // 2  # each half at unit length, so that rows and columns weigh the same in the map
+    q = torch.cat([q[:, :half] / q[:, :half].norm(), q[:, half:] / q[:, half:].norm()], dim=-1)
+    k = q
     rows, cols = rope_nd.grid_positions(height, width)
     n = height * width
     query = rope_nd.axial_rope_2d(q, torch.tensor([query_row]), torch.tensor([query_col]), GRID_BASE)
@@ -111,7 +115,7 @@ def grid_view(
             scores,
             height,
             width,
-            f"2D RoPE: {where}, the same key at every patch",
+            f"2D RoPE: {where}, the same token at every patch",
             f"Heatmap of the score between {where} and the same key vector placed at each patch of a {height} by "
             f"{width} grid, with axial 2D RoPE: the pattern depends on the row and column offsets only.",
         ),
