@@ -3,21 +3,10 @@
 import streamlit as st
 
 from app_pages.ui import caching, frame
+from app_pages.ui.rule_metrics import show_rules
 from poslab.viz import inference_engine as lesson
 
 LESSON = "inference-engine"
-
-
-def show_rules(view, kept: str, broken: str, unit: str = "largest error") -> None:
-    """The kept and the broken rule side by side: each one's largest error (or distance), and where it goes wrong."""
-    for (side, rule), column in zip((("rule kept", kept), ("rule broken", broken)), st.columns(2)):
-        value = view.largest[rule]
-        column.metric(f"{side}: {unit}", f"{value:.1e}" if unit == "largest error" else f"{value:,}", help=rule)
-        column.caption(
-            f"{rule}. First step that goes wrong: "
-            f"{'none' if view.first_wrong[rule] is None else view.first_wrong[rule]}."
-        )
-    frame.chart(view.chart, numbers=True)
 
 
 frame.lesson_header(LESSON)
@@ -27,7 +16,7 @@ frame.predict(LESSON, "raw-or-rotated")
 st.header("Rotate before caching, or at read")
 steps = st.slider("tokens decoded", 4, 32, 16, key="ie-steps")
 modes = caching.cached(lesson.cache_mode_view, seq_len=steps)
-show_rules(modes, "cache raw, rotate at read", "broken: rotate again at read")
+show_rules(modes, "cache raw, rotate at read", "broken: rotated twice (once more at read)")
 st.caption(f"Rotate, then cache: max error {modes.largest['rotate, then cache']:.1e}.")
 frame.text(LESSON, "cache-modes")
 
@@ -38,6 +27,10 @@ shortest = short.slider("shortest prompt (tokens; the longest has 9)", 1, 9, 5, 
 new_tokens = new.slider("tokens generated", 1, 12, 6, key="ie-new")
 padding = caching.cached(lesson.padding_view, prompt_lengths=(9, shortest), new_tokens=new_tokens)
 show_rules(padding, "next position from the attention mask", "broken: next position = cache length")
+st.caption(
+    f"One frame counting the padding, prefill and decode: max error "
+    f"{padding.largest['one frame counting the padding, prefill and decode']:.1e}."
+)
 frame.text(LESSON, "padding")
 
 frame.predict(LESSON, "rolling-position")

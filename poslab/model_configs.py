@@ -29,6 +29,8 @@ class ModelConfig:
     sliding_window: int  # 0: no sliding window
     head_dim: int
     num_attention_heads: int
+    num_key_value_heads: int  # fewer than the attention heads: grouped-query attention
+    trained_context: str  # the length trained at, in words: max_position_embeddings is not it
     num_hidden_layers: int
     notes: str
     checked: str  # what the values were checked against, or UNCHECKED
@@ -107,13 +109,14 @@ def breakable(text: str) -> str:
 
 def config_table() -> pd.DataFrame:
     """One row per model: the values, every cell a string ready to show (``max positions`` is the config's
-    max_position_embeddings). ``config_sources`` holds the same rows' sources, notes and checks."""
+    max_position_embeddings, which is not the trained length: ``trained context`` says what is). ``config_sources`` holds the same rows' sources, notes and checks."""
     return pd.DataFrame(
         [
             {
                 "model": config.name,
                 "rope_theta": f"{config.rope_theta:,.0f}",
                 "max positions": f"{config.max_position_embeddings:,}",
+                "trained context": config.trained_context,
                 "rope_scaling": config.rope_scaling,
                 "window": _window(config),
             }

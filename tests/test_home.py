@@ -48,3 +48,13 @@ def test_a_students_next_step_replaces_the_start_link_instead_of_repeating_it(ap
     first = home.course_map()[0][1][0].title
     assert any(label.startswith("Next: ") and first in label for label in labels), labels
     assert not any(label.startswith("Start with") for label in labels), labels
+
+
+def test_the_three_families_summary_counts_the_methods_it_compares():
+    from poslab.viz.families import methods
+
+    words = {4: "four", 5: "five", 6: "six"}
+    summary = next(
+        stop.summary for _, stops in home.course_map() for stop in stops if stop.lesson_id == "three-families"
+    )
+    assert f"the {words[len(methods())]} methods" in summary

@@ -20,7 +20,8 @@ def test_multipliers_by_hand():
     assert lesson.multiplier("YaRN", 8 * 4096, 4096) == pytest.approx((0.1 * math.log(8) + 1) ** 2)  # 1.459
     assert lesson.multiplier("YaRN", 1000, 4096) == 1.0  # no extension below L
     # Llama 4, floor_scale 8,192 and attn_scale 0.1: 1 + 0.1 ln(1 + floor(n / 8192))
-    assert lesson.multiplier("Llama 4", 8191, 4096) == 1.0
+    assert lesson.multiplier("Llama 4", 8191, 4096) == 1.0  # the query at position 8,190 = F - 2
+    assert lesson.multiplier("Llama 4", 8192, 4096) == pytest.approx(1 + 0.1 * math.log(2))  # at F - 1: F - 1 stay at 1
     assert lesson.multiplier("Llama 4", 131_072, 4096) == pytest.approx(1 + 0.1 * math.log(17))
     with pytest.raises(KeyError, match="unknown scheme"):
         lesson.multiplier("cosine", 10, 10)
@@ -55,6 +56,13 @@ def test_log_n_scaling_holds_a_needle_whose_margin_is_ln_l():
     weights = frame[frame["scheme"] == "log-n"].set_index("keys")["needle weight"]
     plain = frame[frame["scheme"] == "none"].set_index("keys")["needle weight"]
     assert weights[131_072] / weights[4096] > 0.4 and plain[131_072] / plain[4096] < 0.05
+
+
+def test_log_n_scaling_slows_the_fall_with_the_page_defaults_but_does_not_stop_it():
+    # The lesson quotes 0.311 at L and 0.189 at 32 L (L = 4,096, spread 1, margin 8).
+    frame = lesson.temperature_frame(4096, 1.0, 8.0).set_index(["scheme", "keys"])["needle weight"]
+    assert round(frame["log-n", 4096], 3) == 0.311 and round(frame["log-n", 32 * 4096], 3) == 0.189
+    assert frame["none", 32 * 4096] < frame["log-n", 32 * 4096] / 2
 
 
 def test_charts_follow_the_conventions():

@@ -47,6 +47,14 @@ def test_longrope_slow_pairs_are_over_interpolated():
     assert len(longrope_factors().long_factor) == len(longrope_factors().short_factor) == 96 // 2
 
 
+def test_slow_pairs_are_divided_by_about_twice_s_and_reach_half_their_arc():
+    # The lesson's claim: long factors 63 to 65 against s = 32, so the slow pairs reach about half their angle.
+    slow = lesson.longrope_frame().query("`slow pair`")
+    assert slow["long_factor"].between(63, 65).all()
+    assert slow["angle ratio at full length"].between(0.49, 0.51).all()
+    assert 32 / 64.84 == pytest.approx(lesson.longrope_view().smallest_slow_ratio, rel=1e-6)
+
+
 def test_gemma3_layers_and_cache():
     kinds = lesson.gemma3_layers(62)
     assert kinds.count("global") == 10 and kinds[5] == "global" and kinds[:5] == ["local"] * 5

@@ -51,7 +51,7 @@ def test_mask_positions_skip_the_padding():
 def test_rotating_before_or_after_the_cache_is_exact_and_twice_breaks_from_step_1():
     errors = rules.cache_modes(12)
     assert max(errors["rotate, then cache"]) < ROUNDING and max(errors["cache raw, rotate at read"]) < ROUNDING
-    twice = errors["broken: rotate again at read"]
+    twice = errors["broken: rotated twice (once more at read)"]
     assert twice[0] < ROUNDING and min(twice[1:]) > BROKEN  # key 0 sits at position 0
 
 
@@ -60,6 +60,7 @@ def test_left_padding_needs_positions_from_the_mask():
     assert max(errors["next position from the attention mask"]) < ROUNDING
     broken = errors["broken: next position = cache length"]
     assert broken[0] < ROUNDING and min(broken[1:]) > BROKEN  # the prefill agrees; every new token is off
+    assert max(errors["one frame counting the padding, prefill and decode"]) < ROUNDING  # RoPE sees offsets only
     same = rules.left_padding((6, 6), 3)  # no padding: the two rules coincide
     assert max(same["broken: next position = cache length"]) < ROUNDING
 
@@ -118,7 +119,7 @@ def test_page_shows_each_rule_kept_and_broken(lesson_page):
         kept, broken, _, _ = shown[name]
         assert float(kept) < ROUNDING and float(broken) > BROKEN, name
     assert shown["streaming"][:2] == (f"{4 + 8 - 1}", "47")
-    assert shown["cache modes"][3] == "broken: rotate again at read. First step that goes wrong: 1."
+    assert shown["cache modes"][3] == "broken: rotated twice (once more at read). First step that goes wrong: 1."
     assert shown["cache modes"][2].endswith("First step that goes wrong: none.")
     assert shown["rolling"][3].endswith("goes wrong: 6.")  # the default window W = 6
     assert shown["dynamic"][3].endswith("goes wrong: 12.")  # L = 12

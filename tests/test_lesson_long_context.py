@@ -16,12 +16,12 @@ def test_a_correct_cache_matches_the_full_pass_and_rotating_again_drifts_from_st
     assert float(shown["max |cached - full pass| over all scores"]) < 1e-12
     assert shown["first decode step that differs"] == "none"
     assert numbers(at, 0).shape == (16, 16)
-    at.radio(key="lc-mode").set_value("rotated again").run()
+    at.radio(key="lc-mode").set_value("re-rotated every step").run()
     shown = metrics(at)
     # Step 1 re-rotates only key 0, at position 0 (no change); step 2 re-rotates key 1 by theta.
     assert not at.exception and shown["first decode step that differs"] == "2"
     assert float(shown["max |cached - full pass| over all scores"]) > 0.1
-    assert "(rotated again)" in chart_titles(at)[0]
+    assert "(re-rotated every step)" in chart_titles(at)[0]
     at.slider(key="lc-seq-len").set_value(6).run()
     assert not at.exception and numbers(at, 0).shape == (6, 6)
 

@@ -97,3 +97,29 @@ def test_page_offset_changes_the_score(lesson_page):
     generator = torch.Generator().manual_seed(0)
     q, k = (torch.randn(1, 64, generator=generator, dtype=torch.float64)[0].numpy() for _ in range(2))
     assert metrics(at)["exact score (any position)"] == f"{rope_score_by_hand(q, k, 64):.4f}"
+
+
+def test_float32_angle_is_exact_for_pair_0_and_off_by_up_to_003_rad_for_pair_1():
+    # The float32-enough feedback: theta = 1 gives an integer product; pair 1 at D = 128 lands 1/16 apart.
+    theta_1 = 10_000.0 ** (-2 / 128)
+    assert theta_1 == pytest.approx(0.866, abs=5e-4)
+    positions = np.arange(999_000, 1_000_001, dtype=np.float64)
+    assert (positions.astype(np.float32) * np.float32(1.0) == positions).all()
+    product = positions.astype(np.float32) * np.float32(theta_1)  # rounded once, as float32 does
+    rounding = np.abs(product.astype(np.float64) - positions * np.float64(np.float32(theta_1)))
+    assert 0.02 < rounding.max() <= 1 / 32  # half of the 1/16 spacing between 524,288 and 1,048,576
+
+
+def test_bfloat16_cos_sin_give_an_error_of_fixed_size_at_every_position():
+    # The text after PR #29285: float32 angles, cos and sin cast to bfloat16, the rotation in bfloat16.
+    generator = torch.Generator().manual_seed(0)
+    x = torch.randn(64, 2, generator=generator, dtype=torch.float64)
+    errors = []
+    for start in (10, 100_000):
+        angles = (torch.arange(start, start + 64, dtype=torch.float32) * 0.5).double()
+        cos, sin = angles.cos(), angles.sin()
+        exact = torch.stack([x[:, 0] * cos - x[:, 1] * sin, x[:, 0] * sin + x[:, 1] * cos], -1)
+        xb, cb, sb = x.bfloat16(), cos.bfloat16(), sin.bfloat16()
+        rounded = torch.stack([xb[:, 0] * cb - xb[:, 1] * sb, xb[:, 0] * sb + xb[:, 1] * cb], -1).double()
+        errors.append(float(((rounded - exact).norm(dim=-1) / exact.norm(dim=-1)).max()))
+    assert all(1e-3 < error < 1.5e-2 for error in errors), errors  # a few parts in a thousand, at 10 and at 100,000

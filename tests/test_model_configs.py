@@ -8,6 +8,8 @@ def test_every_row_names_its_repository_and_check():
         assert "/" in config.source and config.checked.strip(), config.name
         assert config.rope_theta > 1 and config.max_position_embeddings >= 4096
         assert config.head_dim % 2 == 0 and config.num_attention_heads >= 1 and config.num_hidden_layers >= 1
+        assert config.num_attention_heads % config.num_key_value_heads == 0, config.name  # whole query groups
+        assert config.trained_context.strip(), config.name  # max_position_embeddings is not the trained length
     assert [c.name for c in model_configs() if not c.is_checked] == ["Phi-4"]
     assert config_sources().set_index("model").loc["Phi-4", "checked against"] == UNCHECKED
     assert list(config_sources()["model"]) == list(config_table()["model"])
@@ -28,3 +30,12 @@ def test_longrope_factors_have_one_value_per_pair_and_grow():
 
 def test_repository_ids_can_wrap_but_read_the_same():
     assert breakable("meta-llama/Llama-3.1-8B").replace("\u200b", "") == "meta-llama/Llama-3.1-8B"
+
+
+def test_trained_context_is_shown_beside_max_positions():
+    table = config_table().set_index("model")
+    assert list(table.columns[:3]) == ["rope_theta", "max positions", "trained context"]
+    assert (
+        "32,768" in table.loc["Qwen2.5 7B", "trained context"] and "YaRN" in table.loc["Qwen2.5 7B", "trained context"]
+    )
+    assert "8K of output" in table.loc["Qwen3 8B", "trained context"]

@@ -56,6 +56,14 @@ def test_yarn_ramp_and_attention_scale():
     assert math.isclose(result.attention_scale, 0.1 * math.log(4) + 1, rel_tol=1e-12)
 
 
+def test_llama3_with_equal_band_factors_is_a_hard_step_at_the_original_length():
+    # Llama 4 Scout's block (factor 16, low = high = 1): pairs slower than L are divided by 16, the rest kept.
+    # Wavelengths 2 pi 10^(i / 4) = 6.3, 11.2, 19.9, 35.3 against L = 16: pairs 2 and 3 are slow.
+    result = rope_schedule("llama3", 8, 10.0, 16.0, 16, low_freq_factor=1.0, high_freq_factor=1.0)
+    expected = [1.0, 10**-0.25, 10**-0.5 / 16, 10**-0.75 / 16]
+    assert_frequencies(result, expected)
+
+
 def test_llama3_bands():
     # Wavelengths 2 pi / theta = 6.3, 62.8, 628, 6283 against L / high = 16 and L / low = 64.
     u = (64 / (2 * math.pi / 0.1) - 1) / (4 - 1)  # the one pair inside the band
@@ -132,12 +140,25 @@ def _hf_config(rope_parameters: dict):
                 "original_max_position_embeddings": 8192,
             },
         ),
+        (  # Llama 4 Scout: both band factors 1, a hard step at wavelength 8,192
+            "llama3",
+            {
+                "rope_type": "llama3",
+                "factor": 16.0,
+                "low_freq_factor": 1.0,
+                "high_freq_factor": 1.0,
+                "original_max_position_embeddings": 8192,
+            },
+        ),
     ],
 )
 def test_code_ramps_match_transformers(name, parameters):
     from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
 
     expected, attention = ROPE_INIT_FUNCTIONS[parameters["rope_type"]](_hf_config(parameters), "cpu")
-    ours = rope_schedule(name, 128, 10_000.0, parameters["factor"], parameters["original_max_position_embeddings"])
+    bands = {key: parameters[key] for key in ("low_freq_factor", "high_freq_factor") if key in parameters}
+    ours = rope_schedule(
+        name, 128, 10_000.0, parameters["factor"], parameters["original_max_position_embeddings"], **bands
+    )
     assert torch.allclose(ours.inv_freq, expected.float(), rtol=1e-5)
     assert ours.attention_scale == pytest.approx(attention)

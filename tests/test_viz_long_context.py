@@ -15,7 +15,7 @@ def test_correct_cache_reproduces_the_full_pass():
 
 
 def test_rotating_cached_keys_again_breaks_the_scores_from_the_first_nonzero_position():
-    view = lesson.cache_view(16, 8, "rotated again")
+    view = lesson.cache_view(16, 8, "re-rotated every step")
     # Step 1 re-rotates key 0 by position 0 (the identity); step 2 re-rotates key 1 by one position.
     assert view.first_wrong_step == 2 and view.max_difference > 1e-3
 

@@ -9,9 +9,9 @@ value, so that a new token costs one row of attention instead of a whole forward
 a left-padded batch each row counts its positions from its first real token (Hugging Face's
 ``generate`` builds ``position_ids`` from the attention mask), and a rolling buffer (Mistral 7B's
 sliding window, Jiang et al. 2023) holds W keys whatever the position. Keys are cached rotated
-(Llama, Hugging Face) or raw and rotated when read (StreamingLLM, Xiao et al. 2023; dynamic NTK,
-YaRN section 3.3): a rotation on both sides of a dot product sees only the offset, so both modes
-give the same attention.
+(Llama, Hugging Face) or raw and rotated when read (StreamingLLM, Xiao et al. 2023; YaRN section
+3.3 recommends it for dynamic NTK): a rotation on both sides of a dot product sees only the offset,
+so both modes give the same attention.
 """
 
 from __future__ import annotations

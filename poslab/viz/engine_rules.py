@@ -6,15 +6,16 @@ keys and values in a cache. Every scenario returns, per decode step, the largest
 step's output and the reference row, for the rule an engine must follow and for the rule broken:
 
 * ``cache_modes``    keys rotated before caching, or cached raw and rotated at read (both right), against
-                     cached rotated keys rotated again at read;
-* ``left_padding``   a left-padded batch: the prefill's positions come from the attention mask
-                     (cumsum - 1); each new token continues from there, against position = cache
-                     length, which counts the padding;
+                     cached rotated keys rotated once more at read (twice in all);
+* ``left_padding``   a left-padded batch: one frame for prefill and decode (from the attention
+                     mask, cumsum - 1, or counting the padding throughout), against mask positions
+                     in the prefill and position = cache length after it;
 * ``rolling_buffer`` a sliding window kept in a ring buffer of W slots (Mistral): keys rotated at their
                      own position, against position = number of cached keys (capped at W);
 * ``dynamic_ntk``    frequencies recomputed from the current length (Hugging Face's dynamic NTK): raw
-                     keys rotated at read with today's frequencies (YaRN, Peng et al. 2023, section 3.3),
-                     against keys rotated once with the frequencies of their own step.
+                     keys rotated at read with today's frequencies (recommended by YaRN, Peng et al.
+                     2023, section 3.3), against keys rotated once with the frequencies of their own
+                     step (what Hugging Face's cache holds).
 
 StreamingLLM (Xiao et al. 2023) is not a reproduction of the full forward, so ``streaming`` reports what
 its rule protects instead: the largest query-key distance the layer sees, with positions re-indexed
@@ -63,7 +64,7 @@ def cache_modes(seq_len: int, head_dim: int = 8, base: float = 10_000.0, seed: i
     errors: dict[str, list[float]] = {
         "rotate, then cache": [],
         "cache raw, rotate at read": [],
-        "broken: rotate again at read": [],
+        "broken: rotated twice (once more at read)": [],
     }
     rotated, raw = k[:0], k[:0]
     for step in range(seq_len):
@@ -84,28 +85,41 @@ def mask_positions(attention_mask: torch.Tensor) -> torch.Tensor:
     return (attention_mask.cumsum(-1) - 1).clamp(min=0)
 
 
+PADDING_RULES = (
+    "next position from the attention mask",
+    "broken: next position = cache length",
+    "one frame counting the padding, prefill and decode",
+)
+
+
 def left_padding(
     prompt_lengths: tuple[int, ...], new_tokens: int, head_dim: int = 8, base: float = 10_000.0, seed: int = 0
 ) -> dict[str, list[float]]:
     """A left-padded batch: a prefill (step 0) of prompts padded to one width, then ``new_tokens`` decode steps.
 
-    Each row is compared with its own sequence decoded alone. The prefill always takes its positions
-    from the attention mask; the rules differ in the position of each new token: the last mask position
-    plus one, or (broken) the cache length, which counts the padding.
+    Each row is compared with its own sequence decoded alone. Two rules keep one frame: positions from
+    the attention mask throughout, or slots counted from the first pad throughout (RoPE sees only
+    offsets, so both are exact). The broken one mixes them: mask positions in the prefill, then the
+    cache length, which counts the padding, for each new token.
     """
     width = max(prompt_lengths)
     freqs = rope_inverse_frequencies(head_dim, base, torch.float64)
-    names = ("next position from the attention mask", "broken: next position = cache length")
+    names = PADDING_RULES
     errors = {name: [0.0] * (new_tokens + 1) for name in names}
     for row, length in enumerate(prompt_lengths):
         total, pad = length + new_tokens, width - length
         q, k, v = projections(total, head_dim, seed + row)
         alone = full_forward(q, k, v, torch.arange(total), freqs)
         mask = torch.cat([torch.zeros(pad, dtype=torch.bool), torch.ones(total, dtype=torch.bool)])
-        prefill = mask_positions(mask[None, :width].long())[0]
+        from_mask = mask_positions(mask[None, :width].long())[0]
+        frames = {  # name -> (the prefill's positions, the first new token's position)
+            names[0]: (from_mask, length),
+            names[1]: (from_mask, width),
+            names[2]: (torch.arange(width), width),
+        }
         for name in names:
-            steps = torch.arange(new_tokens) + (length if name == names[0] else width)
-            positions = torch.cat([prefill, steps])  # [width + new_tokens], padding slots included
+            prefill, first_new = frames[name]
+            positions = torch.cat([prefill, torch.arange(new_tokens) + first_new])  # padding slots included
             padded = [torch.cat([torch.zeros(pad, head_dim, dtype=torch.float64), x]) for x in (q, k, v)]
             keys = apply_rotary(padded[1], freqs, positions)  # each key rotated once, as it enters the cache
             queries = apply_rotary(padded[0], freqs, positions)

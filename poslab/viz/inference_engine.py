@@ -32,7 +32,7 @@ def _first_wrong(series: list[float]) -> int | None:
     return next((step for step, error in enumerate(series) if error > WRONG), None)
 
 
-def _error_chart(errors: dict[str, list[float]], title: str, what: str, step_name: str = "decode step") -> alt.Chart:
+def error_chart(errors: dict[str, list[float]], title: str, what: str, step_name: str = "decode step") -> alt.Chart:
     frame = pd.concat(
         [
             pd.DataFrame(
@@ -68,7 +68,7 @@ def _error_chart(errors: dict[str, list[float]], title: str, what: str, step_nam
     )
 
 
-def _view(errors: dict[str, list[float]], chart: alt.Chart) -> RuleView:
+def rule_view(errors: dict[str, list[float]], chart: alt.Chart) -> RuleView:
     return RuleView(
         {name: max(series) for name, series in errors.items()},
         {name: _first_wrong(series) for name, series in errors.items()},
@@ -78,19 +78,17 @@ def _view(errors: dict[str, list[float]], chart: alt.Chart) -> RuleView:
 
 def cache_mode_view(seq_len: int) -> RuleView:
     errors = rules.cache_modes(seq_len)
-    return _view(
+    return rule_view(
         errors,
-        _error_chart(
-            errors, "Where RoPE is applied: before the cache, at read, or twice", "the cached decode's output"
-        ),
+        error_chart(errors, "Where RoPE is applied: before the cache, at read, or twice", "the cached decode's output"),
     )
 
 
 def padding_view(prompt_lengths: tuple[int, ...], new_tokens: int) -> RuleView:
     errors = rules.left_padding(prompt_lengths, new_tokens)
-    return _view(
+    return rule_view(
         errors,
-        _error_chart(
+        error_chart(
             errors,
             f"A left-padded batch of prompts {list(prompt_lengths)}: step 0 is the prefill",
             "each row's output and its sequence decoded alone",
@@ -101,9 +99,9 @@ def padding_view(prompt_lengths: tuple[int, ...], new_tokens: int) -> RuleView:
 
 def rolling_view(seq_len: int, window: int) -> RuleView:
     errors = rules.rolling_buffer(seq_len, window)
-    return _view(
+    return rule_view(
         errors,
-        _error_chart(
+        error_chart(
             errors,
             f"A rolling buffer of {window} slots (sliding window {window})",
             "the buffered decode's output and the full forward masked to the window",
@@ -113,9 +111,9 @@ def rolling_view(seq_len: int, window: int) -> RuleView:
 
 def dynamic_view(seq_len: int, original_len: int) -> RuleView:
     errors = rules.dynamic_ntk(seq_len, original_len)
-    return _view(
+    return rule_view(
         errors,
-        _error_chart(
+        error_chart(
             errors,
             f"Dynamic NTK with a cache: frequencies change past {original_len} tokens",
             "the cached decode's output and a fresh forward of the prefix",

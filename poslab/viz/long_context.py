@@ -28,7 +28,7 @@ from poslab.viz.common import axis_title, heatmap
 
 CACHE_MODES = {
     "correct": "keys rotated once, before caching; query at position = cache length",
-    "rotated again": "the cached keys are rotated again at every step",
+    "re-rotated every step": "the cached keys are rotated again and stored back at every step, so the error accumulates",
 }
 
 
@@ -54,7 +54,7 @@ def incremental_scores(q: torch.Tensor, k: torch.Tensor, freqs: torch.Tensor, mo
     for step in range(seq_len):
         position = torch.tensor([len(cache)])  # a decode step's position is the cache length
         new_key = apply_rotary(k[step : step + 1], freqs, position)
-        if mode == "rotated again":  # the engine treats the cached keys as raw and rotates them once more
+        if mode == "re-rotated every step":  # the engine treats its cache as raw and writes the rotation back
             cache = apply_rotary(cache, freqs, torch.arange(len(cache)))
         cache = torch.cat([cache, new_key])
         query = apply_rotary(q[step : step + 1], freqs, position)

@@ -16,6 +16,13 @@ NEW_SLIDER_LESSONS = [
     ("Attention entropy and temperature", 2, ("keys n, for the numbers below", "ArrowLeft"), "11.09"),
     ("Non-uniform and hybrid schemes", 5, ("context length (tokens)", "ArrowLeft"), "18.8%"),
     ("Positions in an inference engine", 5, ("window W (buffer slots)", "ArrowRight"), "A rolling buffer of 7 slots"),
+    ("Positions in 2D and 3D: images and video", 3, ("image rows", "ArrowRight"), "position ids of 32 tokens"),
+    (
+        "Positions in real engines",
+        3,
+        ("original length L (short factors up to it)", "ArrowRight"),
+        "First step that goes wrong: 11.",
+    ),
     (
         "Precision: positions in 16-bit floats",
         2,
