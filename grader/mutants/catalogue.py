@@ -17,17 +17,16 @@ SCALED_LOGITS = "logits = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])"
 ADD_BIAS = "logits = logits + bias.to(dtype=logits.dtype, device=logits.device)"
 SOFTMAX = "weights = torch.softmax(logits, dim=-1)"
 SIN_FREQUENCIES = "return base ** (-torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)"
-SIN_ANGLES = (
-    "angles = torch.outer(torch.arange(seq_len, dtype=torch.float64),\n"
-    "                         inverse_frequencies(d_model, base))"
-)
+SIN_ANGLES = "angles = torch.outer(torch.arange(seq_len, dtype=torch.float64), inverse_frequencies(d_model, base))"
 SIN_STACK = "table = torch.stack([angles.sin(), angles.cos()], dim=-1)"
 SIN_SIGNATURE = "def sinusoidal_encoding(seq_len: int, d_model: int, base: float = 10000.0)"
 LEARNED_TABLE = "self.table = nn.Parameter(torch.randn(max_len, d_model) * 0.02)"
 LEARNED_ADD = "return x + self.table[:seq_len]"
-LEARNED_LENGTH_CHECK = """        require(seq_len <= self.max_len,
-                f"sequence length {seq_len} is longer than max_len {self.max_len}: "
-                f"a learned table has no rows past position {self.max_len - 1}")
+LEARNED_LENGTH_CHECK = """        require(
+            seq_len <= self.max_len,
+            f"sequence length {seq_len} is longer than max_len {self.max_len}: "
+            f"a learned table has no rows past position {self.max_len - 1}",
+        )
 """
 ROPE_FREQUENCIES = "return (base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)).to(dtype)"
 ROPE_DEFAULT_POSITIONS = "return torch.arange(seq_len, device=x.device)"
@@ -222,8 +221,8 @@ MUTANT_SPECS: tuple[MutantSpec, ...] = (
         (
             (
                 SIN_ANGLES,
-                "angles = torch.outer(torch.arange(seq_len, dtype=torch.float64).half(),\n"
-                "                         inverse_frequencies(d_model, base).half()).double()",
+                "angles = torch.outer(torch.arange(seq_len, dtype=torch.float64).half(), "
+                "inverse_frequencies(d_model, base).half()).double()",
             ),
         ),
     ),
