@@ -14,12 +14,13 @@ from functools import cache
 import torch
 
 from grader.student import CallResult, NotATensor
-from grader.suite import tolerances
-from grader.suite.domains_decode import DecodeCase
+from grader.suite.decode.domains import DecodeCase
+from grader.suite.decode.oracle import decode_visibility, oracle_decode
+from grader.suite.decode.tolerances import cached_key_tolerance, decode_tolerance, length_tolerance
 from grader.suite.draw import answer, expect_inputs_left
 from grader.suite.expect import Fail, as_tensor, expect_shape, within
 from grader.suite.inputs import generator, randn
-from grader.suite.oracles import decode_visibility, oracle_decode, oracle_rope
+from grader.suite.rope.oracle import oracle_rope
 
 SPEC = (
     "decode must give every token the full causal forward: the softmax, over the keys s it sees (s <= t, "
@@ -147,7 +148,7 @@ def cached(value: object) -> torch.Tensor:
 
 
 def tolerance(inputs: DecodeInputs) -> torch.Tensor:
-    """[B, H, T, D]: the error model's allowance for out (``tolerances.decode_tolerance``)."""
+    """[B, H, T, D]: the error model's allowance for out (``decode_tolerance``)."""
     return _case_tolerance(inputs.case) if inputs is build(inputs.case) else _tolerance(inputs)
 
 
@@ -157,7 +158,7 @@ def _case_tolerance(case: DecodeCase) -> torch.Tensor:
 
 
 def _tolerance(inputs: DecodeInputs) -> torch.Tensor:
-    return tolerances.decode_tolerance(
+    return decode_tolerance(
         inputs.q,
         inputs.k,
         inputs.v,
@@ -247,7 +248,7 @@ def expect_cached_slots(cached_keys: object, inputs: DecodeInputs) -> None:
     if not within(
         real_only(lengths, real),
         real_only(keys.double().norm(dim=-1, keepdim=True), real),
-        tolerances.length_tolerance(keys),
+        length_tolerance(keys),
     ):
         raise Fail(
             "cached_keys must hold the keys of the last "
@@ -286,7 +287,7 @@ def expect_cached_keys(cached_keys: object, inputs: DecodeInputs, cache: str, co
             return
         cached_keys = values
     real, positions = inputs.real[:, kept], inputs.positions[:, kept]
-    tolerance = tolerances.cached_key_tolerance(inputs.k[..., kept, :], positions, inputs.base, case.pairing)
+    tolerance = cached_key_tolerance(inputs.k[..., kept, :], positions, inputs.base, case.pairing)
     if count:
 
         def holds(expected):

@@ -3,7 +3,7 @@
 Two pairings are accepted, both rotating counter-clockwise by p * theta_i, theta_i = base^(-2i/D):
 ``interleaved`` (x[2i], x[2i+1]) as in RoFormer and Meta's LLaMA, and ``half`` (x[i], x[i + D/2])
 as in GPT-NeoX and Hugging Face. An output passes a value probe when it matches one of the two
-everywhere, within the error model of each entry (``tolerances.rope_tolerance``: the float32
+everywhere, within the error model of each entry (``rope_tolerance``: the float32
 angle's error, which grows with the position, times the pair's size, plus the roundings of x's
 dtype). The hidden value test draws shapes, dtypes, positions and bases (``domains_positions``).
 """
@@ -15,8 +15,6 @@ from functools import lru_cache
 import torch
 
 from grader.suite import HIDDEN, VISIBLE, graded
-from grader.suite import tolerances as tol
-from grader.suite.domains_positions import RotaryCase, rotary_cases
 from grader.suite.draw import answer, expect_inputs_left, for_each
 from grader.suite.expect import (
     as_info,
@@ -31,7 +29,9 @@ from grader.suite.expect import (
 )
 from grader.suite.inputs import meta, randn
 from grader.suite.layouts import expect_layouts_accepted, laid_arguments, laid_cases
-from grader.suite.oracles import ROPE_PAIRINGS, oracle_rope
+from grader.suite.rope.domains import RotaryCase, rotary_cases
+from grader.suite.rope.oracle import ROPE_PAIRINGS, oracle_rope
+from grader.suite.rope.tolerances import dot_tolerance, norm_relative_tolerance, rope_tolerance
 from grader.suite.timing import expect_fast
 from poslab.encodings import apply_rope as reference_apply_rope
 
@@ -55,7 +55,7 @@ def _rope(student, x, strict: bool = False, key: tuple | None = None, **kwargs) 
 
 
 def _tolerances(x: torch.Tensor, positions, base: float) -> dict[str, torch.Tensor]:
-    return {pairing: tol.rope_tolerance(x, positions, base, pairing) for pairing in ROPE_PAIRINGS}
+    return {pairing: rope_tolerance(x, positions, base, pairing) for pairing in ROPE_PAIRINGS}
 
 
 def _expectations(x: torch.Tensor, positions, base: float) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
@@ -169,7 +169,7 @@ def test_norm_preserved(student):
     out = _rope(student, x)
     norms, expected = out.double().norm(dim=-1), x.double().norm(dim=-1)
     expect(
-        bool(((norms - expected).abs() <= tol.norm_relative_tolerance(x.dtype) * expected).all()),
+        bool(((norms - expected).abs() <= norm_relative_tolerance(x.dtype) * expected).all()),
         "apply_rope must not change the length of any vector: rotate each pair of features with "
         "(cos, -sin; sin, cos) using the same angle for both features of a pair.",
     )
@@ -184,7 +184,7 @@ def _score(student, q: torch.Tensor, k: torch.Tensor, m: int, n: int) -> tuple[f
     q and k go in as the two tokens of one call, at positions m and n."""
     both = _rope(student, torch.cat([q, k], dim=-2), positions=torch.tensor([m, n]))
     rotated_q, rotated_k = both[..., :1, :], both[..., 1:, :]
-    margin = tol.dot_tolerance(rotated_q, _loosest(q, [m], 10000.0), rotated_k, _loosest(k, [n], 10000.0))
+    margin = dot_tolerance(rotated_q, _loosest(q, [m], 10000.0), rotated_k, _loosest(k, [n], 10000.0))
     return float((rotated_q.double() * rotated_k.double()).sum()), float(margin.sum())
 
 

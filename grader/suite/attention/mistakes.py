@@ -11,9 +11,9 @@ import math
 
 import torch
 
-from grader.suite import tolerances as tol
+from grader.suite.attention.oracle import oracle_attention
+from grader.suite.attention.tolerances import row_sum_tolerance
 from grader.suite.expect import within
-from grader.suite.oracles import oracle_attention
 
 
 def scale_mistakes(q, k, v, bias=None) -> dict:
@@ -38,7 +38,7 @@ def scale_mistakes(q, k, v, bias=None) -> dict:
 
 def rows_sum_to_one(weights: torch.Tensor, q, k, bias=None) -> bool:
     sums = weights.double().sum(-1)
-    return within(sums, torch.ones_like(sums), tol.row_sum_tolerance(q, k, bias).expand(sums.shape))
+    return within(sums, torch.ones_like(sums), row_sum_tolerance(q, k, bias).expand(sums.shape))
 
 
 def rows_sum_over_queries(weights: torch.Tensor, q, k, bias=None) -> bool:
@@ -46,7 +46,7 @@ def rows_sum_over_queries(weights: torch.Tensor, q, k, bias=None) -> bool:
     if weights.shape[-2] < 2:
         return False
     columns = weights.double().sum(-2)
-    margin = float(tol.row_sum_tolerance(q, k, bias).max()) * 2  # the same roundings, over Tq terms
+    margin = float(row_sum_tolerance(q, k, bias).max()) * 2  # the same roundings, over Tq terms
     return within(columns, torch.ones_like(columns), margin) and not rows_sum_to_one(weights, q, k, bias)
 
 

@@ -19,19 +19,13 @@ import torch
 from hypothesis import strategies as st
 
 from grader.suite import HIDDEN, VISIBLE, graded
-from grader.suite.domains_relative import (
-    BucketCase,
-    RelativeBiasCase,
-    bucket_cases,
-    bucket_configs,
-    relative_bias_cases,
-)
 from grader.suite.draw import answer, expect_inputs_left, for_each
 from grader.suite.expect import as_tensor, dtype_name, expect, expect_dtype, expect_shape, expect_untouched
 from grader.suite.inputs import randn
 from grader.suite.layouts import expect_layouts_accepted, laid_arguments, laid_cases
-from grader.suite.oracles import oracle_t5_bucket_bounds
-from grader.suite.t5_mistakes import bucket_mistakes, diagnose_buckets, in_bounds
+from grader.suite.t5.domains import BucketCase, RelativeBiasCase, bucket_cases, bucket_configs, relative_bias_cases
+from grader.suite.t5.mistakes import bucket_mistakes, diagnose_buckets, in_bounds
+from grader.suite.t5.oracle import oracle_t5_bucket_bounds
 from grader.suite.timing import expect_fast
 from poslab.encodings import t5_relative_bias as reference_t5_relative_bias
 from poslab.encodings import t5_relative_bucket as reference_t5_relative_bucket

@@ -1,4 +1,4 @@
-"""The input domains of the relative biases: ALiBi and T5 (see ``domains``)."""
+"""The t5 exercise's inputs: the cases its hidden tests draw."""
 
 from __future__ import annotations
 
@@ -10,34 +10,6 @@ from hypothesis import strategies as st
 
 from grader.suite.domains import DTYPES, SEEDS, seeded, shape_text, sizes
 from grader.suite.inputs import generator
-
-MAX_BIAS_ENTRIES = 1 << 15
-
-
-# ---- ALiBi
-
-
-@dataclass(frozen=True)
-class AlibiCase:
-    n_heads: int
-    seq_len: int
-
-    def describe(self) -> str:
-        return f"n_heads={self.n_heads}, seq_len={self.seq_len}"
-
-
-def head_counts() -> st.SearchStrategy:
-    """1 to 64 heads, with the powers of two as likely as the rest."""
-    return st.one_of(st.sampled_from([1, 2, 4, 8, 16, 32, 64]), st.integers(1, 64))
-
-
-@st.composite
-def alibi_cases(draw) -> AlibiCase:
-    n_heads = draw(head_counts())
-    return AlibiCase(n_heads, draw(sizes(1, max(1, min(200, math.isqrt(MAX_BIAS_ENTRIES // n_heads))))))
-
-
-# ---- T5 buckets
 
 
 @dataclass(frozen=True)
@@ -143,9 +115,6 @@ def bucket_cases(draw) -> BucketCase:
     shape = draw(st.sampled_from([(600,), (7, 90), (3, 4, 50), (600,), (), (1,)]))
     reach = draw(st.sampled_from([4 * max_distance, 60, 1_000_000]))
     return BucketCase(bidirectional, num_buckets, max_distance, shape, reach, draw(SEEDS), defaults)
-
-
-# ---- T5 bias
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,7 @@ import torch
 
 from grader.student import StudentError
 from grader.suite import HIDDEN, VISIBLE, graded
-from grader.suite import tolerances as tol
-from grader.suite.domains_positions import EmbeddingCase, embedding_cases
+from grader.suite.attention.oracle import oracle_attention
 from grader.suite.draw import answer, expect_inputs_left, for_each
 from grader.suite.expect import (
     as_info,
@@ -30,7 +29,8 @@ from grader.suite.expect import (
 )
 from grader.suite.inputs import meta, permutation, randn
 from grader.suite.layouts import expect_layouts_accepted, laid_cases
-from grader.suite.oracles import oracle_attention
+from grader.suite.learned.domains import EmbeddingCase, embedding_cases
+from grader.suite.learned.tolerances import sum_tolerance
 
 ADD_FIRST_ROWS = "forward(x) must return x + table[:T], where T = x.shape[1] (row t of the table for position t)."
 
@@ -49,7 +49,7 @@ def _forward(
 
 def _adds(out: torch.Tensor, x: torch.Tensor, rows: torch.Tensor) -> bool:
     """out = x + rows in float32, within one rounding of each sum."""
-    return tuple(rows.shape) == tuple(x.shape[1:]) and within(out, x + rows, tol.sum_tolerance(x, rows, x.dtype))
+    return tuple(rows.shape) == tuple(x.shape[1:]) and within(out, x + rows, sum_tolerance(x, rows, x.dtype))
 
 
 def _expect_adds_first_rows(student, x: torch.Tensor, table: torch.Tensor, key: tuple | None = None) -> None:
@@ -201,7 +201,7 @@ def test_follows_to_float64(student):
     # The module first took the test's table in float32, then .to(float64): those values, added in float64.
     rows = table[:5].float().double()
     expect(
-        within(out, x + rows, tol.sum_tolerance(x, rows, torch.float64)),
+        within(out, x + rows, sum_tolerance(x, rows, torch.float64)),
         "After .to(torch.float64) the table must be float64 too: register it as an nn.Parameter so "
         "that .to() converts it.",
     )
@@ -275,7 +275,7 @@ def test_non_contiguous_input(student, laid):
         return within(
             as_tensor(output, "forward(x)"),
             as_tensor(own, "forward(x)"),
-            2 * tol.sum_tolerance(values[0], table[: case.seq_len], values[0].dtype),
+            2 * sum_tolerance(values[0], table[: case.seq_len], values[0].dtype),
         )
 
     expect_layouts_accepted(

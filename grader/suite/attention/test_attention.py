@@ -2,7 +2,7 @@
 
 Values are compared with a float64 oracle of softmax(q k^T / sqrt(D) + bias) v; the properties
 (permutation equivariance, -inf masking, broadcasting) are checked on the student's own outputs.
-Every tolerance comes from the error model (``tolerances.attention_tolerances``): it grows with D, Tk and the
+Every tolerance comes from the error model (``attention_tolerances``): it grows with D, Tk and the
 size of the logits and of v. The hidden tests draw their inputs over the whole domain (``domains``), layouts too.
 """
 
@@ -13,9 +13,10 @@ from functools import lru_cache
 import torch
 
 from grader.suite import HIDDEN, VISIBLE, graded
-from grader.suite import tolerances as tol
-from grader.suite.attention_mistakes import OVER_THE_KEYS, rows_sum_over_queries, rows_sum_to_one, scale_mistakes
-from grader.suite.domains import AttentionCase, BiasKind, attention_cases, token_cases
+from grader.suite.attention.domains import AttentionCase, BiasKind, attention_cases, token_cases
+from grader.suite.attention.mistakes import OVER_THE_KEYS, rows_sum_over_queries, rows_sum_to_one, scale_mistakes
+from grader.suite.attention.oracle import MINUS_INF, oracle_attention
+from grader.suite.attention.tolerances import attention_tolerances, matmul_tolerance, reweighted_tolerance
 from grader.suite.draw import answer, expect_inputs_left, for_each
 from grader.suite.expect import (
     as_info,
@@ -31,7 +32,6 @@ from grader.suite.expect import (
 )
 from grader.suite.inputs import meta, permutation, randn
 from grader.suite.layouts import expect_layouts_accepted, laid_arguments, laid_cases
-from grader.suite.oracles import MINUS_INF, oracle_attention
 
 SPEC = "attention(q, k, v, bias) must equal softmax(q k^T / sqrt(D) + bias) v, with D the size of q's last axis."
 
@@ -50,7 +50,7 @@ def _outputs(student, q, k, v, bias=None, strict: bool = False, key: tuple | Non
 def _expected(q, k, v, bias=None) -> tuple[torch.Tensor, ...]:
     """(out, weights, out tolerance, weights tolerance) of the oracle."""
     expected_out, expected_weights = oracle_attention(q, k, v, bias)
-    return (expected_out, expected_weights, *tol.attention_tolerances(q, k, v, bias, expected_weights))
+    return (expected_out, expected_weights, *attention_tolerances(q, k, v, bias, expected_weights))
 
 
 @lru_cache(maxsize=64)
@@ -129,7 +129,7 @@ def _self_attention(student, x, key: tuple) -> torch.Tensor:
 
 
 def _out_tolerance(x: torch.Tensor) -> torch.Tensor:
-    return tol.attention_tolerances(x, x, x, None, oracle_attention(x, x, x)[1])[0]
+    return attention_tolerances(x, x, x, None, oracle_attention(x, x, x)[1])[0]
 
 
 @graded(points=2, family="equivariance", visibility=VISIBLE)
@@ -179,7 +179,7 @@ def test_permutation_equivariance_batched(student, case):
         rows = w.gather(-2, order[..., :, None].expand_as(w))
         return rows.gather(-1, order[..., None, :].expand_as(w))
 
-    allowed = both_axes(tol.attention_tolerances(x, x, x, None, weights)[1])  # around the submission's own weights
+    allowed = both_axes(attention_tolerances(x, x, x, None, weights)[1])  # around the submission's own weights
     expect(
         within(moved_weights, both_axes(weights.double()), 2 * allowed),
         "Shuffling the tokens must move the weights on both axes, weights(PX) = P weights(X) P^T: each query's "
@@ -232,11 +232,11 @@ def _expect_bias_reweights(student, q, k, v, bias, key: tuple) -> None:
     # the largest ones masked), exp(b) times 0 tells nothing: those rows are judged as they are.
     raw_total = (plain.double() * bias.double().exp()).sum(-1, keepdim=True)
     expected = torch.where(raw_total > 0, _reweighted(plain, bias), weights.double())
-    margin = torch.where(raw_total > 0, tol.reweighted_tolerance(q, k, bias, plain), torch.zeros_like(expected))
+    margin = torch.where(raw_total > 0, reweighted_tolerance(q, k, bias, plain), torch.zeros_like(expected))
     expect(within(weights, expected, margin), BIAS_BEFORE_SOFTMAX)
     # out may come from its own computation (F.scaled_dot_product_attention): each is off by its own tolerance.
     _, oracle_weights, out_tol, weights_tol = _expected(q, k, v, bias)
-    allowed = out_tol + weights_tol @ v.double().abs() + tol.matmul_tolerance(weights, v)
+    allowed = out_tol + weights_tol @ v.double().abs() + matmul_tolerance(weights, v)
     expect(within(out, weights.double() @ v.double(), allowed), "out must be weights @ v.")
 
 
@@ -333,7 +333,7 @@ def test_inputs_untouched_and_views_accepted(student, laid):
 
     def same(output, own, values):  # the model around the submission's own weights: its values are not judged here
         (out, weights), (own_out, own_weights) = _pair(output), _pair(own)
-        out_tol, weights_tol = tol.attention_tolerances(*values, *([None] * (4 - len(values))), own_weights)
+        out_tol, weights_tol = attention_tolerances(*values, *([None] * (4 - len(values))), own_weights)
         return within(out, own_out, 2 * out_tol) and within(weights, own_weights, 2 * weights_tol)
 
     expect_layouts_accepted(student, laid, "attention", lambda: _laid_tensors(laid), call, judge, same, VIEWS)

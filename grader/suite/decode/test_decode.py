@@ -18,7 +18,7 @@ from functools import lru_cache
 import torch
 
 from grader.suite import HIDDEN, VISIBLE, graded
-from grader.suite.decode_cases import (
+from grader.suite.decode.cases import (
     SPEC,
     build,
     expect_cached_keys,
@@ -32,8 +32,8 @@ from grader.suite.decode_cases import (
     tolerance,
     truth,
 )
-from grader.suite.decode_mistakes import diagnosis
-from grader.suite.domains_decode import PAIRINGS, DecodeCase, decode_domain, window_edges
+from grader.suite.decode.domains import PAIRINGS, DecodeCase, decode_domain, window_edges
+from grader.suite.decode.mistakes import diagnosis
 from grader.suite.draw import for_each
 from grader.suite.expect import Fail, expect_dtype, expect_shape
 from grader.suite.layouts import expect_layouts_accepted, laid_arguments, laid_cases

@@ -11,9 +11,9 @@ from collections.abc import Callable
 
 import torch
 
-from grader.suite.decode_cases import DecodeInputs, expected_out, real_only, tolerance
+from grader.suite.decode.cases import DecodeInputs, expected_out, real_only, tolerance
+from grader.suite.decode.oracle import decode_visibility
 from grader.suite.expect import diagnose
-from grader.suite.oracles import decode_visibility
 
 
 def diagnosis(out: torch.Tensor, inputs: DecodeInputs) -> str:

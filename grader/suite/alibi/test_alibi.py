@@ -4,7 +4,7 @@ Slopes follow Press et al. (2022): 2^(-8(h+1)/n) for n a power of two; otherwise
 power of two c below n, then every other slope of 2c. The bias is -m_h (i - j) for keys j <= i
 and, above the diagonal, -inf or any finite value <= -1e4 (FUTURE_MASK_AT_MOST: softmax gives those
 keys weight exactly 0 in float32, as with Hugging Face's torch.finfo(dtype).min). Both are float32;
-they are compared to float64 values within the error model (``tolerances.alibi_slope_relative_tolerance``:
+they are compared to float64 values within the error model (``alibi_slope_relative_tolerance``:
 h + 1 roundings for a geometric sequence; ``alibi_bias_tolerance``: u m (i + j) for m j - m i). Only
 the causal test judges the entries above the diagonal; the value tests judge j <= i, the entries
 their property defines. The hidden tests draw head counts from 1 to 64 and lengths up to 200.
@@ -17,11 +17,12 @@ from functools import lru_cache
 import torch
 
 from grader.suite import HIDDEN, VISIBLE, graded
-from grader.suite import tolerances as tol
-from grader.suite.domains_relative import alibi_cases, head_counts
+from grader.suite.alibi.domains import alibi_cases, head_counts
+from grader.suite.alibi.oracle import oracle_alibi_bias, oracle_alibi_slopes
+from grader.suite.alibi.tolerances import alibi_bias_tolerance, alibi_slope_relative_tolerance
+from grader.suite.attention.oracle import MINUS_INF
 from grader.suite.draw import answer, for_each
 from grader.suite.expect import as_tensor, diagnose, expect, expect_dtype, expect_shape, within
-from grader.suite.oracles import MINUS_INF, oracle_alibi_bias, oracle_alibi_slopes
 from grader.suite.timing import expect_fast
 from poslab.encodings import alibi_bias as reference_alibi_bias
 
@@ -45,7 +46,7 @@ def _bias(student, n_heads: int, seq_len: int, strict: bool = False) -> torch.Te
 
 
 def _close_slopes(slopes: torch.Tensor, expected: torch.Tensor) -> bool:
-    relative = tol.alibi_slope_relative_tolerance(expected.shape[0])
+    relative = alibi_slope_relative_tolerance(expected.shape[0])
     return tuple(slopes.shape) == tuple(expected.shape) and within(slopes, expected, relative * expected.double().abs())
 
 
@@ -57,7 +58,7 @@ def _expected_below_diagonal(
     m = torch.tensor(slopes, dtype=torch.float64)
     visible = torch.ones(seq_len, seq_len, dtype=torch.bool).tril()
     expected = oracle_alibi_bias(len(slopes), seq_len, m)[:, visible]
-    return visible, expected, tol.alibi_bias_tolerance(m, seq_len)[:, visible]
+    return visible, expected, alibi_bias_tolerance(m, seq_len)[:, visible]
 
 
 def _close_on_and_below_diagonal(bias: torch.Tensor, slopes: torch.Tensor) -> bool:
@@ -109,7 +110,7 @@ def _expect_slopes(student, n_heads: int, strict: bool = False) -> None:
             + diagnose(
                 slopes,
                 _slope_mistakes(n_heads),
-                tol.alibi_slope_relative_tolerance(n_heads) * oracle_alibi_slopes(n_heads),
+                alibi_slope_relative_tolerance(n_heads) * oracle_alibi_slopes(n_heads),
             )
         )
 
@@ -168,7 +169,7 @@ def test_bias_depends_only_on_distance(student):
     # Constant along each diagonal i - j = c: compare each entry with its upper-left neighbour.
     inner_below = below[1:, 1:]
     steps = (bias[:, 1:, 1:] - bias[:, :-1, :-1])[:, inner_below]
-    margin = tol.alibi_bias_tolerance(_slopes_for_bias(student, 4), 8)
+    margin = alibi_bias_tolerance(_slopes_for_bias(student, 4), 8)
     allowed = (margin[:, 1:, 1:] + margin[:, :-1, :-1])[:, inner_below]
     expect(bool((steps.abs() <= allowed).all()), "alibi_bias must depend only on the distance i - j.")
     farther_back = bias[:, 1:, :-1] - bias[:, :-1, :-1]  # bias[i + 1, j] - bias[i, j]: query one step later

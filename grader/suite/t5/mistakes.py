@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from grader.suite.oracles import oracle_t5_bucket_bounds
+from grader.suite.t5.oracle import oracle_t5_bucket_bounds
 
 
 def in_bounds(actual: torch.Tensor, bounds: tuple[torch.Tensor, torch.Tensor]) -> bool:

@@ -3,7 +3,7 @@
 Two layouts are accepted, both with frequencies w_i = base^(-2i/d): interleaved (column 2i is
 sin(p w_i), column 2i+1 is cos(p w_i)) and concatenated ([all sin | all cos]). A table passes a
 value probe when it matches one of the two everywhere, within the float32 error model of each
-entry (``tolerances.sinusoidal_tolerance``: the angle p w_i loses about p w_i (3 |ln w_i| + 4) eps).
+entry (``sinusoidal_tolerance``: the angle p w_i loses about p w_i (3 |ln w_i| + 4) eps).
 The hidden tests draw seq_len, d_model and base over the spec's domain (``domains_positions``).
 """
 
@@ -14,12 +14,13 @@ from functools import lru_cache
 import torch
 
 from grader.suite import HIDDEN, VISIBLE, graded
-from grader.suite import tolerances as tol
-from grader.suite.domains_positions import table_cases
+from grader.suite.attention.oracle import oracle_attention
 from grader.suite.draw import answer, for_each
 from grader.suite.expect import as_tensor, diagnose, expect, expect_dtype, expect_finite, expect_shape, within
 from grader.suite.inputs import permutation, randn
-from grader.suite.oracles import SINUSOIDAL_LAYOUTS, oracle_attention, oracle_sinusoidal, sinusoid_frequencies
+from grader.suite.sinusoidal.domains import table_cases
+from grader.suite.sinusoidal.oracle import SINUSOIDAL_LAYOUTS, oracle_sinusoidal, sinusoid_frequencies
+from grader.suite.sinusoidal.tolerances import gram_tolerance, sinusoidal_tolerance, unit_circle_tolerance
 from grader.suite.timing import expect_fast
 from poslab.encodings import sinusoidal_encoding as reference_sinusoidal_encoding
 
@@ -74,7 +75,7 @@ def _mistakes(positions: torch.Tensor, d_model: int, base: float) -> dict:
 
 
 def _tolerances(positions, d_model: int, base: float) -> dict[str, torch.Tensor]:
-    return {layout: tol.sinusoidal_tolerance(positions, d_model, base, layout) for layout in SINUSOIDAL_LAYOUTS}
+    return {layout: sinusoidal_tolerance(positions, d_model, base, layout) for layout in SINUSOIDAL_LAYOUTS}
 
 
 def _expectations(positions, d_model: int, base: float) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
@@ -163,7 +164,7 @@ def _loosest_rows(seq_len: int, d_model: int, base: float) -> torch.Tensor:
 
 def _expect_relative(table: torch.Tensor, base: float = 10000.0) -> None:
     rows = table[:128].double()  # every offset up to 127: the Gram matrix of more rows costs more than it shows
-    margin = tol.gram_tolerance(rows, _loosest_rows(rows.shape[0], rows.shape[1], base))
+    margin = gram_tolerance(rows, _loosest_rows(rows.shape[0], rows.shape[1], base))
     gram = rows @ rows.T
     steps = (gram[1:, 1:] - gram[:-1, :-1]).abs()
     expect(
@@ -207,7 +208,7 @@ def _unit_circle(seq_len: int, d_model: int) -> tuple[torch.Tensor, torch.Tensor
     """(d/2 for each row, its tolerance): the same for every submission graded in this process."""
     return (
         torch.full((seq_len,), d_model / 2.0, dtype=torch.float64),
-        tol.unit_circle_tolerance(torch.arange(seq_len), d_model, 10000.0),
+        unit_circle_tolerance(torch.arange(seq_len), d_model, 10000.0),
     )
 
 
