@@ -1,4 +1,4 @@
-"""Correct ``apply_rope`` as published code writes it (see ``grader.variants``)."""
+"""The rope exercise's correct variants: rewrites of its reference the way published code writes them."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Correct ``attention`` written as published code writes it (see ``grader.variants``)."""
+"""The attention exercise's correct variants: rewrites of its reference the way published code writes them."""
 
 from __future__ import annotations
 
