@@ -20,7 +20,7 @@ from grader.suite.decode.cases import build, real_only, tolerance, truth
 from grader.suite.decode.domains import DecodeCase
 from grader.suite.decode.mistakes import mistakes
 from grader.suite.decode.oracle import decode_visibility, oracle_decode
-from grader.suite.decode.test_decode import value_cases
+from grader.suite.decode.test_decode_hidden import value_cases
 from grader.suite.decode.tolerances import cached_key_tolerance, decode_tolerance
 from grader.suite.local import namespace_from_source
 from poslab.encodings import decode
@@ -136,7 +136,7 @@ def test_the_window_test_meets_every_boundary_of_prompt_decoded_and_window():
     """P shorter than, equal to, one longer and longer than W, with 0, 1 and a few decoded tokens, each in both cache
     modes; every kind of position ids (stepping ones among them) meets a window with and without padding."""
     from grader.suite.decode.domains import POSITION_KINDS
-    from grader.suite.decode.test_decode import test_window_masks_the_full_forward
+    from grader.suite.decode.test_decode_hidden import test_window_masks_the_full_forward
 
     cases = test_window_masks_the_full_forward.prepare()
     boundaries = set()

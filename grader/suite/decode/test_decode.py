@@ -17,12 +17,11 @@ from functools import lru_cache
 
 import torch
 
-from grader.suite import HIDDEN, VISIBLE, graded
+from grader.suite import VISIBLE, graded
+from grader.suite.decode.cached_keys import expect_cached_keys, expect_cached_slots
 from grader.suite.decode.cases import (
     SPEC,
     build,
-    expect_cached_keys,
-    expect_cached_slots,
     expect_inputs_untouched,
     expected_out,
     matches,
@@ -32,8 +31,18 @@ from grader.suite.decode.cases import (
     tolerance,
     truth,
 )
-from grader.suite.decode.domains import PAIRINGS, DecodeCase, decode_domain, window_edges
+from grader.suite.decode.domains import DecodeCase, decode_domain
 from grader.suite.decode.mistakes import diagnosis
+from grader.suite.decode.tables import (
+    GIVEN_POSITIONS_CASE,
+    MODE_CASES,
+    ONE_AT_A_TIME_CASES,
+    PADDED_PAIR_CASE,
+    PREFILL_CASES,
+    SHAPE_CASES,
+    SMALL_WINDOW_CASE,
+    UNTOUCHED_CASES,
+)
 from grader.suite.draw import for_each
 from grader.suite.expect import Fail, expect_dtype, expect_shape
 from grader.suite.layouts import expect_layouts_accepted, laid_arguments, laid_cases
@@ -58,48 +67,6 @@ PADDING = (
 POSITIONS = (
     "Each token must be rotated by its own position: position_ids[b, t] when given, not a count of its own "
     "(positions are tracked apart from the cache)."
-)
-
-# The visible tests' inputs, one table per test (each a DecodeCase, one point of the spec's domain); the
-# hidden tests draw theirs over the whole domain (``domains_decode.decode_domain``).
-C = DecodeCase
-SHAPE_CASES = (
-    C(batch=2, heads=3, length=6, dim=8, prompt_len=2),
-    C(batch=1, heads=2, length=7, dim=4, prompt_len=3, window=4, cache="raw"),
-    C(batch=2, heads=1, length=5, dim=6, prompt_len=5, window=9),
-    C(batch=1, heads=2, length=5, dim=8, prompt_len=2, dtype=torch.float64),
-)
-PREFILL_CASES = tuple(C(batch=2, heads=2, length=6, dim=8, prompt_len=6, pairing=p, seed=1) for p in PAIRINGS)
-ONE_AT_A_TIME_CASES = tuple(C(batch=2, heads=2, length=7, dim=8, prompt_len=2, pairing=p, seed=2) for p in PAIRINGS)
-MODE_CASES = tuple(
-    C(batch=2, heads=2, length=6, dim=8, prompt_len=3, cache=c, pairing=p, seed=3)
-    for c in ("rotated", "raw")
-    for p in PAIRINGS
-)
-SMALL_WINDOW_CASE = C(batch=2, heads=2, length=8, dim=8, prompt_len=4, window=3, seed=4)
-PADDED_PAIR_CASE = C(batch=2, heads=2, length=7, dim=8, prompt_len=4, pads=(0, 2), seed=5)
-UNTOUCHED_CASES = tuple(
-    C(
-        batch=2,
-        heads=2,
-        length=6,
-        dim=8,
-        prompt_len=3,
-        cache=c,
-        window=w,
-        pads=(1, 0),
-        position_ids=True,
-        pad_id=0,
-        pairing=p,
-        dtype=d,
-        seed=6,
-    )
-    for c, w, p in (("rotated", None, "interleaved"), ("raw", 2, "half"))
-    for d in (torch.float32, torch.float64)
-)
-GIVEN_POSITIONS_CASE = C(batch=1, heads=2, length=6, dim=8, prompt_len=2, start=100, seed=8)
-VISIBLE_VALUE_CASES = (
-    PREFILL_CASES + ONE_AT_A_TIME_CASES + MODE_CASES + (SMALL_WINDOW_CASE, PADDED_PAIR_CASE, GIVEN_POSITIONS_CASE)
 )
 
 
@@ -176,6 +143,12 @@ def _expect_rows_alone(student, case: DecodeCase) -> None:
         own, _ = run(student, alone)
         if not matches(out[row : row + 1, :, pads:], own, alone, scale=2.0):
             raise Fail(PADDING + diagnosis(out, inputs))
+
+
+def _value_cases() -> tuple[DecodeCase, ...]:
+    from grader.suite.decode.test_decode_hidden import value_cases  # it imports this module's helpers
+
+    return value_cases()
 
 
 # ---- visible
@@ -262,12 +235,12 @@ def test_inputs_untouched_and_views_accepted(student):
 
     Unchanged after the call of every case any decode test judges, hidden ones included (the calls are shared,
     ``decode_cases.call``): an in-place write under any dtype, window, padding or positions costs this test only."""
-    for case in UNTOUCHED_CASES + value_cases():
+    for case in UNTOUCHED_CASES + _value_cases():
         expect_inputs_untouched(student, case)
     _views_accepted(student)
 
 
-test_inputs_untouched_and_views_accepted.prepare = lambda: (_views_accepted.prepare(), value_cases())
+test_inputs_untouched_and_views_accepted.prepare = lambda: (_views_accepted.prepare(), _value_cases())
 _views_accepted.grading = test_inputs_untouched_and_views_accepted.grading  # visible: a failure names its layout
 
 
@@ -297,54 +270,3 @@ def test_given_positions(student):
 
 
 # ---- hidden: drawn over the spec's whole domain
-
-
-@graded(points=2, family="step_by_step", visibility=HIDDEN)
-@for_each(decode_domain(min_steps=1), count=4)
-def test_steps_match_the_full_forward(student, case):
-    """Step by step gives the full forward for any prompt length, sizes, pairing, base, cache mode and dtype."""
-    _expect_steps(student, case)
-
-
-@graded(points=2, family="cache_modes", visibility=HIDDEN)
-@for_each(decode_domain(cache="raw"), count=3)
-def test_raw_cache_gives_the_rotated_cache_output(student, case):
-    """Caching raw keys and rotating them when read gives what caching rotated keys gives, with windows and padding."""
-    _expect_raw_as_rotated(student, case)
-
-
-@graded(points=2, family="sliding_window", visibility=HIDDEN)
-@for_each(decode_domain(cache="rotated", windowed=True), count=3, edges=window_edges())
-def test_window_masks_the_full_forward(student, case):
-    """A rolling window of W gives the full forward masked to the last W tokens, and caches the last W keys."""
-    _expect_window(student, case)
-
-
-@graded(points=2, family="left_padding", visibility=HIDDEN)
-@for_each(decode_domain(padded=True), count=3)
-def test_left_padded_batch_gives_each_row_alone(student, case):
-    """A left-padded batch gives each row its unpadded result (1/0 or True/False masks, both caches, windows, ids)."""
-    _expect_rows_alone(student, case)
-
-
-@graded(points=1, family="positions", visibility=HIDDEN)
-@for_each(decode_domain(cache="rotated", windowed=False, padded=False, positions=("far",)), count=3)
-def test_positions_are_tracked_apart_from_the_cache(student, case):
-    """Tokens are rotated by the given position_ids (far out, with gaps or in any order), and so are the cached keys."""
-    expect_cached_keys(_expect_forward(student, case, POSITIONS), build(case), "rotated", count=False)
-
-
-def value_cases() -> tuple[DecodeCase, ...]:
-    """Every case a value is judged on: the visible tables and the hidden tests' drawn cases."""
-    drawn = [
-        case
-        for test in (
-            test_steps_match_the_full_forward,
-            test_raw_cache_gives_the_rotated_cache_output,
-            test_window_masks_the_full_forward,
-            test_left_padded_batch_gives_each_row_alone,
-            test_positions_are_tracked_apart_from_the_cache,
-        )
-        for case in test.prepare()
-    ]
-    return VISIBLE_VALUE_CASES + tuple(drawn)
