@@ -22,6 +22,11 @@ class Exercise:
     names: tuple[str, ...]  # what the submission must define
     filename: str  # the stub a student edits, under exercises/
 
+    @property
+    def reference_file(self) -> str:
+        """Its reference module under poslab/encodings/ (importing only those of earlier exercises)."""
+        return f"{self.id}.py"
+
 
 EXERCISES: tuple[Exercise, ...] = (
     Exercise("attention", "Scaled dot-product attention", ("attention",), "attention.py"),

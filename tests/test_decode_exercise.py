@@ -16,12 +16,13 @@ from pathlib import Path
 import pytest
 import torch
 
-from grader.suite.decode_cases import DecodeCase, build, real_only, tolerance, truth
-from grader.suite.decode_mistakes import mistakes
+from grader.suite.decode.cases import build, real_only, tolerance, truth
+from grader.suite.decode.domains import DecodeCase
+from grader.suite.decode.mistakes import mistakes
+from grader.suite.decode.oracle import decode_visibility, oracle_decode
+from grader.suite.decode.test_decode_hidden import value_cases
+from grader.suite.decode.tolerances import cached_key_tolerance, decode_tolerance
 from grader.suite.local import namespace_from_source
-from grader.suite.oracles import decode_visibility, oracle_decode
-from grader.suite.test_decode import value_cases
-from grader.suite.tolerances import cached_key_tolerance, decode_tolerance
 from poslab.encodings import decode
 
 VALUE_CASES = value_cases()
@@ -134,8 +135,8 @@ def test_the_tolerance_follows_the_inputs_scale_and_positions():
 def test_the_window_test_meets_every_boundary_of_prompt_decoded_and_window():
     """P shorter than, equal to, one longer and longer than W, with 0, 1 and a few decoded tokens, each in both cache
     modes; every kind of position ids (stepping ones among them) meets a window with and without padding."""
-    from grader.suite.domains_decode import POSITION_KINDS
-    from grader.suite.test_decode import test_window_masks_the_full_forward
+    from grader.suite.decode.domains import POSITION_KINDS
+    from grader.suite.decode.test_decode_hidden import test_window_masks_the_full_forward
 
     cases = test_window_masks_the_full_forward.prepare()
     boundaries = set()

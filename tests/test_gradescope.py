@@ -270,7 +270,7 @@ def exercise_scores(data: dict, exercise: str) -> tuple[float, float]:
 def suite_code_lines() -> set[str]:
     """Lines of the hidden suite's code (not its messages): none may reach a student."""
     lines = set()
-    for path in SUITE_DIR.glob("test_*.py"):
+    for path in SUITE_DIR.glob("*/test_*.py"):
         for line in path.read_text().splitlines():
             line = line.strip()
             if line.startswith(("def test_", "@graded(", "from ", "import ")) and len(line) >= 12:
@@ -301,7 +301,7 @@ def assert_hostile_got_nothing(run: dict) -> None:
 def test_the_zip_holds_what_judging_imports_and_nothing_for_instructors_only(package):
     names = set(zipfile.ZipFile(package).namelist())
     assert {"setup.sh", "run_autograder", "requirements.txt", "grader-settings.env"} <= names
-    assert {f"grader/suite/{path.name}" for path in SUITE_DIR.glob("test_*.py")} <= names
+    assert {f"grader/suite/{path.parent.name}/{path.name}" for path in SUITE_DIR.glob("*/test_*.py")} <= names
     assert {
         "grader/gradescope/run.py",
         "grader/api.py",
@@ -312,8 +312,11 @@ def test_the_zip_holds_what_judging_imports_and_nothing_for_instructors_only(pac
         name
         for name in names
         if name.startswith(
-            ("grader/mutants/", "tests/", "app_pages/", "pages/", "poslab/store/", "poslab/viz/", ".git")
+            ("grader/mutants/", "grader/variants/", "tests/", "app_pages/", "pages/", "poslab/store/", ".git")
         )
+    ]
+    assert not [
+        name for name in names if name.startswith("poslab/viz/") or name.endswith(("/mutants.py", "/variants.py"))
     ]
     assert not {"grader/cli.py", "grader/release.py", "app.py", "poslab/lessons.py"} & names
     assert not [name for name in names if name.startswith("grader/cli/")]

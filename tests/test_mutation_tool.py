@@ -10,10 +10,11 @@ import sys
 import pytest
 import torch
 
-from grader.mutation.equivalents import EquivalentsError, claim_for, load_equivalents
+from grader.mutation.equivalents import EquivalentsError, claim_for, load_equivalents, load_file
 from grader.mutation.generate import generate
 from grader.mutation.recording import differences, digest_of
 from poslab.config import PROJECT_ROOT
+from poslab.exercises import EXERCISE_IDS
 
 SOURCE = """from __future__ import annotations
 
@@ -55,26 +56,24 @@ def write(tmp_path, text: str):
 
 
 def test_equivalents_are_parsed_matched_and_refused_when_malformed(tmp_path):
-    entry = (
-        "[[equivalent]]\nfunction = 'f'\noriginal = 'a  =  1'\nmutated = '*'\nexercises = ['rope']\n"
-        "reason = 'never runs'\n"
-    )
+    entry = "[[equivalent]]\nfunction = 'f'\noriginal = 'a  =  1'\nmutated = '*'\nreason = 'never runs'\n"
     exact = entry.replace("mutated = '*'", "mutated = 'a = 2'").replace("never runs", "exact")
-    claims = load_equivalents(write(tmp_path, entry + "\n" + exact))
+    claims = load_file(write(tmp_path, entry + "\n" + exact), "rope")
     assert claim_for(claims, ("f", "a = 1", "a = 2"), "rope").reason == "exact"  # an exact entry first
     assert claim_for(claims, ("f", "a = 1", "a = 3"), "rope").reason == "never runs"
-    assert claim_for(claims, ("f", "a = 1", "a = 3"), "t5") is None
+    assert claim_for(claims, ("f", "a = 1", "a = 3"), "t5") is None  # claimed for the file's exercise only
     with pytest.raises(EquivalentsError, match="missing: reason"):
-        load_equivalents(write(tmp_path, entry.replace("reason = 'never runs'\n", "")))
-    with pytest.raises(EquivalentsError, match="unknown exercise"):
-        load_equivalents(write(tmp_path, entry.replace("'rope'", "'nope'")))
-    with pytest.raises(EquivalentsError, match="recorded twice"):
-        load_equivalents(write(tmp_path, entry + "\n" + entry))
+        load_file(write(tmp_path, entry.replace("reason = 'never runs'\n", "")), "rope")
+    with pytest.raises(EquivalentsError, match="unknown: exercises"):
+        load_file(write(tmp_path, entry + "exercises = ['rope']\n"), "rope")
+    with pytest.raises(EquivalentsError, match="records twice"):
+        load_file(write(tmp_path, entry + "\n" + entry), "rope")
 
 
 def test_the_checked_in_equivalents_load_and_give_reasons():
     claims = load_equivalents()
     assert len(claims) >= 10 and all(len(claim.reason) > 20 for claim in claims)
+    assert {claim.exercises[0] for claim in claims} <= set(EXERCISE_IDS)
 
 
 def test_digests_compare_values_not_representations():

@@ -1,23 +1,22 @@
-"""grader/README.md's table of spec clauses and the hidden tests that check them is complete.
+"""Each exercise's table of spec clauses and the hidden tests that check them
+(``grader/suite/<id>/clauses.md``) is complete.
 
 * every row quotes its exercise's spec (each `fragment` occurs in the spec's text);
 * every clause of every spec (each bullet, each line of the formula blocks, with the lines that
   continue it) contains a quoted fragment of a row;
 * every hidden test appears in a row of its exercise, and every test a row names exists.
 
-A new exercise (the seventh, say) fails here until its clauses and tests are in the table.
+A new exercise fails here until its clauses and tests are in its table.
 """
 
 from __future__ import annotations
 
 import re
 
-from grader.suite import collect
-from poslab.config import PROJECT_ROOT
+from grader.suite import collect, exercise_dir
 from poslab.exercises import EXERCISE_IDS, spec
 
-README = PROJECT_ROOT / "grader" / "README.md"
-SECTION = "### Specs and suite, clause by clause"
+TABLE = "clauses.md"
 
 
 def squeeze(text: str) -> str:
@@ -25,18 +24,16 @@ def squeeze(text: str) -> str:
 
 
 def table_rows() -> list[tuple[str, list[str], set[str]]]:
-    """(exercise, quoted fragments, test labels) per row of the table."""
-    text = README.read_text(encoding="utf-8").split(SECTION, 1)[1]
+    """(exercise, quoted fragments, test labels) per row of every exercise's table."""
     rows = []
-    for line in text.splitlines():
-        if line.startswith("#"):
-            break
-        cells = [cell.strip() for cell in line.strip().strip("|").split(" | ")] if line.startswith("| ") else []
-        if len(cells) != 3 or cells[0] in ("exercise", "---"):
-            continue
-        names = re.sub(r"\([^)]*\)", "", cells[2])  # notes in parentheses may hold commas
-        labels = {label.strip() for label in names.split(",") if label.strip()}
-        rows.append((cells[0], re.findall(r"`([^`]+)`", cells[1]), labels))
+    for exercise in EXERCISE_IDS:
+        for line in (exercise_dir(exercise) / TABLE).read_text(encoding="utf-8").splitlines():
+            cells = [cell.strip() for cell in line.strip().strip("|").split(" | ")] if line.startswith("| ") else []
+            if len(cells) != 2 or cells[0] in ("clause", "---"):
+                continue
+            names = re.sub(r"\([^)]*\)", "", cells[1])  # notes in parentheses may hold commas
+            labels = {label.strip() for label in names.split(",") if label.strip()}
+            rows.append((exercise, re.findall(r"`([^`]+)`", cells[0]), labels))
     return rows
 
 
@@ -86,7 +83,7 @@ def test_every_clause_of_every_spec_has_a_row():
     for exercise in EXERCISE_IDS:
         fragments = [squeeze(f) for row_exercise, quoted, _ in rows if row_exercise == exercise for f in quoted]
         missing = [clause for clause in clauses(spec(exercise)) if not any(f in clause for f in fragments)]
-        assert not missing, f"{exercise}: clauses with no row in {README.name}: {missing}"
+        assert not missing, f"{exercise}: clauses with no row in its {TABLE}: {missing}"
 
 
 def test_every_hidden_test_has_a_row_and_every_row_names_real_tests():

@@ -22,8 +22,8 @@ if len(sys.argv) > 2:
     sys.path.insert(0, sys.argv[2])
     import local_constants  # a project module full of literals Hypothesis could collect
 from grader.suite.draw import drawn
-from grader.suite.domains import attention_cases
-from grader.suite.domains_relative import bucket_cases
+from grader.suite.attention.domains import attention_cases
+from grader.suite.t5.domains import bucket_cases
 cases = repr(drawn("a", attention_cases(), 8)) + repr(drawn("b", bucket_cases(), 8))
 print(hashlib.sha256(cases.encode()).hexdigest())
 """

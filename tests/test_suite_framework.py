@@ -168,5 +168,5 @@ def test_suite_hash_is_stable_and_follows_the_sources(tmp_path, monkeypatch):
     monkeypatch.setattr(suite, "SUITE_DIR", copy)
     assert suite_hash() != first  # the reference sources are not next to the copy
     before = suite_hash()
-    (copy / "test_rope.py").write_text((copy / "test_rope.py").read_text() + "\n# changed\n")
+    (copy / "rope" / "test_rope.py").write_text((copy / "rope" / "test_rope.py").read_text() + "\n# changed\n")
     assert suite_hash() != before

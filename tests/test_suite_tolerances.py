@@ -15,7 +15,17 @@ import math
 import pytest
 import torch
 
-from grader.suite import expect, oracles, tolerances
+from grader.suite import expect
+from grader.suite.alibi.oracle import oracle_alibi_bias, oracle_alibi_slopes
+from grader.suite.alibi.tolerances import alibi_bias_tolerance, alibi_slope_relative_tolerance
+from grader.suite.attention.oracle import oracle_attention
+from grader.suite.attention.tolerances import attention_tolerances
+from grader.suite.learned.tolerances import sum_tolerance
+from grader.suite.rope.oracle import oracle_rope
+from grader.suite.rope.tolerances import rope_tolerance
+from grader.suite.sinusoidal.oracle import oracle_sinusoidal
+from grader.suite.sinusoidal.tolerances import sinusoidal_tolerance
+from grader.suite.t5.tolerances import t5_edge
 from poslab.encodings import alibi_bias, alibi_slopes, apply_rope, attention, sinusoidal_encoding
 
 POSITIONS = torch.tensor([0, 1, 2, 3, 5, 10, 50, 100, 500, 1000, 2047, 4097, 9999, 20_000, 65_520, 100_000])
@@ -26,35 +36,33 @@ MARGIN = 2.0  # the model's SAFETY: correct code stays within the bare first-ord
 
 
 def test_sinusoidal_oracle_by_hand():
-    rows = oracles.oracle_sinusoidal([0, 1], 4)  # w_0 = 1, w_1 = 10000^(-2/4) = 0.01
+    rows = oracle_sinusoidal([0, 1], 4)  # w_0 = 1, w_1 = 10000^(-2/4) = 0.01
     expected = torch.tensor([[0.0, 1.0, 0.0, 1.0], [math.sin(1), math.cos(1), math.sin(0.01), math.cos(0.01)]])
     assert torch.allclose(rows, expected.double(), atol=1e-15)
-    concatenated = oracles.oracle_sinusoidal([1], 4, layout="concatenated")
+    concatenated = oracle_sinusoidal([1], 4, layout="concatenated")
     assert torch.allclose(concatenated[0], expected[1, [0, 2, 1, 3]].double(), atol=1e-15)
 
 
 def test_rope_oracle_by_hand():
     x = torch.tensor([[1.0, 0.0, 0.0, 1.0]])  # one token, D = 4: theta = (1, 0.01)
-    interleaved = oracles.oracle_rope(x, [2])
+    interleaved = oracle_rope(x, [2])
     assert torch.allclose(
         interleaved[0], torch.tensor([math.cos(2), math.sin(2), -math.sin(0.02), math.cos(0.02)], dtype=torch.float64)
     )
-    half = oracles.oracle_rope(x, [2], pairing="half")  # pairs (x0, x2) = (1, 0) and (x1, x3) = (0, 1)
+    half = oracle_rope(x, [2], pairing="half")  # pairs (x0, x2) = (1, 0) and (x1, x3) = (0, 1)
     assert torch.allclose(
         half[0], torch.tensor([math.cos(2), -math.sin(0.02), math.sin(2), math.cos(0.02)], dtype=torch.float64)
     )
-    clockwise = oracles.oracle_rope(x, [2], clockwise=True)
+    clockwise = oracle_rope(x, [2], clockwise=True)
     assert torch.allclose(clockwise[0, :2], torch.tensor([math.cos(2), -math.sin(2)], dtype=torch.float64))
 
 
 def test_alibi_oracle_by_hand():
-    assert torch.equal(
-        oracles.oracle_alibi_slopes(8), torch.tensor([2.0 ** -(h + 1) for h in range(8)], dtype=torch.float64)
-    )
+    assert torch.equal(oracle_alibi_slopes(8), torch.tensor([2.0 ** -(h + 1) for h in range(8)], dtype=torch.float64))
     # Press et al.: 12 heads are the 8-head slopes, then 2^-0.5, 2^-1.5, 2^-2.5, 2^-3.5.
     twelve = [2.0 ** -(h + 1) for h in range(8)] + [2.0**-0.5, 2.0**-1.5, 2.0**-2.5, 2.0**-3.5]
-    assert torch.allclose(oracles.oracle_alibi_slopes(12), torch.tensor(twelve, dtype=torch.float64), rtol=1e-15)
-    bias = oracles.oracle_alibi_bias(2, 3)  # slopes 1/16, 1/256
+    assert torch.allclose(oracle_alibi_slopes(12), torch.tensor(twelve, dtype=torch.float64), rtol=1e-15)
+    bias = oracle_alibi_bias(2, 3)  # slopes 1/16, 1/256
     assert bias[0, 2, 0] == -2 / 16 and bias[1, 1, 0] == -1 / 256 and bias[0, 1, 1] == 0
     assert bias[0, 0, 1] == float("-inf") and bias[1, 1, 2] == float("-inf")
 
@@ -62,10 +70,10 @@ def test_alibi_oracle_by_hand():
 def test_attention_oracle_by_hand():
     q, k, v = torch.tensor([[1.0, 0.0]]), torch.tensor([[1.0, 0.0], [0.0, 1.0]]), torch.tensor([[1.0], [3.0]])
     first = math.exp(1 / math.sqrt(2)) / (math.exp(1 / math.sqrt(2)) + 1)
-    out, weights = oracles.oracle_attention(q, k, v)
+    out, weights = oracle_attention(q, k, v)
     assert torch.allclose(weights, torch.tensor([[first, 1 - first]], dtype=torch.float64))
     assert torch.allclose(out, torch.tensor([[first + 3 * (1 - first)]], dtype=torch.float64))
-    out, weights = oracles.oracle_attention(q, k, v, torch.tensor([[0.0, float("-inf")]]))
+    out, weights = oracle_attention(q, k, v, torch.tensor([[0.0, float("-inf")]]))
     assert weights[0, 1] == 0 and out[0, 0] == 1.0
 
 
@@ -76,19 +84,17 @@ def test_oracles_agree_with_the_reference():
     gen = torch.Generator().manual_seed(7)
     q, k, v = (torch.randn(2, 3, 5, 8, generator=gen, dtype=torch.float64) for _ in range(3))
     bias = torch.randn(5, 5, generator=gen, dtype=torch.float64)
-    for ours, theirs in zip(oracles.oracle_attention(q, k, v, bias), attention(q, k, v, bias)):
+    for ours, theirs in zip(oracle_attention(q, k, v, bias), attention(q, k, v, bias)):
         assert torch.allclose(ours, theirs, atol=1e-12)
-    assert torch.allclose(
-        oracles.oracle_sinusoidal(torch.arange(300), 12), sinusoidal_encoding(300, 12).double(), atol=1e-6
-    )
+    assert torch.allclose(oracle_sinusoidal(torch.arange(300), 12), sinusoidal_encoding(300, 12).double(), atol=1e-6)
     x = torch.randn(2, 7, 16, generator=gen, dtype=torch.float64)
     positions = torch.tensor([0, 3, 9, 100, 4096, 7, 50_000])
     # The reference rounds its frequencies to float32 even for float64 x: agreement to float32 accuracy.
-    gap = (oracles.oracle_rope(x, positions, base=500.0) - apply_rope(x, positions, base=500.0)).abs()
-    assert bool((gap <= tolerances.rope_tolerance(x, positions, 500.0, "interleaved")).all())
+    gap = (oracle_rope(x, positions, base=500.0) - apply_rope(x, positions, base=500.0)).abs()
+    assert bool((gap <= rope_tolerance(x, positions, 500.0, "interleaved")).all())
     for n_heads in (1, 3, 6, 8, 12, 24):
-        assert torch.allclose(oracles.oracle_alibi_slopes(n_heads), alibi_slopes(n_heads).double(), rtol=1e-7)
-        assert torch.equal(oracles.oracle_alibi_bias(n_heads, 6).float(), alibi_bias(n_heads, 6))
+        assert torch.allclose(oracle_alibi_slopes(n_heads), alibi_slopes(n_heads).double(), rtol=1e-7)
+        assert torch.equal(oracle_alibi_bias(n_heads, 6).float(), alibi_bias(n_heads, 6))
 
 
 # ---- correct float32 sinusoidal rows in several styles, at arbitrary positions
@@ -123,19 +129,19 @@ SINUSOIDAL_STYLES = [rows_exp_log, rows_division, rows_negative_power, rows_refe
 @pytest.mark.parametrize("rows", SINUSOIDAL_STYLES, ids=lambda f: f.__name__)
 @pytest.mark.parametrize("d_model", [2, 6, 16, 64, 130, 512])
 def test_correct_sinusoidal_styles_stay_well_inside_the_tolerance(rows, d_model):
-    error = (rows(POSITIONS, d_model).double() - oracles.oracle_sinusoidal(POSITIONS, d_model)).abs()
-    assert bool((error * MARGIN <= tolerances.sinusoidal_tolerance(POSITIONS, d_model, 10000.0, "interleaved")).all())
+    error = (rows(POSITIONS, d_model).double() - oracle_sinusoidal(POSITIONS, d_model)).abs()
+    assert bool((error * MARGIN <= sinusoidal_tolerance(POSITIONS, d_model, 10000.0, "interleaved")).all())
 
 
 def test_small_sinusoidal_bugs_exceed_the_tolerance_where_the_suite_looks():
     positions = torch.arange(4)  # the visible test's first rows, d_model = 8
-    tolerance = tolerances.sinusoidal_tolerance(positions, 8, 10000.0, "interleaved")
-    right = oracles.oracle_sinusoidal(positions, 8)
+    tolerance = sinusoidal_tolerance(positions, 8, 10000.0, "interleaved")
+    right = oracle_sinusoidal(positions, 8)
     half = 4
     wrong = {
-        "positions from 1": oracles.oracle_sinusoidal(positions + 1, 8),
-        "base 1000": oracles.oracle_sinusoidal(positions, 8, 1000.0),
-        "tensor2tensor": oracles.oracle_sinusoidal(
+        "positions from 1": oracle_sinusoidal(positions + 1, 8),
+        "base 1000": oracle_sinusoidal(positions, 8, 1000.0),
+        "tensor2tensor": oracle_sinusoidal(
             positions,
             8,
             frequencies=torch.tensor([10000.0 ** (-i / (half - 1)) for i in range(half)], dtype=torch.float64),
@@ -185,8 +191,8 @@ ROPE_STYLES = {
 def test_correct_rope_styles_stay_well_inside_the_tolerance(style, head_dim):
     x = torch.randn(2, len(POSITIONS), head_dim, generator=torch.Generator().manual_seed(head_dim))
     pairing = ROPE_STYLES[style]
-    error = (style(x, POSITIONS).double() - oracles.oracle_rope(x, POSITIONS, pairing=pairing)).abs()
-    assert bool((error * MARGIN <= tolerances.rope_tolerance(x, POSITIONS, 10000.0, pairing)).all())
+    error = (style(x, POSITIONS).double() - oracle_rope(x, POSITIONS, pairing=pairing)).abs()
+    assert bool((error * MARGIN <= rope_tolerance(x, POSITIONS, 10000.0, pairing)).all())
 
 
 @pytest.mark.parametrize("style", list(ROPE_STYLES), ids=["complex", "rotate_half", "exp_log", "reference"])
@@ -197,8 +203,8 @@ def test_correct_float16_rope_stays_well_inside_the_tolerance(style, head_dim):
     out = style(x, positions)
     assert out.dtype == torch.float16
     pairing = ROPE_STYLES[style]
-    error = (out.double() - oracles.oracle_rope(x.double(), positions, pairing=pairing)).abs()
-    assert bool((error * MARGIN <= tolerances.rope_tolerance(x, positions, 10000.0, pairing)).all())
+    error = (out.double() - oracle_rope(x.double(), positions, pairing=pairing)).abs()
+    assert bool((error * MARGIN <= rope_tolerance(x, positions, 10000.0, pairing)).all())
 
 
 def test_float16_angles_exceed_the_float16_tolerance():
@@ -209,8 +215,8 @@ def test_float16_angles_exceed_the_float16_tolerance():
     cos, sin = angles.cos(), angles.sin()
     a, b = x[..., 0::2], x[..., 1::2]
     out = torch.stack([a * cos - b * sin, a * sin + b * cos], -1).flatten(-2)
-    error = (out.double() - oracles.oracle_rope(x.double(), positions)).abs()
-    assert float((error / tolerances.rope_tolerance(x, positions, 10000.0, "interleaved")).max()) > 10
+    error = (out.double() - oracle_rope(x.double(), positions)).abs()
+    assert float((error / rope_tolerance(x, positions, 10000.0, "interleaved")).max()) > 10
 
 
 # ---- attention and ALiBi against the model
@@ -232,8 +238,8 @@ def attention_float32_styles(q, k, v):
 def test_correct_float32_softmax_styles_stay_inside_the_attention_model(scale, dim):
     gen = torch.Generator().manual_seed(dim)
     q, k, v = (torch.randn(3, 17, dim, generator=gen) * s for s in (scale, scale, 1.0))
-    expected_out, expected_weights = oracles.oracle_attention(q, k, v)
-    out_tol, weights_tol = tolerances.attention_tolerances(q, k, v, None, expected_weights)
+    expected_out, expected_weights = oracle_attention(q, k, v)
+    out_tol, weights_tol = attention_tolerances(q, k, v, None, expected_weights)
     for name, weights in attention_float32_styles(q, k, v).items():
         assert bool(((weights.double() - expected_weights).abs() * MARGIN <= weights_tol).all()), name
         assert bool(((weights @ v).double() - expected_out).abs().le(out_tol / MARGIN).all()), name
@@ -245,35 +251,28 @@ def test_alibi_slopes_as_a_float32_geometric_sequence_stay_inside_the_model():
         slopes = torch.cumprod(start.expand(n_heads), 0)  # start^(h+1), one rounding per factor
         expected = torch.tensor([2.0 ** (-8.0 * (h + 1) / n_heads) for h in range(n_heads)], dtype=torch.float64)
         relative = (slopes.double() - expected).abs() / expected
-        assert bool((relative * MARGIN <= tolerances.alibi_slope_relative_tolerance(n_heads)).all()), n_heads
+        assert bool((relative * MARGIN <= alibi_slope_relative_tolerance(n_heads)).all()), n_heads
 
 
 def test_every_tolerance_grows_with_the_scale_of_its_inputs():
     x = torch.randn(2, 5, 8, generator=torch.Generator().manual_seed(0))
     positions = torch.tensor([0, 1, 10, 1000, 30000])
-    small = tolerances.rope_tolerance(x, positions, 10000.0, "half")
-    assert torch.allclose(tolerances.rope_tolerance(1000 * x, positions, 10000.0, "half"), 1000 * small, rtol=1e-6)
-    assert bool((tolerances.rope_tolerance(x, positions * 3, 10000.0, "half")[:, 1:] > small[:, 1:]).all())
+    small = rope_tolerance(x, positions, 10000.0, "half")
+    assert torch.allclose(rope_tolerance(1000 * x, positions, 10000.0, "half"), 1000 * small, rtol=1e-6)
+    assert bool((rope_tolerance(x, positions * 3, 10000.0, "half")[:, 1:] > small[:, 1:]).all())
     far, near = (
-        tolerances.sinusoidal_tolerance([100_000], 16, 10000.0, "interleaved"),
-        tolerances.sinusoidal_tolerance([10], 16, 10000.0, "interleaved"),
+        sinusoidal_tolerance([100_000], 16, 10000.0, "interleaved"),
+        sinusoidal_tolerance([10], 16, 10000.0, "interleaved"),
     )
     assert bool((far > near).all())
     q, k, v = (torch.randn(4, 6, generator=torch.Generator().manual_seed(s)) for s in range(3))
-    weights = oracles.oracle_attention(q, k, v)[1]
-    out_tol, weights_tol = tolerances.attention_tolerances(q, k, v, None, weights)
-    out_big, weights_big = tolerances.attention_tolerances(10 * q, 10 * k, 100 * v, None, weights)
+    weights = oracle_attention(q, k, v)[1]
+    out_tol, weights_tol = attention_tolerances(q, k, v, None, weights)
+    out_big, weights_big = attention_tolerances(10 * q, 10 * k, 100 * v, None, weights)
     assert bool((out_big > 100 * out_tol).all() and (weights_big > weights_tol).all())
     slopes = torch.tensor([0.5, 0.25])
-    assert bool(
-        (
-            tolerances.alibi_bias_tolerance(slopes, 300)[:, -1, 0]
-            > tolerances.alibi_bias_tolerance(slopes, 3)[:, -1, 0]
-        ).all()
-    )
-    assert bool(
-        (tolerances.sum_tolerance(1000 * x, x, torch.float32) > tolerances.sum_tolerance(x, x, torch.float32)).all()
-    )
+    assert bool((alibi_bias_tolerance(slopes, 300)[:, -1, 0] > alibi_bias_tolerance(slopes, 3)[:, -1, 0]).all())
+    assert bool((sum_tolerance(1000 * x, x, torch.float32) > sum_tolerance(x, x, torch.float32)).all())
 
 
 def test_t5_edges_cover_float32_and_float64_logarithms():
@@ -283,10 +282,7 @@ def test_t5_edges_cover_float32_and_float64_logarithms():
         single = (torch.log(distance.float() / exact) / ratio * span).double()
         double = (distance.double() / exact).log() / ratio * span
         difference = torch.log(distance.float()) - math.log(exact)
-        assert bool(((single - double).abs() <= tolerances.t5_edge(distance, exact, max_distance, span)).all())
+        assert bool(((single - double).abs() <= t5_edge(distance, exact, max_distance, span)).all())
         assert bool(
-            (
-                (difference.double() / ratio * span - double).abs()
-                <= tolerances.t5_edge(distance, exact, max_distance, span)
-            ).all()
+            ((difference.double() / ratio * span - double).abs() <= t5_edge(distance, exact, max_distance, span)).all()
         )

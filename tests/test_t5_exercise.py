@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from grader.suite.oracles import oracle_t5_bucket_bounds
+from grader.suite.t5.oracle import oracle_t5_bucket_bounds
 from poslab.exercises import EXERCISES
 
 CORRECT = Path(__file__).parent / "corpus" / "correct"

@@ -37,6 +37,7 @@ COMMANDS: tuple[Command, ...] = (
         "write a Gradescope autograder zip (setup.sh, run_autograder, hidden suite)",
     ),
     Command("export", "grader.lms.cli", "fill a Canvas or Moodle grade file with the totals"),
+    Command("new-exercise", "grader.cli.new_exercise", "write a small working exercise to edit"),
     Command("mutation", "grader.mutation", "score the hidden suite on mutants of the reference (cosmic-ray)"),
     Command("backup", "grader.cli.backup", "write a backup of the app's progress database (0600)"),
     Command("restore", "grader.cli.restore", "replace the app's progress database by a backup (stop the app first)"),

@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     except PackageError as error:
         print(f"cannot build the package: {error}", file=sys.stderr)
         return EXIT_FAULT
-    suite = sum(name.startswith("grader/suite/test_") for name in names)
+    suite = sum(name.startswith("grader/suite/") and "/test_" in name for name in names)
     print(
         f"wrote {args.out}: {len(names)} files, {suite} hidden test modules; "
         f"isolation {settings.isolation}, timeout {settings.timeout:g} s per exercise"

@@ -29,6 +29,8 @@ RUNNER = "grader.gradescope.run"
 # Packages whose modules are found by glob at run time, not imported by name: the hidden suite
 # (``grader.suite.collect``) and the worker's code, sent to it as source (``grader.sandboxed``).
 GLOBBED_PACKAGES = ("grader.suite", "grader.sandboxed")
+# An exercise's mutants and correct variants prove the suite; judging never imports them.
+INSTRUCTOR_MODULES = ("mutants", "variants")
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 SETTINGS_FILE = "grader-settings.env"
 EXECUTABLES = ("setup.sh", "run_autograder")
@@ -115,7 +117,8 @@ def package_modules(package: str, root: Path = PROJECT_ROOT) -> list[str]:
 
 def judge_parts(root: Path = PROJECT_ROOT) -> JudgeParts:
     """The closure of the imports of the runner and of the globbed packages inside the project."""
-    pending = [RUNNER, *(name for package in GLOBBED_PACKAGES for name in package_modules(package, root))]
+    globbed = (name for package in GLOBBED_PACKAGES for name in package_modules(package, root))
+    pending = [RUNNER, *(name for name in globbed if name.rpartition(".")[2] not in INSTRUCTOR_MODULES)]
     seen: dict[str, Path] = {}
     third_party: set[str] = set()
     while pending:

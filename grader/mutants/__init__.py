@@ -4,30 +4,25 @@
 their imports of each other, so the correct submission is built from the reference, never copied.
 Each mutant is a list of textual patches (old snippet -> new snippet) on that source; a patch
 whose snippet is missing or ambiguous raises, so a change to the reference cannot silently turn a
-mutant into a copy of the reference. Every mutant is a mistake students or real code bases make.
+mutant into a copy of the reference. An exercise's mutants live in ``grader/suite/<id>/mutants.py``
+(``MUTANTS``), found from the catalogue (``poslab.exercises``).
 """
 
 from __future__ import annotations
 
 import ast
+import importlib
+import importlib.util
 from dataclasses import dataclass
 from functools import cache
 
-from grader.mutants.catalogue import MUTANT_SPECS
+from grader.mutants.spec import MutantSpec
 from poslab.config import PROJECT_ROOT
+from poslab.exercises import EXERCISES
 
 ENCODINGS_DIR = PROJECT_ROOT / "poslab" / "encodings"
-# Order matters: each module only uses names defined above it.
-REFERENCE_MODULES = (
-    "_checks.py",
-    "attention.py",
-    "sinusoidal.py",
-    "learned.py",
-    "rope.py",
-    "alibi.py",
-    "t5.py",
-    "decode.py",
-)
+# Order matters: each module only uses names defined above it (shared checks, then the catalogue's order).
+REFERENCE_MODULES = ("_checks.py", *(exercise.reference_file for exercise in EXERCISES))
 ALLOWED_IMPORTS = ("torch", "math", "typing", "__future__")
 
 
@@ -82,12 +77,22 @@ def apply_patches(source: str, patches: tuple[tuple[str, str], ...], mutant: str
     return source
 
 
+def mutant_specs() -> tuple[MutantSpec, ...]:
+    """Every exercise's known mistakes, in the catalogue's order (an exercise may have none)."""
+    found: list[MutantSpec] = []
+    for exercise in EXERCISES:
+        module = f"grader.suite.{exercise.id}.mutants"
+        if importlib.util.find_spec(module) is not None:
+            found += importlib.import_module(module).MUTANTS
+    return tuple(found)
+
+
 def list_mutants() -> list[Mutant]:
     """Every mutant, built fresh from the current reference (raises PatchError if one is stale)."""
     reference = reference_source()
     return [
         Mutant(spec.name, spec.exercise, spec.description, apply_patches(reference, spec.patches, spec.name), spec.slow)
-        for spec in MUTANT_SPECS
+        for spec in mutant_specs()
     ]
 
 

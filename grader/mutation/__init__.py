@@ -56,7 +56,7 @@ def _print_report(report, stream) -> None:
                 for v in report.false_equivalents
             ],
         ),
-        ("stale entries in grader/suite/equivalent_mutants.toml", report.stale),
+        ("stale entries in grader/suite/<id>/equivalents.toml", report.stale),
     )
     for title, lines in sections:
         if lines:
@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         claims = load_equivalents()
     except (EquivalentsError, ValueError) as error:
-        print(f"grader/suite/equivalent_mutants.toml: {error}", file=sys.stderr)
+        print(f"recorded equivalents: {error}", file=sys.stderr)
         return EXIT_USAGE
     settings = GraderSettings.from_env().with_changes(timeout=args.timeout)
     exercises = tuple(e for e in EXERCISE_IDS if args.exercise is None or e in args.exercise)

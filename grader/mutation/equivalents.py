@@ -1,16 +1,11 @@
-"""The recorded equivalent mutants (``grader/suite/equivalent_mutants.toml``): claims to check.
+"""The recorded equivalent mutants (``grader/suite/<id>/equivalents.toml``): claims to check.
 
 Each entry names a mutation by where it is and what it changes (the enclosing definition, the
-changed line before and after, stripped; ``mutated = "*"`` for every mutation of a line that no
-exercise can run), the exercises it is claimed equivalent for, and a one-line reason. Optionally,
-``same_as`` names members of the metamorphic family (``grader.variants``) for a mutant that turns
-the reference into another accepted convention (the concatenated layout, float32 inside), and
-``free`` names tests whose answers the spec leaves free for it (a module's starting values: the
-test only asks that they be finite); the mutant must still pass those, and match everywhere else.
-``python -m grader mutation`` grades every generated mutant; for one that matches an entry it
-compares the answer to every call of that exercise's tests with the reference's (or, call by
-call, with one of the named members') and fails when one differs. An entry that matches no
-generated mutant, or whose mutant loses points, is stale and fails the command too.
+changed line before and after, stripped; ``mutated = "*"`` for every mutation of a line no exercise
+runs) and a one-line reason; it is claimed for the exercise whose package holds the file.
+``same_as`` names correct variants the mutant may match instead; ``free`` names tests whose answers
+the spec leaves free for it. ``python -m grader mutation`` re-grades every claim and fails when an
+answer differs, or when an entry matches no generated mutant (stale).
 """
 
 from __future__ import annotations
@@ -21,8 +16,9 @@ from pathlib import Path
 
 from poslab.exercises import EXERCISE_IDS
 
-EQUIVALENTS_FILE = Path(__file__).resolve().parent.parent / "suite" / "equivalent_mutants.toml"
-FIELDS = ("function", "original", "mutated", "exercises", "reason")
+SUITE_DIR = Path(__file__).resolve().parent.parent / "suite"
+EQUIVALENTS_NAME = "equivalents.toml"
+FIELDS = ("function", "original", "mutated", "reason")
 OPTIONAL = ("same_as", "free")
 ANY_MUTATION = "*"
 
@@ -52,7 +48,7 @@ class Equivalent:
         return f"{self.function}: {self.original}  ->  {self.mutated}"
 
 
-def _entry(raw: dict, index: int) -> Equivalent:
+def _entry(raw: dict, index: int, exercise: str) -> Equivalent:
     missing = [name for name in FIELDS if not raw.get(name)]
     unknown = sorted(set(raw) - set(FIELDS) - set(OPTIONAL))
     if missing or unknown:
@@ -61,48 +57,46 @@ def _entry(raw: dict, index: int) -> Equivalent:
             f"{', '.join(OPTIONAL)}); missing: {', '.join(missing) or 'none'}; "
             f"unknown: {', '.join(unknown) or 'none'}"
         )
-    exercises = tuple(raw["exercises"])
-    unknown = [exercise for exercise in exercises if exercise not in EXERCISE_IDS]
-    if unknown:
-        raise EquivalentsError(f"entry {index}: unknown exercise(s) {', '.join(unknown)}")
     reason = " ".join(str(raw["reason"]).split())
     return Equivalent(
         str(raw["function"]),
         " ".join(raw["original"].split()),
         " ".join(raw["mutated"].split()),
-        exercises,
+        (exercise,),
         reason,
         tuple(raw.get("same_as", ())),
         tuple(raw.get("free", ())),
     )
 
 
-def load_equivalents(path: Path = EQUIVALENTS_FILE) -> tuple[Equivalent, ...]:
+def equivalents_file(exercise: str) -> Path:
+    return SUITE_DIR / exercise / EQUIVALENTS_NAME
+
+
+def load_file(path: Path, exercise: str) -> tuple[Equivalent, ...]:
+    """One exercise's entries (none if it has no file); raises EquivalentsError naming the file."""
     if not path.is_file():
         return ()
     raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    entries = tuple(_entry(item, index) for index, item in enumerate(raw.get("equivalent", []), start=1))
+    try:
+        entries = tuple(_entry(item, index, exercise) for index, item in enumerate(raw.get("equivalent", []), start=1))
+    except EquivalentsError as error:
+        raise EquivalentsError(f"{exercise}/{path.name}: {error}") from None
     keys = [entry.key for entry in entries]
     duplicates = {key for key in keys if keys.count(key) > 1}
     if duplicates:
-        raise EquivalentsError(f"recorded twice: {'; '.join(' -> '.join(key[1:]) for key in sorted(duplicates))}")
+        raise EquivalentsError(
+            f"{path.name} of {exercise} records twice: {'; '.join(' -> '.join(key[1:]) for key in sorted(duplicates))}"
+        )
     return entries
+
+
+def load_equivalents() -> tuple[Equivalent, ...]:
+    """Every exercise's recorded equivalents, in the catalogue's order."""
+    return tuple(entry for exercise in EXERCISE_IDS for entry in load_file(equivalents_file(exercise), exercise))
 
 
 def claim_for(claims, key: tuple[str, str, str], exercise: str) -> Equivalent | None:
     """The entry claiming the mutation ``key`` equivalent for ``exercise``: an exact one first."""
     found = [c for c in claims if exercise in c.exercises and c.matches(key)]
     return min(found, key=lambda c: c.mutated == ANY_MUTATION, default=None)
-
-
-def toml_entry(function: str, original: str, mutated: str, exercises: tuple[str, ...], reason: str) -> str:
-    """One entry in the file's format (for ``--json`` readers writing new entries)."""
-
-    def quoted(text: str) -> str:
-        return "'" + text + "'" if "'" not in text else '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-    return (
-        f"[[equivalent]]\nfunction = {quoted(function)}\noriginal = {quoted(original)}\n"
-        f"mutated = {quoted(mutated)}\nexercises = [{', '.join(quoted(e) for e in exercises)}]\n"
-        f"reason = {quoted(reason)}\n"
-    )

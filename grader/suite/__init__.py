@@ -1,19 +1,12 @@
-"""The hidden test suite: plain functions ``def test_...(student)`` in ``grader/suite/test_*.py``.
+"""The hidden test suite: one package per exercise, ``grader/suite/<id>/``, found from the catalogue.
 
-A test receives a ``grader.student.Student``, calls it, and asserts (or raises
-``grader.suite.expect.Fail``) with a sentence for the student. It declares its points, the
-property family it checks and its Gradescope visibility with ``@graded(...)``; its exercise is
-the module's name (``test_rope.py`` -> ``rope``) unless the decorator names one. The first line of
-its docstring states the property; it is shown when a failure has no message of its own.
-
-    @graded(points=2, family="norm", visibility=VISIBLE)
-    def test_norm_preserved(student):
-        \"\"\"RoPE keeps the length of every vector.\"\"\"
-
-``collect()`` gathers the tests, ``run_case()`` runs one and always returns a ``TestOutcome``
-(``grader.results``, the result type the CLI, the app and the store read),
-``run_suite()`` runs all of them (or one exercise's), ``suite_hash()`` fingerprints the sources,
-``prepare()`` draws every test's inputs ahead of the first grading (a judge's warm-up).
+A package holds its exercise's tests (``test_*.py``: plain functions ``def test_...(student)``),
+cases, oracle, tolerances and known mistakes, and, for instructors only, its mutants, recorded
+equivalents, correct variants and spec clauses. What every exercise shares stays here: drawing
+(``draw``), the error model (``tolerances``), messages (``expect``), layouts and timing.
+A test declares its points, family and visibility with ``@graded(...)``; the first line of its
+docstring states its property. ``collect()`` gathers the tests, ``run_case()`` runs one,
+``run_suite()`` runs them all, ``suite_hash()`` fingerprints them, ``prepare()`` draws ahead.
 """
 
 from __future__ import annotations
@@ -36,6 +29,8 @@ SUITE_DIR = Path(__file__).resolve().parent
 STUDENT_FILE = Path(grader.student.__file__).resolve()
 VISIBILITIES = tuple(Visibility)
 VISIBLE, HIDDEN = Visibility.VISIBLE, Visibility.HIDDEN  # what the tests declare
+# An exercise's modules that prove the suite and never judge (kept out of the hash and Gradescope).
+INSTRUCTOR_MODULES = ("mutants", "variants")
 MAX_STUDENT_MESSAGE = 300  # characters of the submission's own error message we echo back
 
 
@@ -83,11 +78,11 @@ class TestCase:
 
 
 def _exercise_of(module_name: str, grading: Grading, func_name: str) -> str:
-    exercise = grading.exercise or module_name.removeprefix("test_")
+    exercise = grading.exercise or module_name.split(".")[0]
     if exercise not in EXERCISE_IDS:
         raise ValueError(
             f"{module_name}.{func_name}: cannot tell its exercise; "
-            f"name the module test_<exercise>.py or pass exercise= to @graded"
+            f"put the module in grader/suite/<exercise>/ or pass exercise= to @graded"
         )
     return exercise
 
@@ -111,8 +106,18 @@ def _cases_in(module_name: str) -> list[TestCase]:
     return cases
 
 
+def exercise_dir(exercise_id: str) -> Path:
+    """The hidden side of one exercise: ``grader/suite/<id>/``."""
+    return SUITE_DIR / exercise_id
+
+
 def suite_modules() -> list[str]:
-    return sorted(path.stem for path in SUITE_DIR.glob("test_*.py"))
+    """The test modules, relative to this package ("rope.test_rope"), exercise by exercise."""
+    return [
+        f"{exercise_id}.{path.stem}"
+        for exercise_id in EXERCISE_IDS
+        for path in sorted(exercise_dir(exercise_id).glob("test_*.py"))
+    ]
 
 
 def collect() -> tuple[TestCase, ...]:
@@ -210,14 +215,15 @@ def prepare() -> int:
 
 
 def suite_hash() -> str:
-    """sha256 over the suite's sources (grader/suite/*.py), the Student interface they call
+    """sha256 over the suite's sources (grader/suite/**.py), the Student interface they call
     (grader/student.py), the references they compare and time against, and the version of
     Hypothesis that draws their inputs (another version draws other cases from the same seeds)."""
     import hypothesis
 
     digest = hashlib.sha256(f"hypothesis {hypothesis.__version__}\n".encode())
     reference_dir = SUITE_DIR.parent.parent / "poslab" / "encodings"
-    for path in sorted(SUITE_DIR.glob("*.py")) + [STUDENT_FILE] + sorted(reference_dir.glob("*.py")):
+    judged = [path for path in sorted(SUITE_DIR.rglob("*.py")) if path.stem not in INSTRUCTOR_MODULES]
+    for path in judged + [STUDENT_FILE] + sorted(reference_dir.glob("*.py")):
         digest.update(f"{path.parent.name}/{path.name}\n".encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()

@@ -100,14 +100,6 @@ def within(actual: torch.Tensor, expected: torch.Tensor, tolerance: float | torc
     return bool((diff <= tolerance).all())
 
 
-def first_match(actual: torch.Tensor, candidates: dict[str, torch.Tensor], tolerance) -> str | None:
-    """The name of the first candidate ``actual`` matches within tolerance, else None."""
-    for name, expected in candidates.items():
-        if within(actual, expected, tolerance):
-            return name
-    return None
-
-
 def diagnose(actual: torch.Tensor, wrong_variants: dict[str, Callable[[], torch.Tensor]], tolerance) -> str:
     """A sentence naming the known misconception ``actual`` reproduces, or '' if none.
 

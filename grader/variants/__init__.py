@@ -9,23 +9,22 @@ the catalogue. Every member must get full marks on every hidden test of its exer
 (``tests/test_metamorphic.py``); ``python -m grader mutation`` also compares a recorded equivalent
 mutant with the members named in its entry.
 
-The catalogues: ``attention``, ``tables`` (sinusoidal, learned), ``rotary`` (rope), ``relative``
-(alibi, t5), and ``wrappers`` (float64 or float32 inside, contiguous inputs: generic, so every
-exercise gets them and they pair with every rewrite). A new exercise gets the wrappers at once; its
-rewrites go in a module of their own, listed in ``CATALOGUES``.
+An exercise's rewrites live in ``grader/suite/<id>/variants.py`` (``TRANSFORMS``), found from the
+catalogue (``poslab.exercises``); ``wrappers`` (float64 or float32 inside, contiguous inputs) are
+generic, so every exercise gets them at once and they pair with every rewrite.
 """
 
 from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 import itertools
 from dataclasses import dataclass
 from functools import cache
 
 from grader.mutants import reference_source
-
-CATALOGUES = ("attention", "tables", "rotary", "relative", "decoding")
+from poslab.exercises import EXERCISE_IDS
 
 
 @dataclass(frozen=True)
@@ -71,8 +70,10 @@ def transforms() -> tuple[Transform, ...]:
     from grader.variants.wrappers import wrapper_transforms
 
     found = []
-    for module in CATALOGUES:
-        found += importlib.import_module(f"{__name__}.{module}").TRANSFORMS
+    for exercise_id in EXERCISE_IDS:
+        module = f"grader.suite.{exercise_id}.variants"
+        if importlib.util.find_spec(module) is not None:
+            found += importlib.import_module(module).TRANSFORMS
     found += wrapper_transforms()
     names = [t.name for t in found]
     if len(set(names)) != len(names):
@@ -97,10 +98,3 @@ def family(pairs: bool = True) -> tuple[Variant, ...]:
             if first.exercise == second.exercise and not touched:
                 combined.append(_variant((first, second)))
     return tuple(singles + combined)
-
-
-def get_variant(name: str) -> Variant:
-    for variant in family():
-        if variant.name == name:
-            return variant
-    raise KeyError(f"no member of the family is called {name!r}")

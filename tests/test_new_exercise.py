@@ -1,0 +1,81 @@
+"""``python -m grader new-exercise``: in a copy of the tree, a new exercise is new files plus two
+changed ones, passes ruff as written, and shows up in the catalogue, the suite and validate."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from poslab.config import PROJECT_ROOT
+
+
+def run(args: list[str], cwd, check: bool = True, env: dict | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(cwd), **(env or {})}
+    result = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    assert not check or result.returncode == 0, result.stdout + result.stderr
+    return result
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory):
+    """A git copy of the tracked files (as they are now), with ``demo`` added."""
+    if shutil.which("git") is None or not (PROJECT_ROOT / ".git").exists():
+        pytest.skip("needs git and a git checkout")
+    root = tmp_path_factory.mktemp("tree")
+    listed = run(["git", "ls-files", "-z"], PROJECT_ROOT).stdout.split("\0")
+    for name in filter(None, listed):
+        source = PROJECT_ROOT / name
+        if source.is_file():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, root / name)
+    git = ["git", "-c", "user.email=ci@example.invalid", "-c", "user.name=ci"]
+    run(["git", "init", "-q"], root)
+    run(["git", "add", "-A"], root)
+    run([*git, "commit", "-qm", "copy"], root)
+    run([sys.executable, "-m", "grader", "new-exercise", "demo", "--title", "Demo"], root)
+    return root
+
+
+def test_only_new_files_and_the_two_catalogue_files_change(tree):
+    status = run(["git", "status", "--porcelain", "--untracked-files=all"], tree).stdout.splitlines()
+    modified = sorted(line[3:] for line in status if not line.startswith("??"))
+    assert modified == ["poslab/content/exercises.toml", "poslab/exercises.py"]
+    new = {line[3:] for line in status if line.startswith("??")}
+    assert {"exercises/demo.py", "poslab/encodings/demo.py", "grader/suite/demo/test_demo.py"} <= new
+
+
+def test_the_written_files_pass_ruff_as_written(tree):
+    ruff = shutil.which("ruff") or str(os.path.join(os.path.dirname(sys.executable), "ruff"))
+    if not os.path.exists(ruff):
+        pytest.skip("ruff is not installed")
+    run([ruff, "check", "."], tree)
+    run([ruff, "format", "--check", "."], tree)
+
+
+def test_the_exercise_is_in_the_catalogue_the_suite_and_the_exercises_page(tree):
+    script = (
+        "from poslab.exercises import EXERCISE_IDS, spec, hints\n"
+        "from grader.suite import collect\n"
+        "from grader.mutants import list_mutants\n"
+        "from streamlit.testing.v1 import AppTest\n"
+        "assert EXERCISE_IDS[-1] == 'demo' and spec('demo') and len(hints('demo')) == 3\n"
+        "assert [c.name for c in collect() if c.exercise == 'demo'] == ['demo: adds each position']\n"
+        "assert [m.name for m in list_mutants() if m.exercise == 'demo'] == ['demo_positions_from_one']\n"
+        "page = AppTest.from_file('app_pages/exercise.py', default_timeout=60).run()\n"
+        "assert not page.exception, page.exception\n"
+        "options = page.selectbox(key='exercise-pick').options\n"
+        "assert any('Demo' in option for option in options), options\n"
+    )
+    data = tree / "data"
+    data.mkdir(exist_ok=True)
+    run([sys.executable, "-c", script], tree, env={"POSLAB_DATA_DIR": str(data)})
+
+
+def test_validate_passes_for_the_new_exercise(tree):
+    result = run([sys.executable, "-m", "grader", "validate", "--exercise", "demo", "--jobs", "2"], tree, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "demo_positions_from_one" in result.stdout and "caught" in result.stdout
