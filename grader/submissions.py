@@ -26,11 +26,33 @@ class SubmissionRejected(ValueError):
     """What the student handed in cannot be graded as it is; the message says how to fix it."""
 
 
+class SourceFiles(dict[str, str]):
+    """File name -> source text, read-only: a submission's files as handed in, never changed after.
+
+    A ``dict``, so JSON (the store, the sandbox's wire) and Dask take it as it is, with no copy.
+    """
+
+    def _read_only(self, *args: object, **kwargs: object) -> None:
+        raise TypeError("a submission's files are read-only")
+
+    __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _read_only
+
+    def __reduce__(self) -> tuple:
+        return SourceFiles, (dict(self),)
+
+
 @dataclass(frozen=True)
 class Submission:
+    """One submission, the one value that goes from the hand-in to the sandbox (frozen, files read-only)."""
+
     submission_id: str
-    files: Mapping[str, str]  # file name -> source text
+    files: SourceFiles  # file name -> source text; any mapping given is taken as SourceFiles
     problems: tuple[str, ...] = ()  # why it cannot be imported at all (too large, no .py file, ...)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.files, SourceFiles):
+            object.__setattr__(self, "files", SourceFiles(self.files))
+        object.__setattr__(self, "problems", tuple(self.problems))
 
     @property
     def content_hash(self) -> str:
@@ -145,14 +167,14 @@ def load_submission(
 
 
 def _checked(submission_id: str, raw: Mapping[str, str | bytes], settings: GraderSettings) -> Submission:
-    problems, files = [], {}
+    problems, files = [], []
     for name, content in sorted(raw.items()):
         if not FILENAME.match(name):
             problems.append(f"{name} is not a name Python can import (letters, digits and _ only, ending in .py).")
             continue
         size = len(content) if isinstance(content, bytes) else len(content.encode())
         try:
-            files[name] = decode_source(name, content)
+            files.append((name, decode_source(name, content)))
         except SubmissionRejected as error:
             problems.append(str(error))
             continue
@@ -163,6 +185,6 @@ def _checked(submission_id: str, raw: Mapping[str, str | bytes], settings: Grade
         problems.append("The submission has no .py file to grade.")
     if len(raw) > settings.max_files:
         problems.append(f"The submission has more than {settings.max_files} .py files.")
-    if sum(len(text.encode()) for text in files.values()) > settings.max_submission_bytes:
+    if sum(len(text.encode()) for _, text in files) > settings.max_submission_bytes:
         problems.append(f"The submission is larger than {settings.max_submission_bytes // 1024} KiB.")
-    return Submission(submission_id, files, tuple(problems))
+    return Submission(submission_id, SourceFiles(files), tuple(problems))

@@ -525,7 +525,7 @@ def test_the_service_rule_can_fail(path, source, expected):
         ("grader/cli/grading.py", "from grader.service import GradingService\n"),  # a front end may use the service
         ("grader/mutation/__init__.py", "from grader.cli.common import UsageError\n"),  # so may a registered command
         ("grader/gradescope/run.py", "from grader.api import Grader\n"),
-        ("grader/service/__init__.py", "from grader.api import Grader\nfrom grader.cluster import task_for\n"),
+        ("grader/service/__init__.py", "from grader.api import Grader\nfrom grader.cluster import load_suite\n"),
     ],
 )
 def test_the_grader_rules_allow_what_the_layers_allow(path, source):

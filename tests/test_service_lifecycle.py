@@ -105,7 +105,7 @@ def test_building_a_service_starts_no_thread_and_no_process(store):
     threads, children = {thread.ident for thread in threading.enumerate()}, child_processes()
     embedded = GradingService(store=store)  # an embedded cluster once started: a scheduler and judges
     from_env = GradingService.from_env(store=store)
-    assert embedded.pending_job_id("ann") is None  # reading the store starts nothing either
+    assert embedded.last_submission("ann") is None  # reading the store starts nothing either
     with pytest.raises(KeyError):
         embedded.status("no-such-job")
     time.sleep(0.3)
@@ -146,7 +146,7 @@ def test_start_is_idempotent_and_safe_from_many_threads(opened, store):
 
 def test_one_settings_object_holds_the_services_and_the_graders_settings(store):
     service = GradingService(
-        "tcp://127.0.0.1:9", workers=3, store=store, settings=GraderSettings(timeout=7.0), warm_modes=["hidden"]
+        "tcp://127.0.0.1:9", judges=3, store=store, settings=GraderSettings(timeout=7.0), warm_modes=["hidden"]
     )
     assert service.settings == ServiceSettings(
         grader=GraderSettings(timeout=7.0), scheduler="tcp://127.0.0.1:9", judges=3, warm_modes=("hidden",)

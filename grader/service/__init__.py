@@ -41,8 +41,9 @@ queued is refused with ``AlreadyPending``, whose message says so; it names the p
 
 **What the page asks.** ``status(job_id)`` is the one way to know where a job is
 (``JobStatus``, ``WatchState``): a submission's or a practice run's, before and after it finished
-(``status``). ``wait`` lets a page wait briefly for a result; ``pending_job_id`` finds a
-student's submission still being graded after a reload. ``planned_isolation`` says how a judge on
+(``status``). ``wait`` lets a page wait briefly for a result; after a reload, ``last_submission``
+finds a student's last submission (then asked about with ``status``) and ``last_practice_run``
+their last practice run of an exercise. The page never reads a job from the store itself. ``planned_isolation`` says how a judge on
 this machine will keep submissions apart (bubblewrap or the fallback, and why).
 
 Settings: one ``ServiceSettings`` (``settings``), its own and the graders' together.
