@@ -3,7 +3,7 @@
     dask worker tcp://scheduler:8786 --nthreads 1 --preload grader.service.judge
     dask worker tcp://scheduler:8786 --nthreads 1 --preload grader.cluster       # the same, by its older name
 
-At start-up (before the worker joins the scheduler, so a joined worker is a warm one) the preload
+At start-up (before the judge joins the scheduler, so a joined judge is a warm one) the preload
 starts a ``grader.api.Grader`` per warm mode, each with its sandbox worker (torch imported once),
 and says in the Dask worker's log which isolation it will use: ``bwrap`` when bubblewrap works on
 this machine, else the fallback, with the reason. Each Dask task is one submission's whole
@@ -139,17 +139,17 @@ def warm_modes() -> list[GradingMode]:
     return [mode for mode in GradingMode if mode in named] or [GradingMode.HIDDEN]
 
 
-def dask_setup(worker: Any) -> None:
+def dask_setup(dask_worker: Any) -> None:
     """Dask's preload hook (the name and argument are Dask's): make this Dask worker a warm judge."""
     import torch
 
     torch.set_num_threads(1)  # one judge per core: the hidden tests must not oversubscribe it
     settings = GraderSettings.from_env()
     judge = Judge()
-    # A practice run ("Run the public tests") on a judge without a warm public worker took ~9 s in
+    # A practice run ("Run the public tests") on a judge without a warm public sandbox worker took ~9 s in
     # the browser, so the app's judges warm both; the CLI's need the hidden one only.
     isolation = [judge.warm_up(settings, mode) for mode in warm_modes()][0]
-    setattr(worker, JUDGE_ATTRIBUTE, judge)
+    setattr(dask_worker, JUDGE_ATTRIBUTE, judge)
     if isolation == Isolation.BWRAP:
         logger.info("%s: isolation bwrap (bubblewrap works on this machine)", READY_LOG)
     else:
@@ -163,8 +163,8 @@ def dask_setup(worker: Any) -> None:
         )
 
 
-def dask_teardown(worker: Any) -> None:
+def dask_teardown(dask_worker: Any) -> None:
     """Dask's preload hook: close the judge's sandbox workers."""
-    judge = getattr(worker, JUDGE_ATTRIBUTE, None)
+    judge = getattr(dask_worker, JUDGE_ATTRIBUTE, None)
     if judge is not None:
         judge.close()
