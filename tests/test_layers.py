@@ -431,9 +431,9 @@ LAZY_GRADER_IMPORT = "import math\n\n\ndef grade():\n    from grader.api import 
         ),
         (
             APP_GRADER,
-            f"{APP_PAGES}/ui/grading.py",
+            f"{APP_PAGES}/ui/exercise/grading.py",
             "from grader.sandbox import WorkerProcess\n",
-            [f"{APP_PAGES}/ui/grading.py:1 imports grader.sandbox.WorkerProcess"],
+            [f"{APP_PAGES}/ui/exercise/grading.py:1 imports grader.sandbox.WorkerProcess"],
         ),
         (
             APP_GRADER,
@@ -561,7 +561,7 @@ def test_registered_commands_are_read_from_the_table():
         (EXERCISES, "exercises/test_rope.py", "import math\nimport torch\nimport numpy as np\nimport pytest\n"),
         (
             APP_GRADER,
-            f"{APP_PAGES}/ui/grading.py",
+            f"{APP_PAGES}/ui/exercise/grading.py",
             "from grader import api\nfrom grader.service import GradingService\nfrom grader.results import SubmissionResult\n",
         ),
         (
