@@ -1,6 +1,6 @@
 """A classroom submitting at once: seconds from `submit` to result on the embedded grading service.
 
-    python benchmarks/bench_classroom.py --students 30 [--exercises one|all] [--workers 2]
+    python benchmarks/bench_classroom.py --students 30 [--exercises one|all] [--judges 2]
 
 Starts the embedded service (``POSLAB_GRADER_WORKERS`` judges, default one per core) with a
 store in a temporary SQLite file, as the app runs it, waits until the judges are warm, and grades
@@ -81,7 +81,7 @@ def main() -> None:
     parser.add_argument("--students", type=int, default=30)
     parser.add_argument("--exercises", choices=("one", "all"), default="one")
     parser.add_argument(
-        "--workers", type=int, default=None, help="judges (default POSLAB_GRADER_WORKERS or one per core)"
+        "--judges", type=int, default=None, help="judges (default POSLAB_GRADER_WORKERS or one per core)"
     )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
@@ -89,8 +89,8 @@ def main() -> None:
         begun = time.perf_counter()
         service = (
             GradingService.from_env(store=store)
-            if args.workers is None
-            else GradingService(judges=args.workers, store=store)
+            if args.judges is None
+            else GradingService(judges=args.judges, store=store)
         )
         with service:
             service.wait_ready()

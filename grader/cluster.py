@@ -4,26 +4,6 @@ It is ``grader.service.judge`` (read that); Dask looks up ``dask_setup`` and ``d
 module it preloads, so they are named here too.
 """
 
-from grader.service.judge import (
-    JUDGE_ATTRIBUTE,
-    WARM_MODES_ENV,
-    Judge,
-    dask_setup,
-    dask_teardown,
-    grade_on_judge,
-    load_suite,
-    task_for,
-    warm_modes,
-)
+from grader.service.judge import dask_setup, dask_teardown, load_suite
 
-__all__ = [
-    "JUDGE_ATTRIBUTE",
-    "WARM_MODES_ENV",
-    "Judge",
-    "dask_setup",
-    "dask_teardown",
-    "grade_on_judge",
-    "load_suite",
-    "task_for",
-    "warm_modes",
-]
+__all__ = ["dask_setup", "dask_teardown", "load_suite"]

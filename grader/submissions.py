@@ -26,14 +26,38 @@ class SubmissionRejected(ValueError):
     """What the student handed in cannot be graded as it is; the message says how to fix it."""
 
 
+class SourceFiles(dict[str, str]):
+    """File name -> source text, read-only: a submission's files as handed in, never changed after.
+
+    A ``dict``, so JSON (the store, the sandbox's wire) and Dask take it as it is, with no copy.
+    """
+
+    def _read_only(self, *args: object, **kwargs: object) -> None:
+        raise TypeError("a submission's files are read-only")
+
+    __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _read_only
+
+    def __reduce__(self) -> tuple:
+        return SourceFiles, (dict(self),)
+
+
 @dataclass(frozen=True)
 class Submission:
+    """One submission, the one value that goes from the hand-in to the sandbox (frozen, files read-only)."""
+
     submission_id: str
-    files: Mapping[str, str]  # file name -> source text
+    files: SourceFiles  # file name -> source text; any mapping given is taken as SourceFiles
     problems: tuple[str, ...] = ()  # why it cannot be imported at all (no .py file, too many, too large)
     # Files left out, each with why (not UTF-8, too large, not importable by name): only the
     # exercises they carry are lost; the other files are graded.
-    unread: Mapping[str, str] = field(default_factory=dict)
+    unread: SourceFiles = field(default_factory=SourceFiles)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.files, SourceFiles):
+            object.__setattr__(self, "files", SourceFiles(self.files))
+        if not isinstance(self.unread, SourceFiles):
+            object.__setattr__(self, "unread", SourceFiles(self.unread))
+        object.__setattr__(self, "problems", tuple(self.problems))
 
     @property
     def content_hash(self) -> str:
@@ -186,4 +210,4 @@ def _checked(submission_id: str, raw: Mapping[str, str | bytes], settings: Grade
         problems.append(f"The submission has more than {settings.max_files} .py files.")
     if sum(len(text.encode()) for text in files.values()) > settings.max_submission_bytes:
         problems.append(f"The submission is larger than {settings.max_submission_bytes // 1024} KiB.")
-    return Submission(submission_id, files, tuple(problems), unread)
+    return Submission(submission_id, SourceFiles(files), tuple(problems), SourceFiles(unread))

@@ -118,9 +118,17 @@ class StandInService:
             )
         return JobStatus(job_id, "waiting", ahead=2, handed_in=record.submitted_at)
 
-    def pending_job_id(self, student):
-        record = self.store.pending_grading_job(student)
+    def last_submission(self, student):
+        record = self.store.latest_grading_job(student)
         return record and record.id
+
+    def last_practice_run(self, student, exercise):
+        runs = self.store.practice_runs(student, exercise)
+        if not runs:
+            return None
+        return JobStatus(
+            "practice", "done", result=SubmissionResult.from_dict(runs[-1].details), handed_in=runs[-1].time
+        )
 
 
 @pytest.fixture
@@ -368,7 +376,7 @@ def test_uploads_take_py_files_of_at_most_200_kb_and_the_folder_tab_is_for_local
     monkeypatch.setenv("POSLAB_LOCAL_WORKSPACE", "1")
     local = exercise_page()
     assert [tab.label for tab in local.tabs if "folder" in tab.label] == ["My exercises/ folder"]
-    service.store.finish_grading_job(service.store.pending_grading_job("Ann").id, GRADED.to_dict(), [])
+    service.store.finish_grading_job(service.store.grading_jobs("Ann", "queued")[0].id, GRADED.to_dict(), [])
     click(local, "grade-folder")
     student, files, exercises, mode = service.submitted[-1]
     assert set(exercises) == {item.id for item in EXERCISES} and files["rope.py"] == STUB

@@ -169,7 +169,7 @@ def test_a_practice_run_refuses_bad_input_and_is_no_job_or_pending_submission(un
         service.run_public({"my-rope.py": "x = 1\n"}, ["rope"], student="ann")
     job = service.run_public({"rope.py": "x = 1\n"}, ["rope"], student="ann")
     assert (job.mode, job.exercises, job.recorded, job.kind) == ("public", ("rope",), False, "practice")
-    assert store.pending_grading_job("ann") is None and store.grading_jobs() == ()
+    assert store.grading_jobs() == ()
     service.submit("ann", {"rope.py": "x = 1\n"}, ["rope"])  # a practice run is not the pending submission
 
 
@@ -186,6 +186,42 @@ def test_the_task_function_is_the_one_imported_now_after_a_module_reload(monkeyp
     monkeypatch.setattr(grader.service, "judge", grader.service.judge)  # the package's attribute, put back too
     reloaded = task_function()
     assert reloaded is sys.modules["grader.service.judge"].grade_on_judge and reloaded is not before
+
+
+def test_a_submission_is_one_frozen_value_from_the_hand_in_to_the_judges_grader(monkeypatch):
+    import dataclasses
+    import json
+    import pickle
+
+    from grader.service.judge import Judge, JudgeTask
+    from grader.settings import GraderSettings
+    from grader.submissions import SourceFiles
+
+    handed_in = {"rope.py": "x = 1\n"}
+    submission = load_submission(handed_in, "ann")
+    handed_in["rope.py"] = "changed after the hand-in"
+    assert submission.files == {"rope.py": "x = 1\n"}
+    with pytest.raises(TypeError):
+        submission.files["rope.py"] = "y = 2\n"
+    with pytest.raises(TypeError):
+        submission.files.update(other="z")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        submission.files = {}
+    task = JudgeTask(submission, ("rope",), "hidden", GraderSettings(timeout=3.0))
+    sent = pickle.loads(pickle.dumps(task))  # as Dask carries it to a judge
+    assert sent == task and isinstance(sent.submission.files, SourceFiles)
+    assert json.loads(json.dumps({"files": sent.submission.files})) == {"files": {"rope.py": "x = 1\n"}}  # the wire
+    graded = []
+
+    class Recording:
+        def grade(self, given, exercises):
+            graded.append((given, exercises))
+            return RESULT
+
+    judge = Judge()
+    monkeypatch.setattr(judge, "grader_for", lambda *key: Recording())
+    assert judge.grade(sent) == RESULT.to_dict()
+    assert graded == [(sent.submission, ("rope",))] and graded[0][0] is sent.submission
 
 
 def test_the_documented_preload_grader_cluster_is_the_judge():

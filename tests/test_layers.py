@@ -431,9 +431,9 @@ LAZY_GRADER_IMPORT = "import math\n\n\ndef grade():\n    from grader.api import 
         ),
         (
             APP_GRADER,
-            f"{APP_PAGES}/ui/grading.py",
+            f"{APP_PAGES}/ui/exercise/grading.py",
             "from grader.sandbox import WorkerProcess\n",
-            [f"{APP_PAGES}/ui/grading.py:1 imports grader.sandbox.WorkerProcess"],
+            [f"{APP_PAGES}/ui/exercise/grading.py:1 imports grader.sandbox.WorkerProcess"],
         ),
         (
             APP_GRADER,
@@ -525,7 +525,7 @@ def test_the_service_rule_can_fail(path, source, expected):
         ("grader/cli/grading.py", "from grader.service import GradingService\n"),  # a front end may use the service
         ("grader/mutation/__init__.py", "from grader.cli.common import UsageError\n"),  # so may a registered command
         ("grader/gradescope/run.py", "from grader.api import Grader\n"),
-        ("grader/service/__init__.py", "from grader.api import Grader\nfrom grader.cluster import task_for\n"),
+        ("grader/service/__init__.py", "from grader.api import Grader\nfrom grader.cluster import load_suite\n"),
     ],
 )
 def test_the_grader_rules_allow_what_the_layers_allow(path, source):
@@ -561,7 +561,7 @@ def test_registered_commands_are_read_from_the_table():
         (EXERCISES, "exercises/test_rope.py", "import math\nimport torch\nimport numpy as np\nimport pytest\n"),
         (
             APP_GRADER,
-            f"{APP_PAGES}/ui/grading.py",
+            f"{APP_PAGES}/ui/exercise/grading.py",
             "from grader import api\nfrom grader.service import GradingService\nfrom grader.results import SubmissionResult\n",
         ),
         (

@@ -202,12 +202,12 @@ def test_jobs_left_queued_by_a_stopped_service_are_graded_at_the_next_start(tmp_
     store = Store(f"sqlite:///{tmp_path / 'jobs.db'}")
     students = ["ann", "bob", "cem"]
     source = reference_submission()
-    first = GradingService(workers=1, store=store, warm_modes=["hidden"])
+    first = GradingService(judges=1, store=store, warm_modes=["hidden"])
     ids = {student: first.submit(student, {"rope.py": source}, exercises=["rope"]).id for student in students}
     first.close()  # long before its judge is warm: nothing was graded
     assert sorted(job.student for job in store.grading_jobs(status="queued")) == students
     assert store.attempt_details() == ()
-    with GradingService(workers=1, store=store, warm_modes=["hidden"]) as second:
+    with GradingService(judges=1, store=store, warm_modes=["hidden"]) as second:
         second.start()  # as the app does when it starts: nothing else asks this service anything
         deadline = time.monotonic() + START_SECONDS
         while store.grading_jobs(status="queued"):

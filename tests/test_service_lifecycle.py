@@ -18,6 +18,7 @@ import pytest
 from grader.results import SubmissionResult, TestOutcome
 from grader.service import GradingService, ServiceClosed, ServiceSettings
 from grader.service.connection import ClusterConnection
+from grader.service.judge import JudgeTask
 from grader.settings import GraderSettings
 from poslab.store import Store
 
@@ -38,7 +39,7 @@ def child_processes() -> set[int]:
     return children
 
 
-def result_for(task: dict, public: bool) -> dict:
+def result_for(task: JudgeTask, public: bool) -> dict:
     """What a judge would answer: rope 1 of 2 points (public) or 3 of 4 (hidden)."""
     tests = [
         TestOutcome("rope: a", "rope", 1.0, 1.0, "passed", "ok", "visible"),
@@ -47,7 +48,7 @@ def result_for(task: dict, public: bool) -> dict:
     if not public:
         tests.insert(1, TestOutcome("rope: a2", "rope", 2.0, 2.0, "passed", "ok", "hidden", "values"))
     return SubmissionResult(
-        task["submission_id"], "graded", tuple(tests), "bwrap", public, "h", "s", "v", 0.1
+        task.submission.submission_id, "graded", tuple(tests), "bwrap", public, "h", "s", "v", 0.1
     ).to_dict()
 
 
@@ -56,7 +57,7 @@ class StandInClient:
 
     def __init__(self) -> None:
         self.release = threading.Event()
-        self.tasks: list[tuple[str, dict]] = []
+        self.tasks: list[tuple[str, JudgeTask]] = []
         self.raises: BaseException | None = None  # what every task ends with instead of a result
 
     def submit(self, function, task, key, pure, retries):
@@ -68,7 +69,7 @@ class StandInClient:
             if self.raises is not None:
                 future.set_exception(self.raises)
             else:
-                future.set_result(result_for(task, task["mode"] == "public"))
+                future.set_result(result_for(task, task.mode == "public"))
 
         threading.Thread(target=answer, daemon=True).start()
         return future
@@ -105,7 +106,7 @@ def test_building_a_service_starts_no_thread_and_no_process(store):
     threads, children = {thread.ident for thread in threading.enumerate()}, child_processes()
     embedded = GradingService(store=store)  # an embedded cluster once started: a scheduler and judges
     from_env = GradingService.from_env(store=store)
-    assert embedded.pending_job_id("ann") is None  # reading the store starts nothing either
+    assert embedded.last_submission("ann") is None  # reading the store starts nothing either
     with pytest.raises(KeyError):
         embedded.status("no-such-job")
     time.sleep(0.3)
@@ -146,7 +147,7 @@ def test_start_is_idempotent_and_safe_from_many_threads(opened, store):
 
 def test_one_settings_object_holds_the_services_and_the_graders_settings(store):
     service = GradingService(
-        "tcp://127.0.0.1:9", workers=3, store=store, settings=GraderSettings(timeout=7.0), warm_modes=["hidden"]
+        "tcp://127.0.0.1:9", judges=3, store=store, settings=GraderSettings(timeout=7.0), warm_modes=["hidden"]
     )
     assert service.settings == ServiceSettings(
         grader=GraderSettings(timeout=7.0), scheduler="tcp://127.0.0.1:9", judges=3, warm_modes=("hidden",)
@@ -166,7 +167,8 @@ def test_the_service_records_a_practice_run_and_answers_its_status_before_and_af
     job = service.run_public({"rope.py": CODE}, ["rope"], student="ann")
     wait_for(lambda: opened and opened[0].client.tasks)
     key, task = opened[0].client.tasks[0]
-    assert key == f"practice-{job.id}" and task["mode"] == "public" and task["files"] == {"rope.py": CODE}
+    assert key == f"practice-{job.id}" and task.mode == "public" and task.submission is job.submission
+    assert task.submission.files == {"rope.py": CODE}
     assert service.status(job.id).state in ("grading", "waiting", "starting")
     assert store.practice_runs("ann") == ()
     opened[0].client.release.set()

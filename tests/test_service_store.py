@@ -33,7 +33,7 @@ def test_a_job_is_recorded_queued_with_its_code_student_and_time(store):
         "hidden",
     )
     assert job.submitted_at.tzinfo is not None and job.lease_holder == "replica-a"
-    assert store.pending_grading_job("ann").id == "j1"
+    assert [pending.id for pending in store.grading_jobs("ann", "queued")] == ["j1"]
 
 
 def test_a_student_has_one_pending_job_at_a_time(store):
@@ -160,8 +160,18 @@ def test_a_second_submission_while_one_is_pending_is_refused(unreachable_service
     with pytest.raises(AlreadyPending, match="already have a submission being graded") as refused:
         unreachable_service.submit("ann", FILES, exercises=["rope"])
     assert refused.value.job_id == first.id
-    assert unreachable_service.pending_job_id("ann") == first.id
+    assert unreachable_service.last_submission("ann") == first.id
     assert [job.id for job in store.grading_jobs()] == [first.id]
+
+
+def test_the_page_finds_the_last_practice_run_through_the_service(unreachable_service, store):
+    assert unreachable_service.last_practice_run("ann", "rope") is None
+    result = SubmissionResult("ann", "graded", (), "fallback", True, "s", "p", "1", 0.1)
+    kept = AttemptToRecord("rope", 1.0, 2.0, result.to_dict(), FILES["rope.py"], True)
+    store.record_practice_runs("ann", [kept])
+    status = unreachable_service.last_practice_run("ann", "rope")
+    assert status.state == "done" and status.result == result and status.handed_in is not None
+    assert unreachable_service.last_practice_run("ann", "alibi") is None and not unreachable_service.started
 
 
 def test_the_scheduler_address_is_read_only_once_its_file_is_written_whole(tmp_path):

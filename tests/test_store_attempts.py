@@ -23,7 +23,9 @@ T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
 
 def test_a_practice_run_is_kept_for_its_student_and_never_counts(store):
-    store.record_practice_run("ann", "rope", 1, 2, CODE, {"tests": [], "public_tests_only": True})
+    store.record_practice_runs(
+        "ann", [AttemptToRecord("rope", 1, 2, {"tests": [], "public_tests_only": True}, CODE, True)]
+    )
     store.record_practice_runs(
         "ann",
         [
@@ -50,7 +52,7 @@ def test_a_practice_run_needs_its_code_and_a_known_exercise(store):
     with pytest.raises(ValueError, match="needs the code it ran"):
         store.record_practice_runs("ann", [AttemptToRecord("rope", 1, 2, {}, None, True)])
     with pytest.raises(ValueError, match="unknown exercise"):
-        store.record_practice_run("ann", "transformers", 1, 2, CODE, {})
+        store.record_practice_runs("ann", [AttemptToRecord("transformers", 1, 2, {}, CODE, True)])
     assert store.practice_runs("ann") == ()
 
 

@@ -31,7 +31,7 @@ class SandboxReport:
     def sentence(self) -> str:
         if self.isolation is None:
             return (
-                f"Submissions are graded on the Dask cluster at {self.scheduler}: each worker's log says "
+                f"Submissions are graded on the Dask cluster at {self.scheduler}: each judge's log says "
                 "whether it uses bubblewrap."
             )
         if self.isolation == Isolation.BWRAP:

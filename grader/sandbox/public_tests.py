@@ -28,7 +28,7 @@ def run_public_tests(worker: WorkerProcess, files: Mapping[str, str], timeout: f
     session = ChildSession(worker, timeout)
     try:
         session.receive("start-up")
-        session.send({"type": MessageKind.PYTEST, "files": dict(files)}, what="the public tests")
+        session.send({"type": MessageKind.PYTEST, "files": files}, what="the public tests")
         report, _ = session.receive("the public tests")
         problem = report.get("problem")
         return PublicReport(

@@ -103,7 +103,7 @@ class SubmissionSandbox:
 
     def __init__(self, worker: WorkerProcess, files: Mapping[str, str], timeout: float) -> None:
         self.worker = worker
-        self.files = dict(files)
+        self.files = files  # read-only (a Submission's); sent as they are
         self.timeout = timeout
         self.session: ChildSession | None = None
         self.fault: GraderFault | None = None
@@ -151,7 +151,7 @@ class SandboxStudent(Student):
                 ready, _ = self.session.receive("start-up")
                 if ready["type"] != MessageKind.READY:
                     self.session.fail("the sandbox did not start properly")
-                header["files"] = dict(send_files)
+                header["files"] = send_files
             self.session.send(header, what="the import")
             while True:
                 header, _ = self.session.receive(

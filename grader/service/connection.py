@@ -86,6 +86,16 @@ class ClusterConnection:
             self._judges_cache = (time.monotonic(), count)
         return count
 
+    def wait_for_judge(self, timeout: float) -> None:
+        """Wait until a judge is warm; ``GraderFault`` if none can start within ``timeout`` s."""
+        deadline = time.monotonic() + timeout
+        while self.judges() == 0:
+            if (problem := self.problem()) is not None:
+                raise problem
+            if time.monotonic() > deadline:
+                raise GraderFault("no grader judge became ready in time (see the judges' logs)")
+            time.sleep(0.1)
+
     def close(self) -> None:
         with self._lock:
             self._closing.set()

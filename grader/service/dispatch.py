@@ -20,13 +20,13 @@ from typing import Any
 
 from grader.service.connection import ClusterConnection
 from grader.service.job import GradingJob
-from grader.service.judge import task_for
+from grader.service.judge import JudgeTask
 from grader.service.settings import ServiceSettings
 
 TASK_MODULE, TASK_FUNCTION = "grader.service.judge", "grade_on_judge"  # each Dask task: one grading
 
 
-def task_function() -> Callable[[dict], dict]:
+def task_function() -> Callable[[JudgeTask], dict]:
     """The Dask task function as imported now (so Dask sends it by reference, also after a reload)."""
     return getattr(importlib.import_module(TASK_MODULE), TASK_FUNCTION)
 
@@ -69,7 +69,7 @@ class Dispatcher:
         return backlog
 
     def _send(self, job: GradingJob) -> None:
-        task = task_for(job.submission, job.exercises, job.mode, self.settings.grader, self.settings.suite)
+        task = JudgeTask(job.submission, job.exercises, job.mode, self.settings.grader, self.settings.suite)
         future = self.connection.client.submit(task_function(), task, key=f"{job.kind}-{job.id}", pure=False, retries=1)
         with self._lock:
             self._futures[job.id] = future

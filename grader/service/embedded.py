@@ -173,9 +173,6 @@ class EmbeddedCluster:
                     logger.warning("judge-%d ended (exit code %s); starting it again", index, process.returncode)
                     self._start_judge(index)
 
-    def judge_pids(self) -> list[int]:
-        return [process.pid for process in self.judges if process is not None and process.poll() is None]
-
     def close(self) -> None:
         self.closing.set()
         with self._lock:

@@ -27,7 +27,7 @@ class AlreadyPending(SubmissionRejected):
 
 def checked_submission(files: Mapping[str, str], submission_id: str, settings: GraderSettings) -> Submission:
     """The files as a ``Submission``; ``SubmissionRejected`` with every problem, in sentences."""
-    submission = load_submission(dict(files), submission_id=submission_id, settings=settings)
+    submission = load_submission(files, submission_id=submission_id, settings=settings)
     problems = (*submission.problems, *submission.unread.values())
     if problems:
         raise SubmissionRejected(" ".join(problems))

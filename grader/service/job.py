@@ -35,7 +35,7 @@ class GradingJob:
         recorded: bool = True,
         kind: AttemptKind = AttemptKind.SUBMISSION,
     ) -> None:
-        self.id, self.student, self.submission, self.exercises = job_id, student, submission, exercises
+        self.id, self.student, self.submission, self.exercises = job_id, student, submission, tuple(exercises)
         self.mode, self.kind = GradingMode(mode), AttemptKind(kind)
         self.recorded = recorded  # in the store's grading jobs (a submission with a store), with a lease
         self.submitted = time.monotonic()  # orders the jobs in flight here

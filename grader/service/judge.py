@@ -3,13 +3,13 @@
     dask worker tcp://scheduler:8786 --nthreads 1 --preload grader.service.judge
     dask worker tcp://scheduler:8786 --nthreads 1 --preload grader.cluster       # the same, by its older name
 
-At start-up (before the worker joins the scheduler, so a joined worker is a warm one) the preload
+At start-up (before the judge joins the scheduler, so a joined judge is a warm one) the preload
 starts a ``grader.api.Grader`` per warm mode, each with its sandbox worker (torch imported once),
 and says in the Dask worker's log which isolation it will use: ``bwrap`` when bubblewrap works on
 this machine, else the fallback, with the reason. Each Dask task is one submission's whole
 grading (``grade_on_judge``), run on this warm judge one at a time (``--nthreads 1``). Tasks carry
-trusted data only: the submission's files and the settings in, ``SubmissionResult.to_dict()``
-out. Student code runs only in the sandboxed child, as with the CLI.
+trusted data only: a ``JudgeTask`` (the ``Submission`` as handed in, and the settings) in,
+``SubmissionResult.to_dict()`` out. Student code runs only in the sandboxed child, as with the CLI.
 
 ``POSLAB_GRADER_WARM_MODES`` (default ``hidden,public``) says which sandbox workers the judge
 starts before it joins: ``hidden`` for graded submissions, ``public`` for the app's practice runs
@@ -22,11 +22,10 @@ import importlib
 import logging
 import os
 import threading
-from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import dataclass
 from typing import Any
 
-from grader.api import Grader, Submission, grading_mode
+from grader.api import Grader, Submission
 from grader.settings import GraderSettings
 from grader.vocabulary import Isolation, IsolationSetting
 from poslab.vocabulary import GradingMode
@@ -46,6 +45,17 @@ def load_suite(spec: str | None) -> Any:
     module, _, attribute = spec.partition(":")
     loaded = importlib.import_module(module)
     return getattr(loaded, attribute) if attribute else loaded
+
+
+@dataclass(frozen=True)
+class JudgeTask:
+    """One Dask task: grade ``submission`` (the value the service was handed) with these settings."""
+
+    submission: Submission
+    exercises: tuple[str, ...]
+    mode: GradingMode
+    settings: GraderSettings
+    suite: str | None = None  # "module:attribute" of a stand-in suite (tests); None: the hidden suite
 
 
 class Judge:
@@ -77,14 +87,10 @@ class Judge:
         getattr(grading.suite, "prepare", lambda: None)()  # and draws its inputs (grader.suite.prepare)
         return grading.start()
 
-    def grade(self, task: dict) -> dict:
-        settings = GraderSettings(**task["settings"])
-        submission = Submission(
-            task["submission_id"], dict(task["files"]), tuple(task["problems"]), dict(task.get("unread", {}))
-        )
+    def grade(self, task: JudgeTask) -> dict:
         with self.lock:
-            grading = self.grader_for(grading_mode(task["mode"]), settings, task.get("suite"))
-            return grading.grade(submission, task["exercises"]).to_dict()
+            grading = self.grader_for(task.mode, task.settings, task.suite)
+            return grading.grade(task.submission, task.exercises).to_dict()
 
     def close(self) -> None:
         for grading in self.graders.values():
@@ -92,27 +98,7 @@ class Judge:
         self.graders.clear()
 
 
-def task_for(
-    submission: Submission,
-    exercises: Sequence[str] | None,
-    mode: GradingMode,
-    settings: GraderSettings,
-    suite: str | None = None,
-) -> dict:
-    """What a Dask task carries: plain, trusted data."""
-    return {
-        "submission_id": submission.submission_id,
-        "files": dict(submission.files),
-        "problems": list(submission.problems),
-        "unread": dict(submission.unread),
-        "exercises": None if exercises is None else list(exercises),
-        "mode": GradingMode(mode).value,
-        "settings": asdict(settings),
-        "suite": suite,
-    }
-
-
-def grade_on_judge(task: dict) -> dict:
+def grade_on_judge(task: JudgeTask) -> dict:
     """The Dask task: grade one submission on this Dask worker's warm judge."""
     from distributed import get_worker
 
@@ -153,17 +139,17 @@ def warm_modes() -> list[GradingMode]:
     return [mode for mode in GradingMode if mode in named] or [GradingMode.HIDDEN]
 
 
-def dask_setup(worker: Any) -> None:
+def dask_setup(dask_worker: Any) -> None:
     """Dask's preload hook (the name and argument are Dask's): make this Dask worker a warm judge."""
     import torch
 
     torch.set_num_threads(1)  # one judge per core: the hidden tests must not oversubscribe it
     settings = GraderSettings.from_env()
     judge = Judge()
-    # A practice run ("Run the public tests") on a judge without a warm public worker took ~9 s in
+    # A practice run ("Run the public tests") on a judge without a warm public sandbox worker took ~9 s in
     # the browser, so the app's judges warm both; the CLI's need the hidden one only.
     isolation = [judge.warm_up(settings, mode) for mode in warm_modes()][0]
-    setattr(worker, JUDGE_ATTRIBUTE, judge)
+    setattr(dask_worker, JUDGE_ATTRIBUTE, judge)
     if isolation == Isolation.BWRAP:
         logger.info("%s: isolation bwrap (bubblewrap works on this machine)", READY_LOG)
     else:
@@ -177,8 +163,8 @@ def dask_setup(worker: Any) -> None:
         )
 
 
-def dask_teardown(worker: Any) -> None:
+def dask_teardown(dask_worker: Any) -> None:
     """Dask's preload hook: close the judge's sandbox workers."""
-    judge = getattr(worker, JUDGE_ATTRIBUTE, None)
+    judge = getattr(dask_worker, JUDGE_ATTRIBUTE, None)
     if judge is not None:
         judge.close()

@@ -1,9 +1,7 @@
 """``GradingService``: the one queue of gradings for the app and the CLI, and the one writer of their outcomes.
 
-Building one starts nothing: ``start()`` (idempotent, cheap, safe from any thread) starts the
-embedded judges or connects to the scheduler in the background, and ``submit`` / ``run_public``
-start it when first called. See the package's documentation for the whole story; each part is a
-module of its own (intake, dispatch, outcomes, leases, status).
+Building one starts nothing; ``start()`` (idempotent, safe from any thread) starts the judges in the
+background. The package's documentation tells the whole story; each part is a module of its own.
 """
 
 from __future__ import annotations
@@ -12,7 +10,6 @@ import logging
 import os
 import socket
 import threading
-import time
 import uuid
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -20,7 +17,6 @@ from dataclasses import replace
 from typing import Any
 
 from grader.api import grading_mode, selected_exercises
-from grader.results import SubmissionResult
 from grader.sandbox import GraderFault
 from grader.service.connection import ClusterConnection
 from grader.service.dispatch import Dispatcher
@@ -29,23 +25,29 @@ from grader.service.job import GradingJob, ServiceClosed
 from grader.service.leases import LeaseKeeper
 from grader.service.outcomes import outcome_of, record_outcome
 from grader.service.settings import ServiceSettings
-from grader.service.status import JobStatus, RecentStatuses, finished_status, queued_status
+from grader.service.status import (
+    JobStatus,
+    RecentStatuses,
+    finished_status,
+    practice_status,
+    queued_status,
+    settled_status,
+)
 from grader.settings import GraderSettings
 from grader.submissions import Submission, load_submission
-from grader.vocabulary import WatchState
-from poslab.vocabulary import AttemptKind, GradingMode, JobState
+from poslab.vocabulary import AttemptKind, GradingMode
 
 logger = logging.getLogger(__name__)
 
 PRACTICE_ID = "practice"  # the submission id of a practice run that names no student
+STOPPED_BEFORE_RESULT = "the grading service stopped before this job's result; with a store, the next start grades it"
 
 
 class GradingService:
     """See the package's documentation. Thread-safe; one per process (the app caches it).
 
-    ``settings`` is one ``ServiceSettings``; the keywords override its fields (``settings`` given
-    here is the graders' own, a ``GraderSettings``; ``workers`` is ``judges`` by the name of
-    ``POSLAB_GRADER_WORKERS``).
+    ``self.settings`` is one ``ServiceSettings``: ``service_settings`` (default: the graders' own
+    ``settings``), with the fields the keywords give overridden.
     """
 
     def __init__(
@@ -53,7 +55,6 @@ class GradingService:
         scheduler: str | None = None,
         *,
         judges: int | None = None,
-        workers: int | None = None,
         store: Any = None,
         settings: GraderSettings | None = None,
         service_settings: ServiceSettings | None = None,
@@ -61,13 +62,7 @@ class GradingService:
         warm_modes: Sequence[GradingMode] | None = None,
     ) -> None:
         base = service_settings or ServiceSettings(grader=settings or GraderSettings.from_env())
-        overrides = {
-            "grader": settings,
-            "scheduler": scheduler,
-            "judges": judges or workers,
-            "suite": suite,
-            "warm_modes": None if warm_modes is None else tuple(warm_modes),
-        }
+        overrides = dict(grader=settings, scheduler=scheduler, judges=judges, suite=suite, warm_modes=warm_modes)
         self.settings = replace(base, **{name: value for name, value in overrides.items() if value is not None})
         self.store = store
         self.holder = f"{socket.gethostname()[:60]}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
@@ -133,30 +128,13 @@ class GradingService:
         """The Dask client, once connected (None before)."""
         return self.connection.client
 
-    @property
-    def fault(self) -> GraderFault | None:
-        return self.connection.fault
-
     def judges(self) -> int:
         """Judges connected to the scheduler now (each joined once warm)."""
         return self.connection.judges()
 
-    @property
-    def starting(self) -> bool:
-        """True until a warm judge has joined: the page says "starting the grader (about 10 s, once)"."""
-        return self.fault is None and self.judges() == 0
-
     def wait_ready(self, timeout: float | None = None) -> None:
         """Start, and wait until a judge is warm; ``GraderFault`` if none can start within ``timeout`` s."""
-        self.start()
-        deadline = time.monotonic() + (self.settings.start_seconds if timeout is None else timeout)
-        while self.judges() == 0:
-            problem = self.connection.problem()
-            if problem is not None:
-                raise problem
-            if time.monotonic() > deadline:
-                raise GraderFault("no grader judge became ready in time (see the judges' logs)")
-            time.sleep(0.1)
+        self.start().connection.wait_for_judge(self.settings.start_seconds if timeout is None else timeout)
 
     # -- handing in --------------------------------------------------------------------------------
 
@@ -180,20 +158,15 @@ class GradingService:
         student: str | None = None,
     ) -> GradingJob:
         """Queue a loaded submission as it is (one with problems is graded as not importable: the CLI)."""
-        mode = grading_mode(mode)
-        self._refuse_if_closed()
         job = GradingJob(
             uuid.uuid4().hex,
             student or submission.submission_id,
             submission,
             selected_exercises(exercises),
-            mode,
+            grading_mode(mode),
             recorded=self.store is not None,
         )
-        if job.recorded:
-            record_job(self.store, job, self.holder, self.settings.lease_seconds)
-        self.start().dispatcher.dispatch(job)
-        return job
+        return self._queue(job)
 
     def run_public(
         self, files: Mapping[str, str], exercises: Sequence[str] | None = None, *, student: str | None = None
@@ -205,7 +178,6 @@ class GradingService:
         student's pending submission. ``SubmissionRejected`` says what to fix.
         """
         submission = checked_submission(files, student or PRACTICE_ID, self.settings.grader)
-        self._refuse_if_closed()
         job = GradingJob(
             uuid.uuid4().hex,
             student,
@@ -215,12 +187,16 @@ class GradingService:
             recorded=False,
             kind=AttemptKind.PRACTICE,
         )
-        self.start().dispatcher.dispatch(job)
-        return job
+        return self._queue(job)
 
-    def _refuse_if_closed(self) -> None:
+    def _queue(self, job: GradingJob) -> GradingJob:
+        """Record the job (a submission, with a store) and send it to the judges."""
         if self._closing.is_set():
             raise ServiceClosed("the grading service is closed")
+        if job.recorded:
+            record_job(self.store, job, self.holder, self.settings.lease_seconds)
+        self.start().dispatcher.dispatch(job)
+        return job
 
     # -- outcomes ----------------------------------------------------------------------------------
 
@@ -262,11 +238,10 @@ class GradingService:
         return self.dispatcher.job(job_id)
 
     def status(self, job_id: str) -> JobStatus:
-        """Where a job is: starting, waiting (how many ahead), grading, done or failed.
+        """Where a job is: starting, waiting (how many ahead), grading, done or failed; ``KeyError`` if unknown.
 
-        Any job of this service, also after it finished; with a store, any replica's submission,
-        also after a reload (the result comes from the store). Asking about a submission still
-        queued starts the service: only a started service grades it. ``KeyError`` for a job unknown.
+        Any job of this service, also finished; with a store, any replica's submission, also after a
+        reload. Asking about a submission still queued starts the service: only a started one grades it.
         """
         job = self.dispatcher.job(job_id)
         if job is None and (kept := self.recent.get(job_id)) is not None:
@@ -275,12 +250,9 @@ class GradingService:
             ahead, handed_in = self.dispatcher.ahead_of(job), job.handed_in
         elif self.store is not None:
             record = self.store.grading_job(job_id)
-            handed_in = record.submitted_at
-            if record.status == JobState.DONE:
-                return finished_status(job_id, SubmissionResult.from_dict(record.result), None, handed_in)
-            if record.status == JobState.FAILED:
-                return JobStatus(job_id, WatchState.FAILED, message=record.message, handed_in=handed_in)
-            ahead = self.store.jobs_ahead(job_id)
+            if (settled := settled_status(record)) is not None:
+                return settled
+            ahead, handed_in = self.store.jobs_ahead(job_id), record.submitted_at
             self.start()
         else:
             raise KeyError(f"no job {job_id!r} in this service")
@@ -295,12 +267,16 @@ class GradingService:
         if job is not None:
             job.wait(timeout)
 
-    def pending_job_id(self, student: str) -> str | None:
-        """The student's submission still being graded (store only), to resume waiting after a reload."""
-        if self.store is None:
-            return None
-        record = self.store.pending_grading_job(student)
+    def last_submission(self, student: str) -> str | None:
+        """The id of the student's last submission, queued or settled (store only): after a reload the
+        page watches it again, and ``status()`` says where it is."""
+        record = None if self.store is None else self.store.latest_grading_job(student)
         return None if record is None else record.id
+
+    def last_practice_run(self, student: str, exercise: str) -> JobStatus | None:
+        """The student's last practice run of ``exercise`` kept in the store, as a finished status."""
+        runs = () if self.store is None else self.store.practice_runs(student, exercise)
+        return practice_status(runs[-1]) if runs else None
 
     # -- stopping -----------------------------------------------------------------------------------------
 
@@ -317,10 +293,4 @@ class GradingService:
         if self._finisher is not None:
             self._finisher.shutdown(wait=True, cancel_futures=False)
         for job in unfinished:
-            self._settle(
-                job,
-                None,
-                ServiceClosed(
-                    "the grading service stopped before this job's result; with a store, the next start grades it"
-                ),
-            )
+            self._settle(job, None, ServiceClosed(STOPPED_BEFORE_RESULT))

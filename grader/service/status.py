@@ -13,9 +13,11 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from grader.results import SubmissionResult
 from grader.vocabulary import WatchState
+from poslab.vocabulary import JobState
 
 RECENT_STATUSES = 4096  # finished jobs whose status a page may still ask for (a class's practice runs)
 
@@ -47,6 +49,25 @@ def queued_status(job_id: str, ahead: int, judges: int, handed_in: datetime | No
     if ahead < judges:
         return JobStatus(job_id, WatchState.GRADING, handed_in=handed_in)
     return JobStatus(job_id, WatchState.WAITING, ahead - judges + 1, handed_in=handed_in)
+
+
+def settled_status(record: Any) -> JobStatus | None:
+    """A stored submission's status if it is settled (done or failed); None while it is queued."""
+    if record.status == JobState.DONE:
+        return finished_status(record.id, SubmissionResult.from_dict(record.result), None, record.submitted_at)
+    if record.status == JobState.FAILED:
+        return JobStatus(record.id, WatchState.FAILED, message=record.message, handed_in=record.submitted_at)
+    return None
+
+
+def practice_status(attempt: Any) -> JobStatus:
+    """A practice run kept in the store (an attempt of kind ``PRACTICE``), as a finished status."""
+    return JobStatus(
+        f"practice-{attempt.id}",
+        WatchState.DONE,
+        result=SubmissionResult.from_dict(attempt.details),
+        handed_in=attempt.time,
+    )
 
 
 def finished_status(

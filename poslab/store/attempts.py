@@ -11,7 +11,7 @@ test that ran. Its ``kind`` says why it was kept (``poslab.vocabulary.AttemptKin
   student; it never counts anywhere.
 
 ``insert_attempt`` is the one place an attempt is written; ``Store.record_attempt``,
-``Store.record_practice_run(s)`` and ``Store.finish_grading_job`` all call it, after
+``Store.record_practice_runs`` and ``Store.finish_grading_job`` all call it, after
 ``checked_attempt`` has checked the attempt outside the transaction.
 
 ``AttemptsMixin`` is mixed into ``Store``; it uses the store's transactions and validation.
@@ -133,13 +133,6 @@ class AttemptsMixin:
         """
         attempt = AttemptToRecord(exercise, score, max_score, details, code, public_tests_only, tuple(tests))
         return self._record_attempts(student, [attempt], AttemptKind.SUBMISSION)[0]
-
-    def record_practice_run(
-        self, student: str, exercise: str, score: float, max_score: float, code: str, result: dict
-    ) -> int:
-        """Keep one run of the public tests on the draft (practice, never counted); returns its id."""
-        attempt = AttemptToRecord(exercise, score, max_score, result, code, True)
-        return self._record_attempts(student, [attempt], AttemptKind.PRACTICE)[0]
 
     def record_practice_runs(self, student: str, attempts: Sequence[AttemptToRecord]) -> tuple[int, ...]:
         """Keep the exercises of one practice run (the grading service's), in one transaction; their ids."""

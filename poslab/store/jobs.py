@@ -161,10 +161,6 @@ class GradingJobsMixin:
             query = query.where(table.c.status == JobState(status))
         return tuple(_record(row) for row in self._read(lambda conn: conn.execute(query).all()))
 
-    def pending_grading_job(self, student: str) -> GradingJobRecord | None:
-        pending = self.grading_jobs(student, QUEUED)
-        return pending[0] if pending else None
-
     def latest_grading_job(self, student: str) -> GradingJobRecord | None:
         """The student's last submission, queued or settled (the page shows its result after a reload)."""
         table = schema.grading_jobs

@@ -111,7 +111,7 @@ def in_student_bundle() -> bool:
 
 
 def grading_mode() -> GradingMode:
-    return GradingMode.PUBLIC if api.running_in_bundle() else GradingMode.HIDDEN
+    return GradingMode.PUBLIC if in_student_bundle() else GradingMode.HIDDEN
 
 
 def local_workspace() -> bool:
@@ -204,20 +204,23 @@ def watch_of(kind: AttemptKind, exercise_id: str) -> Watch | None:
 
 
 def pending_job(student: str) -> Watch | None:
-    """This session's submission; else (after a reload, or in another tab) the student's last one in the
-    store: still queued (the page waits for it) or with its result, which the page shows again."""
+    """This session's submission; else (after a reload, or in another tab) the student's last one, as
+    the service finds it: still queued (the page waits for it) or with its result, shown again."""
     watch = st.session_state.get(JOB_KEY)
     if watch is not None:
         return watch
     if st.session_state.get(LOOKED_UP_KEY) == student:
         return None  # asked once this session: none yet (a new one is this session's own)
-    found = store_call("look for your last submission", lambda opened: (opened.latest_grading_job(student),), None)
+    service = grading_service()
+    if service is None:
+        return None
+    found = store_call("look for your last submission", lambda _: (service.last_submission(student),), None)
     if found is None:
         return None  # store_call has said why; the next run asks again
     st.session_state[LOOKED_UP_KEY] = student
     if found[0] is None:
         return None
-    watch = Watch(found[0].id, AttemptKind.SUBMISSION, ())
+    watch = Watch(found[0], AttemptKind.SUBMISSION, ())
     st.session_state[JOB_KEY] = watch
     return watch
 
@@ -230,7 +233,7 @@ def submit(student: str, files: Mapping[str, str], exercises: tuple[str, ...]) -
     if service is None:
         return False
     try:
-        job = service.submit(student, dict(files), exercises=list(exercises), mode=grading_mode())
+        job = service.submit(student, files, exercises=exercises, mode=grading_mode())
     except ValueError as error:  # SubmissionRejected, or AlreadyPending, which names the pending job
         # By its job_id, not its class: a service made before a module reload raises the class it imported.
         pending_id = getattr(error, "job_id", None)
@@ -264,6 +267,14 @@ def submit_folder(student: str, folder: Path, exercises: tuple[Exercise, ...]) -
 
 def practice_watches() -> dict[str, Watch]:
     return st.session_state.setdefault(PRACTICE_KEY, {})
+
+
+def last_practice_run(student: str, exercise_id: str) -> JobStatus | None:
+    """The student's last practice run of the exercise, as the service keeps it (after a reload, in another tab)."""
+    service = grading_service()
+    if service is None:
+        return None
+    return store_call("load your practice runs", lambda _: service.last_practice_run(student, exercise_id), None)
 
 
 def start_practice(student: str, exercise: Exercise, draft: str) -> None:

@@ -17,7 +17,7 @@ from datetime import datetime
 
 import streamlit as st
 
-from app_pages.ui import clock, store_calls
+from app_pages.ui import clock
 from app_pages.ui.exercise import feedback, grading, history, workspace
 from grader.results import SubmissionResult
 from grader.submissions import MAX_FILE_BYTES, SubmissionRejected, source_from_upload
@@ -132,11 +132,9 @@ def practice_panel(student: str, exercise: Exercise) -> None:
     if watch is not None:
         watch_panel(watch, exercise.id)
         return
-    runs = store_calls.store_call(
-        "load your practice runs", lambda opened: opened.practice_runs(student, exercise.id), ()
-    )
-    if runs:  # the last one, kept by the grading service (after a reload, in another tab)
-        show_practice(SubmissionResult.from_dict(runs[-1].details), runs[-1].time, exercise.id)
+    last = grading.last_practice_run(student, exercise.id)
+    if last is not None:
+        show_practice(last.result, last.handed_in, exercise.id)
 
 
 def show_practice(result: SubmissionResult, handed_in: datetime, exercise_id: str) -> None:
