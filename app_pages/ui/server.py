@@ -4,6 +4,7 @@ the HTTP route of the roster's sign-in links.
 ``lifespan`` runs once per app process, when ``streamlit run app.py`` starts the server and before
 any page is opened:
 
+* ``POSLAB_DATA_DIR`` is created readable by its owner only (0700), or narrowed if it exists;
 * ``POSLAB_ROSTER``, if set, becomes the class's roster. A file that cannot be read, or that
   holds no student, stops the server with a sentence: a class meant to sign in must never fall
   back to typed names;
@@ -41,7 +42,7 @@ from streamlit.logger import get_logger
 
 from app_pages.ui import grading, heap
 from app_pages.ui.store_calls import open_store
-from poslab.config import Settings
+from poslab.config import Settings, private_folder
 from poslab.roster import read_roster
 from poslab.signin import COOKIE, ROUTE, STATUS_PARAM, from_trusted_proxy
 from poslab.store import DATABASE_ERRORS, RosterMember, StoreError
@@ -92,6 +93,7 @@ def warm_up() -> None:
 @asynccontextmanager
 async def lifespan(_app: Any) -> AsyncIterator[None]:
     settings = Settings.from_env()  # a bad POSLAB_* value stops the start here, with its sentence
+    private_folder(settings.data_dir)
     if settings.roster_file is not None:
         await asyncio.to_thread(import_roster_file, settings)
     threading.Thread(target=warm_up, name="poslab-warm-up", daemon=True).start()
