@@ -16,9 +16,11 @@ The sidebar (``sidebar.py``) draws what this resolved.
 from __future__ import annotations
 
 import streamlit as st
+from streamlit import config
 
 from app_pages.ui.store_calls import store_call
 from app_pages.ui.workspace import SESSION_KEY as BROWSER_SESSION_KEY
+from poslab.config import Settings
 from poslab.identity import (
     IdentityFrame,
     IdentityMode,
@@ -28,7 +30,7 @@ from poslab.identity import (
     resolve,
     sign_in_prompt,
 )
-from poslab.signin import COOKIE
+from poslab.signin import app_origin, cookie_name, same_origin
 
 STUDENT_KEY = "student_name"  # the typed name (typed-name mode only); mirrored in the URL as ?student=
 LOGIN_KEY = "login_configured"  # this session's answer: is Streamlit's login ([auth]) configured?
@@ -53,9 +55,26 @@ def user() -> dict:
 
 
 def sign_in_cookie() -> str | None:
-    """The browser's roster sign-in (a random session id), as its websocket sent it."""
-    found = st.context.cookies.get(COOKIE)
-    return found if isinstance(found, str) and found else None  # AppTest's context has no cookies
+    """The browser's roster sign-in (a random session id), as its websocket sent it, if that websocket
+    was opened by the app's own page: a page of another origin (another port of this host) gets none.
+
+    Streamlit's own check lets any port of the host through; a request without ``Origin`` is not a
+    browser's (browsers send it on every websocket), so it cannot carry a browser's cookie unasked."""
+    headers = st.context.headers
+    peer = st.context.ip_address
+    app = app_origin(
+        headers.get("Host"),
+        bool(config.get_option("server.sslCertFile")),
+        peer if isinstance(peer, str) else None,
+        headers.get("X-Forwarded-Proto"),
+        headers.get("X-Forwarded-Host"),
+        Settings.from_env().trusted_proxies,
+    )
+    found = st.context.cookies.get(cookie_name(https=app is not None and app[0] == "https"))
+    if not isinstance(found, str) or not found:  # AppTest's context has no cookies
+        return None
+    origin = headers.get("Origin")
+    return found if origin is None or same_origin(origin, app) else None
 
 
 def _frame() -> IdentityFrame | None:

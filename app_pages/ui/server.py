@@ -32,7 +32,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from typing import Any
-from urllib.parse import urlsplit
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
@@ -44,7 +43,7 @@ from app_pages.ui import grading, heap
 from app_pages.ui.store_calls import open_store
 from poslab.config import Settings, private_folder
 from poslab.roster import read_roster
-from poslab.signin import COOKIE, ROUTE, STATUS_PARAM, from_trusted_proxy
+from poslab.signin import ROUTE, STATUS_PARAM, app_origin, cookie_name, same_origin
 from poslab.store import DATABASE_ERRORS, RosterMember, StoreError
 
 logger = get_logger(__name__)
@@ -133,18 +132,15 @@ def _unavailable() -> Response:
     )
 
 
-def _same_origin(request: Request) -> bool:
-    origin = request.headers.get("origin")
-    return origin is not None and urlsplit(origin).netloc == request.headers.get("host")
-
-
-def _https(request: Request, settings: Settings) -> bool:
-    if request.url.scheme == "https":
-        return True
-    peer = request.client.host if request.client else None
-    return (
-        from_trusted_proxy(peer, settings.trusted_proxies)
-        and request.headers.get("x-forwarded-proto", "").strip() == "https"
+def _origin(request: Request, settings: Settings) -> tuple[str, str, int] | None:
+    """The app's origin as this request addressed it (``poslab.signin.app_origin``)."""
+    return app_origin(
+        request.headers.get("host"),
+        request.url.scheme == "https",
+        request.client.host if request.client else None,
+        request.headers.get("x-forwarded-proto"),
+        request.headers.get("x-forwarded-host"),
+        settings.trusted_proxies,
     )
 
 
@@ -176,14 +172,15 @@ def sign_in_page(request: Request) -> Response:
 
 def sign_in(request: Request) -> Response:
     """POST /signin/<token>: sign this browser in, set its cookie, and go to the app."""
-    if not _same_origin(request):
+    settings = Settings.from_env()
+    origin = _origin(request, settings)
+    if not same_origin(request.headers.get("origin"), origin):
         return _private(
             PlainTextResponse(
                 "Sign in from the page your link opens (this request came from another site, or without its origin).",
                 status_code=403,
             )
         )
-    settings = Settings.from_env()
     try:
         outcome = open_store(settings.db_url).sign_in_with_link(
             request.path_params["token"], timedelta(days=settings.signin_days)
@@ -193,14 +190,15 @@ def sign_in(request: Request) -> Response:
     if isinstance(outcome, str):
         return _refused(outcome)
     response = RedirectResponse(app_path(), status_code=303)
+    https = origin is not None and origin[0] == "https"
     response.set_cookie(
-        COOKIE,
+        cookie_name(https),
         outcome.session,
         max_age=int(timedelta(days=settings.signin_days).total_seconds()),
-        path=app_path(),
+        path="/" if https else app_path(),  # a __Host- cookie must have Path=/
         httponly=True,
         samesite="lax",
-        secure=_https(request, settings),
+        secure=https,
     )
     return _private(response)
 
