@@ -159,6 +159,18 @@ def login_identity(user: Mapping[str, object]) -> str | None:
     return account.key if account is not None else None
 
 
+def author_name(key: str, roster_names: Mapping[str, str]) -> str:
+    """How a comment's author is shown: the roster's name; else an email's part before the "@"; else
+    the key (a typed name, or a login's ``oidc-`` key shortened). Never an email."""
+    if roster_names.get(key):
+        return roster_names[key]
+    if is_email(key):
+        return key.split("@", 1)[0]
+    if key.startswith(LOGIN_KEY_PREFIX):
+        return f"student {key[len(LOGIN_KEY_PREFIX) : len(LOGIN_KEY_PREFIX) + 8]}"
+    return key
+
+
 def identity_mode(user: Mapping[str, object], roster_active: bool) -> IdentityMode:
     if login_configured(user):
         return "login"

@@ -192,3 +192,29 @@ def test_the_instructor_signs_one_student_out_and_their_link_still_works(class_w
     assert any("Signed out 1 browser(s) of 1 student(s)" in box.value for box in at.success)
     assert store.sign_in_state(bob).student is None and store.sign_in_state(ann).student == ANN
     assert store.sign_in_with_link(bob_link, timedelta(days=1)).student == BOB  # the link still signs him in
+
+
+# -- comments -----------------------------------------------------------------------------------------------
+
+
+def test_a_comments_author_is_a_name_never_an_email():
+    from poslab.identity import author_name
+
+    assert author_name(ANN, {ANN: "Ann Lee"}) == "Ann Lee"
+    assert author_name(BOB, {}) == "bob"
+    assert author_name("Quinn", {}) == "Quinn"  # a typed name: the name itself
+    key = login_identity(account("a1"))
+    assert author_name(key, {}) == f"student {key[5:13]}" and "@" not in author_name(key, {})
+
+
+def test_with_a_roster_comments_are_the_class_and_signed_with_names(class_with_an_instructor, monkeypatch):
+    store = class_with_an_instructor
+    store.add_comment(BOB, "position-problem", "Is the order lost in the sum?")
+    visitor = go(AppTest.from_file(APP, default_timeout=TIMEOUT).run(), "app_pages/position_problem.py")
+    seen = " ".join(texts(visitor.main) + [item.value for item in visitor.caption])
+    assert "Is the order lost" not in seen and BOB not in seen and "signed-in students only" in seen
+    browser_signed_in(monkeypatch, store, ANN)
+    member = go(AppTest.from_file(APP, default_timeout=TIMEOUT).run(), "app_pages/position_problem.py")
+    shown = texts(member.main)
+    assert "Is the order lost in the sum?" in shown and any(text.startswith("Bob · ") for text in shown), shown
+    assert not any(BOB in text for text in shown)
