@@ -16,20 +16,13 @@ from datetime import timedelta
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from poslab.config import Settings, parse_instructors
-from poslab.identity import Identity, IdentityFrame, login_account, login_identity, resolve
+from poslab.identity import Identity, IdentityFrame, login_identity, resolve
 from poslab.roster import read_roster
-from poslab.signin import (
-    COOKIE,
-    SECURE_COOKIE,
-    app_origin,
-    client_address,
-    cookie_name,
-    normal_address,
-    parse_trusted_proxies,
-    same_origin,
-)
+from poslab.signin import COOKIE, client_address, parse_trusted_proxies
 from poslab.store import Store
+
+# What this module adds to the library is imported in the tests that use it, so that the others run,
+# and fail for what they show, against the code before it.
 from tests.app_harness import APP, TIMEOUT, browser_signed_in, button, go, texts
 
 ISSUER = "https://login.microsoftonline.com/tenant/v2.0"
@@ -49,6 +42,8 @@ def test_two_accounts_with_one_display_name_are_two_students():
     assert "John Smith" not in (login_identity(first), login_identity(second))
     assert login_identity(first) == login_identity(dict(first))  # stable: the same subject, the same key
     assert login_identity(first) != login_identity(account("a1", iss="https://other.example"))  # per issuer
+    from poslab.identity import login_account
+
     assert login_account(first).display == "John Smith"
 
 
@@ -85,6 +80,8 @@ def test_two_john_smiths_in_the_app_do_not_share_a_draft(app_env):
 
 
 def test_the_cookie_counts_only_from_the_apps_own_origin():
+    from poslab.signin import app_origin, same_origin
+
     app = app_origin("127.0.0.1:8501", False, None, None, None, ())
     assert same_origin("http://127.0.0.1:8501", app)
     assert not same_origin("http://127.0.0.1:9000", app)  # the same host, another port: another origin
@@ -96,6 +93,8 @@ def test_the_cookie_counts_only_from_the_apps_own_origin():
 
 
 def test_forwarded_scheme_and_host_are_believed_from_a_trusted_proxy_only():
+    from poslab.signin import app_origin, same_origin
+
     behind = app_origin("127.0.0.1:8501", False, "::ffff:127.0.0.1", "https", "class.uni.edu", PROXY)
     assert same_origin("https://class.uni.edu", behind) and not same_origin("http://127.0.0.1:8501", behind)
     spoofed = app_origin("127.0.0.1:8501", False, "203.0.113.9", "https", "evil.example", PROXY)
@@ -103,6 +102,8 @@ def test_forwarded_scheme_and_host_are_believed_from_a_trusted_proxy_only():
 
 
 def test_the_cookies_name_under_https_is_host_bound():
+    from poslab.signin import SECURE_COOKIE, cookie_name
+
     assert (
         (cookie_name(False), cookie_name(True)) == (COOKIE, SECURE_COOKIE) == ("poslab_signin", "__Host-poslab_signin")
     )
@@ -112,13 +113,17 @@ def test_the_cookies_name_under_https_is_host_bound():
 
 
 def test_an_ipv4_mapped_proxy_is_the_trusted_ipv4_proxy():
-    assert normal_address("::ffff:127.0.0.1") == "127.0.0.1" and normal_address("::1") == "::1"
     assert client_address("::ffff:127.0.0.1", ["203.0.113.5"], PROXY) == "203.0.113.5"
     assert client_address("::ffff:203.0.113.7", ["198.51.100.1"], PROXY) == "203.0.113.7"  # not trusted
     assert client_address("127.0.0.1", ["198.51.100.1, ::ffff:127.0.0.1"], PROXY) == "198.51.100.1"
+    from poslab.signin import normal_address
+
+    assert normal_address("::ffff:127.0.0.1") == "127.0.0.1" and normal_address("::1") == "::1"
 
 
 def test_the_named_instructors_are_parsed_in_one_place():
+    from poslab.config import Settings, parse_instructors
+
     assert parse_instructors(" Ann@Uni.edu, s123;  bob@uni.edu ") == {"ann@uni.edu", "s123", "bob@uni.edu"}
     assert parse_instructors("") == frozenset()
     assert Settings.from_env({"POSLAB_INSTRUCTORS": "Ann@Uni.edu"}).instructors == {"ann@uni.edu"}

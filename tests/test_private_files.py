@@ -18,7 +18,6 @@ import pytest
 
 from grader.service.embedded import EmbeddedCluster
 from grader.service.judge import WARM_MODES_ENV
-from poslab.config import private_folder
 from poslab.store import Store
 from tests.conftest import ROOT
 
@@ -78,6 +77,11 @@ def test_the_clusters_certificate_is_readable_by_its_owner_only(cluster):
 def test_the_data_folder_and_the_store_are_the_owners_only(tmp_path):
     old = os.umask(0o022)  # the usual umask: new files 0644, folders 0755
     try:
+        nested = tmp_path / "fresh" / "store.db"  # a folder the store makes itself is owner-only too
+        Store(f"sqlite:///{nested}").save_draft("bob", "rope", "x = 1", saved_by="tab")
+        assert (mode(nested.parent), mode(nested)) == (0o700, 0o600)
+        from poslab.config import private_folder
+
         data = tmp_path / "data"
         data.mkdir(mode=0o755)
         data.chmod(0o755)
@@ -90,8 +94,5 @@ def test_the_data_folder_and_the_store_are_the_owners_only(tmp_path):
         written = [database, data / "poslab.db-wal", data / "poslab.db-shm"]
         assert all(path.exists() for path in written), sorted(data.iterdir())
         assert {path.name: mode(path) for path in written} == {path.name: 0o600 for path in written}
-        nested = tmp_path / "fresh" / "store.db"  # a folder the store makes itself is owner-only too
-        Store(f"sqlite:///{nested}").save_draft("bob", "rope", "x = 1", saved_by="tab")
-        assert mode(nested.parent) == 0o700 and mode(nested) == 0o600
     finally:
         os.umask(old)
