@@ -4,7 +4,7 @@ This file is read twice, and does one thing each time:
 
 * **imported by the server** (``streamlit run`` finds ``app = st.App(...)`` below and serves it with
   uvicorn): ``app`` is this file as the app's script, with the server's start-up and its routes
-  (``app_pages/ui/server.py``): the roster of ``POSLAB_ROSTER`` is loaded, the grading service's
+  (``app_pages/runtime/server.py``): the roster of ``POSLAB_ROSTER`` is loaded, the grading service's
   judges start and the pages' libraries are imported before any page is opened, and
   ``/signin/<token>`` serves the roster's sign-in links;
 * **run as the script of every page view** (``__name__ == "__main__"``, also under AppTest): the
@@ -25,7 +25,8 @@ def route() -> None:
     # not hold up its start (its warm-up thread makes them; here they are already loaded).
     import torch
 
-    from app_pages.ui import dark_theme, heap, identity, run_gate, sidebar
+    from app_pages.runtime import heap, run_gate
+    from app_pages.ui import dark_theme, identity, sidebar
     from poslab.lessons import all_lessons
 
     # Once per process (the server's start-up has usually done it): see heap.py.
@@ -66,6 +67,6 @@ def route() -> None:
 if __name__ == "__main__":
     route()
 else:
-    from app_pages.ui import server
+    from app_pages.runtime import server
 
     app = st.App(__file__, lifespan=server.lifespan, routes=server.routes())

@@ -2,12 +2,13 @@
 
 The exercise is in the URL (``?exercise=rope``) and in the session, so a reload, the Progress
 page's links and coming back all open the same one. The buttons and their answers are
-``app_pages.ui.hand_in``; the gradings go to the grading service and never wait in this script.
+``app_pages.ui.exercise.hand_in``; the gradings go to the grading service and never wait in this script.
 """
 
 import streamlit as st
 
-from app_pages.ui import grading, hand_in, hints, identity, workspace
+from app_pages.ui import identity
+from app_pages.ui.exercise import grading, hand_in, hints, workspace
 from poslab.exercises import EXERCISES, Exercise, get_exercise, spec
 
 EXERCISE_PARAM = "exercise"

@@ -5,8 +5,8 @@ import time
 
 import streamlit as st
 
+from app_pages.runtime.run_gate import page_runs
 from app_pages.ui import caching, frame
-from app_pages.ui.run_gate import page_runs
 from poslab.experiments.lab_runner import LabProgress, QuickRunFailed, QuickRuns
 from poslab.viz import extrapolation as lesson
 

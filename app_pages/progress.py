@@ -2,7 +2,8 @@
 
 import streamlit as st
 
-from app_pages.ui import clock, frame, grading, history, identity, store_calls
+from app_pages.ui import clock, frame, identity, store_calls
+from app_pages.ui.exercise import grading, history
 from poslab.exercises import EXERCISES
 from poslab.lessons import all_lessons
 from poslab.viz.progress import attempts_chart, exercise_rows, lesson_rows, next_steps

@@ -6,7 +6,8 @@ total, max) and
 ``python -m grader grade --out DIR``; this module reads them back for the Instructor page. Only
 these files are read; a broken ``results.json`` is skipped and named in ``problems`` rather than
 hiding the rest of the class. ``per_test_rows`` gives the store the per-test rows of a result, so the
-store never reads the grader's JSON.
+store never reads the grader's JSON; ``graded_run`` reads a stored attempt's details for the pass
+rates counted by student (``poslab.pass_by_student``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from pathlib import Path
 import pandas as pd
 
 from grader.results import SubmissionResult
-from poslab.store import TestRow, pass_rates
+from grader.vocabulary import NOT_IMPLEMENTED
+from poslab.pass_by_student import GradedRun
+from poslab.store import Attempt, TestRow, pass_rates
 from poslab.vocabulary import TestStatus
 
 MAX_RESULTS_BYTES = 5 * 1024 * 1024  # one submission's results; far above any real one
@@ -114,3 +117,35 @@ def load_gradebook(directory: str | Path) -> Gradebook:
         except (OSError, ValueError) as error:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
             problems.append(f"{submission_id}/results.json was skipped: {error}")
     return Gradebook(table, pass_rates(rows), tuple(problems))
+
+
+def _defines_nothing(tests: list[dict]) -> bool:
+    """No test ran, or every one that ran failed because what it needs is not implemented."""
+    ran = [test for test in tests if test.get("status") != TestStatus.DID_NOT_IMPORT]
+    return not ran or all(
+        test.get("status") == TestStatus.FAILED and NOT_IMPLEMENTED in str(test.get("output", "")) for test in ran
+    )
+
+
+def graded_run(attempt: Attempt) -> GradedRun:
+    """A hidden-suite attempt as pass rates by student count it: for each property family of the
+    tests that ran (from the grader's details), whether every one passed, and whether the attempt
+    defined anything at all. An attempt without readable details defines nothing the rates can use."""
+    details = attempt.details if isinstance(attempt.details, dict) else {}
+    tests = [test for test in details.get("tests") or () if isinstance(test, dict)]
+    families: dict[str, bool] = {}
+    for test in tests:
+        if test.get("status") == TestStatus.DID_NOT_IMPORT:
+            continue
+        family = str(test.get("family") or "other")
+        families[family] = families.get(family, True) and test.get("status") == TestStatus.PASSED
+    return GradedRun(
+        attempt.student,
+        attempt.exercise,
+        attempt.time,
+        attempt.id,
+        attempt.score,
+        attempt.max_score,
+        families,
+        defined=bool(tests) and not _defines_nothing(tests),
+    )

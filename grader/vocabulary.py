@@ -69,3 +69,6 @@ class WatchState(StrEnum):
 
 
 PUBLIC_TEST_FAMILY = "public"  # the property family of every public test (they declare none)
+NOT_IMPLEMENTED = (
+    "is not implemented yet"  # a test's output when the name it needs is missing or raises NotImplementedError
+)

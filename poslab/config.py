@@ -12,7 +12,7 @@ is unset or empty takes its default:
                                 ``private_file``)
 ``POSLAB_INSTRUCTOR_PASSWORD``  password of the Instructor page (default: none). When it is
                                 unset, the app looks for the ``instructor_password`` secret
-                                (``app_pages/ui/lock.py``); without either, the page stays locked
+                                (``app_pages/ui/instructor/lock.py``); without either, the page stays locked
 ``POSLAB_GRADER_TIMEOUT``       seconds of wall-clock time per exercise when grading (default 20;
                                 anything but a finite number above 0 is a ``ValueError`` that
                                 says so); ``grader.settings.GraderSettings`` takes it from here

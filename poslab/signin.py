@@ -1,7 +1,7 @@
 """Roster sign-in: the link's address, the browser's cookie, the links' CSV, and who the client is
 behind a reverse proxy.
 
-A student's personal link is ``<app>/signin/<token>``. The app's route (``app_pages/ui/server.py``)
+A student's personal link is ``<app>/signin/<token>``. The app's route (``app_pages/runtime/server.py``)
 checks the token in the store, sets the cookie (HttpOnly, SameSite=Lax, a random session id whose
 digest and expiry are in the store) and redirects to the app, so the token leaves the address bar.
 The cookie is ``COOKIE`` over HTTP, ``SECURE_COOKIE`` (``__Host-``: Secure, for this host only)

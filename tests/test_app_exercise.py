@@ -15,7 +15,7 @@ import uuid
 
 import pytest
 
-from app_pages.ui import grading
+from app_pages.ui.exercise import grading
 from grader.api import load_submission
 from grader.mutants import get_mutant, reference_source
 from grader.results import SubmissionResult, TestOutcome

@@ -13,7 +13,7 @@ from tests.corpus.bugs import BUGS
 
 
 def render(result_json: str, exercise: str) -> None:
-    from app_pages.ui import feedback
+    from app_pages.ui.exercise import feedback
     from grader.results import SubmissionResult
 
     feedback.show_result(SubmissionResult.from_json(result_json), [exercise], {exercise: exercise})

@@ -1,6 +1,6 @@
 """Grading from the app, without a grader: what a student may hand in (grader.submissions), the
-feedback drawn from a result (app_pages.ui.feedback), and the page's helpers around the grading
-service (app_pages.ui.grading). The service itself: test_service_store and test_service_dask."""
+feedback drawn from a result (app_pages.ui.exercise.feedback), and the page's helpers around the grading
+service (app_pages.ui.exercise.grading). The service itself: test_service_store and test_service_dask."""
 
 import io
 import zipfile
@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app_pages.ui import grading
-from app_pages.ui.feedback import hidden_losses, score_line, summary, visible_failures, visible_passes
+from app_pages.ui.exercise import grading
+from app_pages.ui.exercise.feedback import hidden_losses, score_line, summary, visible_failures, visible_passes
 from grader import api
 from grader.results import SubmissionResult, TestOutcome
 from grader.submissions import SubmissionRejected, load_submission, source_from_paste, source_from_upload

@@ -12,7 +12,7 @@ def _page() -> None:
 
     import streamlit as st
 
-    from app_pages.ui import heap
+    from app_pages.runtime import heap
 
     st.write(f"served={heap.served()} frozen={heap.freeze_start_up_heap()} count={gc.get_freeze_count()}")
 

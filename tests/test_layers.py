@@ -17,6 +17,8 @@
 * the app (``app.py``, ``app_pages/``) imports from ``grader`` only the modules of
   ``APP_MAY_IMPORT_FROM_GRADER`` (the README's Layout section says why each);
 * the pages (``app_pages/``) never import ``sqlalchemy``: they go through the store;
+* a module's folder says who uses it: what every page shares (``app_pages/ui/``) imports no one
+  page's part (``app_pages/ui/exercise/``, ``app_pages/ui/instructor/``), and no part imports another's;
 * outside the app layer (``app.py``, ``app_pages/``), ``tests/`` and ``benchmarks/``, nothing
   imports ``streamlit``.
 * only ``tests/`` imports ``transformers`` (a test-only dependency: the decode reference is held
@@ -57,6 +59,7 @@ APP_MAY_IMPORT_FROM_GRADER = (
 GRADER_SERVICE = ("grader/service", "grader/cluster.py")
 GRADER_FRONT_ENDS = ("grader/cli", "grader/__main__.py", "grader/gradescope")
 COMMAND_TABLE = "grader/cli/commands.py"
+PAGE_PARTS = ("app_pages/ui/exercise", "app_pages/ui/instructor")  # each used by its own pages only
 SKIPPED_FOLDERS = {"__pycache__", "node_modules"}  # and every folder whose name starts with "."
 
 
@@ -209,6 +212,17 @@ PAGES = Rule(
     _under(APP_PAGES),
     lambda item: item.top == "sqlalchemy",
 )
+
+
+def _page_part(path: str) -> str | None:
+    return next((part for part in PAGE_PARTS if path.startswith(part + "/")), None)
+
+
+UI_BY_WHO_USES_IT = Rule(
+    "app_pages/ui/ (shared by every page) imports no page's part, and no part (exercise/, instructor/) another's",
+    _under(f"{APP_PAGES}/ui"),
+    lambda item: _page_part(item.module.replace(".", "/") + "/") not in (None, _page_part(item.path)),
+)
 TRANSFORMERS_IN_TESTS_ONLY = Rule(
     "only tests/ import transformers (a test-only dependency, requirements-dev.txt)",
     lambda path: not path.startswith("tests/"),
@@ -257,6 +271,12 @@ def test_the_sandboxed_side_imports_only_the_standard_library_torch_numpy_pytest
 def test_pages_never_import_sqlalchemy():
     _require_folder(APP_PAGES)
     _assert_none(PAGES.violations(project_sources()))
+
+
+def test_the_shared_ui_imports_no_pages_part():
+    for part in PAGE_PARTS:
+        _require_folder(part)
+    _assert_none(UI_BY_WHO_USES_IT.violations(project_sources()))
 
 
 def test_only_the_app_layer_tests_and_benchmarks_import_streamlit():
@@ -367,10 +387,22 @@ LAZY_GRADER_IMPORT = "import math\n\n\ndef grade():\n    from grader.api import 
             ["poslab/page.py:1 imports app_pages.ui.frame"],
         ),
         (
+            UI_BY_WHO_USES_IT,
+            "app_pages/ui/comments.py",
+            "from app_pages.ui.identity import prompt\nfrom app_pages.ui.instructor.lock import unlock\n",
+            ["app_pages/ui/comments.py:2 imports app_pages.ui.instructor.lock.unlock"],
+        ),
+        (
+            UI_BY_WHO_USES_IT,
+            "app_pages/ui/exercise/hand_in.py",
+            "from app_pages.ui.exercise import grading\nfrom app_pages.ui.instructor import class_table\n",
+            ["app_pages/ui/exercise/hand_in.py:2 imports app_pages.ui.instructor.class_table"],
+        ),
+        (
             GRADER_BELOW_THE_APP,
             "grader/api.py",
-            "def show():\n    from app_pages.ui import feedback\n",
-            ["grader/api.py:2 imports app_pages.ui.feedback"],
+            "def show():\n    from app_pages.ui.exercise import feedback\n",
+            ["grader/api.py:2 imports app_pages.ui.exercise.feedback"],
         ),
         (
             EXERCISES,

@@ -12,7 +12,7 @@ import math
 
 import pytest
 
-import app_pages.ui.instructor_lms as section
+import app_pages.ui.instructor.lms as section
 from grader.lms.grades import grades_from_class_table, suite_maxima
 from poslab.exercises import EXERCISE_IDS
 from poslab.store import Store

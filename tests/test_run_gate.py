@@ -1,4 +1,4 @@
-"""The page-run gate (app_pages/ui/run_gate.py): a freed slot goes to the run that has waited longest,
+"""The page-run gate (app_pages/runtime/run_gate.py): a freed slot goes to the run that has waited longest,
 a run that lets go queues again behind the others, and an error in a run frees its slot."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from app_pages.ui.run_gate import RunGate, page_runs
+from app_pages.runtime.run_gate import RunGate, page_runs
 
 
 def wait_until(condition, seconds: float = 5.0) -> None:

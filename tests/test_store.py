@@ -13,11 +13,10 @@ from datetime import UTC, datetime, timedelta
 
 import pandas as pd
 import pytest
-from test_store_support import TEST_CATALOGUE, count_rows, store, store_url  # noqa: F401 (fixtures)
+from test_store_support import TEST_CATALOGUE, count_rows, store, store_at_revision, store_url  # noqa: F401 (fixtures)
 
 from poslab.lessons import all_lessons
 from poslab.store import (
-    SCHEMA_VERSION,
     SchemaVersionError,
     Store,
     StoreBusyError,
@@ -29,33 +28,18 @@ from poslab.store import (
 # -- schema ---------------------------------------------------------------------------------------
 
 
-def test_schema_is_created_on_first_use_and_its_version_recorded(store_url):
+def test_schema_is_created_on_first_use_and_its_revision_recorded(store_url):
+    from poslab.store import revisions
+
     first = Store(store_url, catalogue=TEST_CATALOGUE)
     first.record_visit("ann", "intro")
-    # 2: the grading service's jobs, 3: per-test rows, 4: drafts, practice runs and quick-check answers,
-    # 5: practice runs as attempts of their own kind
-    assert first.schema_version == SCHEMA_VERSION == 6
+    assert first.schema_revision == revisions.head() == "0006"
     first.close()
     # A second store (another process, another replica) finds the schema and keeps the row.
     second = Store(store_url, catalogue=TEST_CATALOGUE)
-    assert second.schema_version == 6
+    assert second.schema_revision == "0006"
     assert second.progress("ann").lesson("intro").visited
     second.close()
-
-
-def test_a_database_from_a_newer_version_is_refused_with_a_sentence(store_url):
-    import sqlalchemy as sa
-
-    Store(store_url, catalogue=TEST_CATALOGUE).record_visit("ann", "intro")
-    engine = sa.create_engine(store_url)
-    with engine.begin() as conn:
-        conn.execute(
-            sa.text("INSERT INTO schema_version (version, applied_at) VALUES (:v, :t)"),
-            {"v": 99, "t": datetime(2030, 1, 1)},
-        )
-    engine.dispose()
-    with pytest.raises(SchemaVersionError, match="version 99.*Upgrade Position Lab"):
-        Store(store_url, catalogue=TEST_CATALOGUE).progress("ann")
 
 
 # -- lessons and quick checks ---------------------------------------------------------------------
@@ -220,22 +204,16 @@ def test_test_rows_of_another_exercise_or_without_a_name_are_refused(store):
 def test_attempts_stored_before_test_rows_existed_keep_counting_in_pass_rates(store_url):
     import sqlalchemy as sa
 
-    from poslab.store import schema
-
+    attempts = store_at_revision(store_url, "0002").tables["attempts"]  # before per-test rows
     engine = sa.create_engine(store_url)
-    with engine.begin() as conn:  # a version-2 database, as an earlier release left it
-        schema.schema_version.create(conn)
-        for version, migration in enumerate(schema.MIGRATIONS[:2], start=1):
-            migration(conn)
-            applied = datetime(2026, 1, 1, tzinfo=UTC)
-            conn.execute(sa.insert(schema.schema_version).values(version=version, applied_at=applied))
+    with engine.begin() as conn:
         for details in (
             {"tests": [{"name": "norm", "status": "passed"}, {"name": "shape", "status": "failed"}]},
             {"tests": [{"name": "norm", "passed": False}, {"oops": 1}]},
             {"unexpected": "shape"},
         ):
             conn.execute(
-                sa.insert(schema.attempts).values(
+                sa.insert(attempts).values(
                     student="ann",
                     exercise="rope",
                     score=1,

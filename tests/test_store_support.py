@@ -18,7 +18,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.schema import CreateSchema, DropSchema
 
-from poslab.store import Catalogue, Store
+from poslab.store import Catalogue, Store, revisions
 
 PG_VARIABLE = "POSLAB_TEST_PG_URL"
 BACKENDS = ("sqlite", "postgres")
@@ -94,5 +94,20 @@ def count_rows(url: str, table: str, student: str | None = None) -> int:
     try:
         with engine.connect() as conn:
             return conn.execute(sa.text(query), {"student": student}).scalar_one()
+    finally:
+        engine.dispose()
+
+
+def store_at_revision(url: str, revision: str) -> sa.MetaData:
+    """An empty store at ``revision`` (as that revision left it); returns its tables, reflected."""
+    engine = sa.create_engine(url)
+    try:
+        with engine.begin() as conn:
+            from alembic import command
+
+            command.upgrade(revisions.alembic_config(conn), revision)
+            tables = sa.MetaData()
+            tables.reflect(conn)
+            return tables
     finally:
         engine.dispose()

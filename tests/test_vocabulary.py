@@ -177,6 +177,8 @@ def test_no_bare_status_or_message_kind_outside_the_vocabularies():
         path
         for folder in ("app_pages", "grader", "poslab/store")
         for path in sorted((PROJECT_ROOT / folder).rglob("*.py"))
+        # A revision is frozen history: it writes the words as they were, never today's vocabulary.
+        if "alembic" not in path.relative_to(PROJECT_ROOT).parts
     ]
     assert len(paths) > 50
     assert bare_words(paths) == []

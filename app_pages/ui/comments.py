@@ -10,8 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app_pages.ui import clock
-from app_pages.ui.identity import current_student, mode, prompt
-from app_pages.ui.lock import instructor_unlocked
+from app_pages.ui.identity import current_student, instructor_unlocked, mode, prompt
 from app_pages.ui.store_calls import store_call
 from poslab.identity import author_name
 from poslab.store import Comment

@@ -15,14 +15,21 @@ nothing, gets its CSS at the next run.
 
 from __future__ import annotations
 
+from typing import Literal
+
 import streamlit as st
 
-from app_pages.ui.editor_look import theme_type
+ThemeType = Literal["light", "dark"]
 
 # Both controls are a [data-testid="stButtonGroup"] of buttons: role="radio" for one choice
 # (aria-checked), toggle buttons for several (aria-pressed). Streamlit colours the chosen one in
 # a rule per state (resting, under the pointer, focused): "important" keeps this colour in each.
 CHOSEN_BUTTON = '[data-testid="stButtonGroup"] button:is([aria-checked="true"], [aria-pressed="true"]):not(:disabled)'
+
+
+def theme_type() -> ThemeType:
+    """The app's theme as the browser last reported it; light (the app's default) when it has not."""
+    return "dark" if st.context.theme.type == "dark" else "light"
 
 
 def dark_theme_css() -> None:

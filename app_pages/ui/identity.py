@@ -15,11 +15,12 @@ The sidebar (``sidebar.py``) draws what this resolved.
 
 from __future__ import annotations
 
+import uuid
+
 import streamlit as st
 from streamlit import config
 
 from app_pages.ui.store_calls import store_call
-from app_pages.ui.workspace import SESSION_KEY as BROWSER_SESSION_KEY
 from poslab.config import Settings
 from poslab.identity import (
     IdentityFrame,
@@ -36,7 +37,18 @@ STUDENT_KEY = "student_name"  # the typed name (typed-name mode only); mirrored 
 LOGIN_KEY = "login_configured"  # this session's answer: is Streamlit's login ([auth]) configured?
 IDENTITY_KEY = "identity"  # this run's Resolution
 OWNER_KEY = "identity_owner"  # the student whose work this session's state holds
+UNLOCKED_KEY = "instructor_unlocked"  # True once the Instructor page's password was right (instructor/lock.py)
+BROWSER_SESSION_KEY = "workspace_session"  # this browser session's id, kept with each draft it saves
 KEPT_KEYS = {STUDENT_KEY, LOGIN_KEY, IDENTITY_KEY, OWNER_KEY, BROWSER_SESSION_KEY}
+
+
+def session_id() -> str:
+    """This browser session's id: drafts say which session saved them, the lock counts failures by it."""
+    return st.session_state.setdefault(BROWSER_SESSION_KEY, uuid.uuid4().hex)
+
+
+def instructor_unlocked() -> bool:
+    return bool(st.session_state.get(UNLOCKED_KEY))
 
 
 def user() -> dict:
@@ -54,15 +66,11 @@ def user() -> dict:
     return st.user.to_dict() if configured else {}
 
 
-def sign_in_cookie() -> str | None:
-    """The browser's roster sign-in (a random session id), as its websocket sent it, if that websocket
-    was opened by the app's own page: a page of another origin (another port of this host) gets none.
-
-    Streamlit's own check lets any port of the host through; a request without ``Origin`` is not a
-    browser's (browsers send it on every websocket), so it cannot carry a browser's cookie unasked."""
+def app_origin_of_this_session() -> tuple[str, str, int] | None:
+    """The app's origin as this session's websocket addressed it (``poslab.signin.app_origin``)."""
     headers = st.context.headers
     peer = st.context.ip_address
-    app = app_origin(
+    return app_origin(
         headers.get("Host"),
         bool(config.get_option("server.sslCertFile")),
         peer if isinstance(peer, str) else None,
@@ -70,11 +78,25 @@ def sign_in_cookie() -> str | None:
         headers.get("X-Forwarded-Host"),
         Settings.from_env().trusted_proxies,
     )
-    found = st.context.cookies.get(cookie_name(https=app is not None and app[0] == "https"))
+
+
+def own_page_cookie(name: str) -> str | None:
+    """The cookie ``name`` as this session's websocket sent it, if the app's own page opened that
+    websocket: a page of another origin (another port of this host) gets none of the app's cookies.
+
+    Streamlit's own check lets any port of the host through; a request without ``Origin`` is not a
+    browser's (browsers send it on every websocket), so it cannot carry a browser's cookie unasked."""
+    found = st.context.cookies.get(name)
     if not isinstance(found, str) or not found:  # AppTest's context has no cookies
         return None
-    origin = headers.get("Origin")
-    return found if origin is None or same_origin(origin, app) else None
+    origin = st.context.headers.get("Origin")
+    return found if origin is None or same_origin(origin, app_origin_of_this_session()) else None
+
+
+def sign_in_cookie() -> str | None:
+    """The browser's roster sign-in (a random session id), from the app's own page only."""
+    app = app_origin_of_this_session()
+    return own_page_cookie(cookie_name(https=app is not None and app[0] == "https"))
 
 
 def _frame() -> IdentityFrame | None:

@@ -7,7 +7,7 @@ from typing import TypeVar
 
 import streamlit as st
 
-from app_pages.ui.process import one_per_process
+from app_pages.runtime.process import one_per_process
 from poslab.config import Settings
 from poslab.store import DATABASE_ERRORS, Store, StoreError, StudentProgress
 

@@ -28,7 +28,7 @@ from pathlib import Path
 import grader.student
 from grader.results import TestOutcome
 from grader.student import CannotCheck, NotImplementedBySubmission, Student, StudentError, SubmissionCrashed
-from grader.vocabulary import Visibility
+from grader.vocabulary import NOT_IMPLEMENTED, Visibility
 from poslab.exercises import EXERCISE_IDS
 from poslab.vocabulary import TestStatus
 
@@ -139,7 +139,7 @@ def _shorten(text: str) -> str:
 
 def _failure_output(case: TestCase, error: BaseException) -> str:
     if isinstance(error, NotImplementedBySubmission):
-        return f"{error.name} is not implemented yet, so this test could not run ({case.statement})."
+        return f"{error.name} {NOT_IMPLEMENTED}, so this test could not run ({case.statement})."
     if isinstance(error, SubmissionCrashed):
         return f"Your submission stopped while checking that {_lower_first(case.statement)}: {error.reason}"
     if isinstance(error, CannotCheck):  # the grader's finding, worded by the judge

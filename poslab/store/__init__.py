@@ -15,7 +15,6 @@ from .engine import DATABASE_ERRORS
 from .errors import SchemaVersionError, StoreBusyError, StoreError, StoreUnavailableError
 from .pass_rates import PASS_RATE_COLUMNS, TestRow, pass_rates
 from .results import Attempt, Comment, ExerciseProgress, LessonProgress, PracticeRun, StudentProgress
-from .schema import SCHEMA_VERSION
 from .signin import LinkRefusal, RosterChange, RosterMember, SignIn, SignInState
 from .store import Store
 from .workspace import Draft, DraftSaved
@@ -23,7 +22,6 @@ from .workspace import Draft, DraftSaved
 __all__ = [
     "DATABASE_ERRORS",
     "PASS_RATE_COLUMNS",
-    "SCHEMA_VERSION",
     "Attempt",
     "AttemptToRecord",
     "Catalogue",

@@ -1,6 +1,6 @@
 """What every table of the store is made of: one ``MetaData``, the UTC time column, the id length.
 
-``schema`` (the course's tables and the migrations) and ``signin_schema`` (the roster, sign-in
+``schema`` (the course's tables) and ``signin_schema`` (the roster, sign-in
 links and sign-in sessions) both build on these, so their tables share one ``metadata``.
 """
 
@@ -14,7 +14,6 @@ ID_CHARS = 128  # lesson, exercise and quick-check ids are short slugs
 HASH_CHARS = 64  # a SHA-256 digest in hex: how a token or a sign-in session is kept
 
 metadata = sa.MetaData()
-retired = sa.MetaData()  # tables of earlier versions, kept so that their migrations still make them
 
 
 class UtcDateTime(sa.types.TypeDecorator):

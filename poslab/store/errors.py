@@ -34,12 +34,13 @@ class StoreUnavailableError(StoreError):
 
 
 class SchemaVersionError(StoreError):
-    """The database was written by a newer Position Lab than the one running."""
+    """The database was written by a newer Position Lab than the one running (a revision unknown here)."""
 
-    def __init__(self, found: int, supported: int) -> None:
+    def __init__(self, found: str, head: str) -> None:
         super().__init__(
-            f"The progress database has schema version {found}, but this Position Lab only knows "
-            f"versions up to {supported}. Upgrade Position Lab before opening this database."
+            f"The progress database is at schema revision {found}, which this Position Lab does not know "
+            f"(it knows revisions up to {head}): a newer Position Lab wrote it. Upgrade Position Lab "
+            f"before opening this database."
         )
         self.found = found
-        self.supported = supported
+        self.head = head

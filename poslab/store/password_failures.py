@@ -1,5 +1,5 @@
 """The Instructor password's wrong attempts, kept in the store so that a limit on them holds across
-app processes (``app_pages/ui/lock.py`` applies it; ``poslab.identity.password_wait`` computes it)."""
+app processes (``app_pages/ui/instructor/lock.py`` applies it; ``poslab.identity.password_wait`` computes it)."""
 
 from __future__ import annotations
 

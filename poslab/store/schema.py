@@ -1,4 +1,4 @@
-"""Tables of the progress store and the migrations that create them, with a recorded version.
+"""Tables of the progress store as they are at the head revision (``alembic/versions`` made them).
 
 Most tables are events: each visit, answer, hint, attempt and comment is a row of its own,
 written once and never updated (a comment may be deleted by its id), so concurrent writers never
@@ -10,45 +10,33 @@ place, each under a rule that keeps concurrent writers apart:
 * ``grading_jobs``: a job's status, lease and result change as it is graded; every update names
   the state it expects (``queued``), so a job is finished once and claimed by one replica.
 
-Version 6's tables (the roster, sign-in links and sessions, the password limit) are in
-``signin_schema``; every table shares ``columns.metadata``.
+The roster, sign-in links and sessions and the password limit are in ``signin_schema``; every
+table shares ``columns.metadata``. A change here is made in the database by a new revision
+(``docs/store.md``); a test holds the tables here to what the revisions make.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
-from datetime import UTC, datetime
-
 import sqlalchemy as sa
-from sqlalchemy.engine import Connection
 
-from poslab.vocabulary import AttemptKind, JobState, TestStatus
+from poslab.vocabulary import AttemptKind, JobState
 
-from .columns import ID_CHARS, UtcDateTime, metadata, retired  # noqa: F401 (re-exported: schema.UtcDateTime)
-from .errors import SchemaVersionError
-from .signin_schema import create_version_6
+from . import signin_schema  # noqa: F401 (its tables join the metadata: every table is known here)
+from .columns import ID_CHARS, UtcDateTime, metadata  # noqa: F401 (re-exported: schema.UtcDateTime)
 from .validation import MAX_COMMENT_CHARS, MAX_NAME_CHARS, MAX_TEST_NAME_CHARS
 
 
-def _event_table(name: str, *columns: sa.Column | sa.Constraint, of: sa.MetaData = metadata) -> sa.Table:
+def _event_table(name: str, *columns: sa.Column | sa.Constraint) -> sa.Table:
     """A table of events: id, student, time, then its own columns."""
     return sa.Table(
         name,
-        of,
+        metadata,
         sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
         sa.Column("student", sa.String(MAX_NAME_CHARS), nullable=False, index=True),
         sa.Column("at", UtcDateTime, nullable=False),
         *columns,
     )
 
-
-schema_version = sa.Table(
-    "schema_version",
-    metadata,
-    sa.Column("version", sa.Integer, primary_key=True, autoincrement=False),
-    sa.Column("applied_at", UtcDateTime, nullable=False),
-)
 
 visits = _event_table("visits", sa.Column("lesson", sa.String(ID_CHARS), nullable=False))
 
@@ -78,7 +66,7 @@ attempts = _event_table(
     sa.Column("code", sa.Text, nullable=True),
     # A second guard behind validation: a score outside its range is never stored.
     sa.CheckConstraint("max_score > 0 AND score >= 0 AND score <= max_score", name="score_in_range"),
-    # Handed in, or a practice run (version 5; AttemptKind): only submissions count.
+    # Handed in, or a practice run (revision 0005; AttemptKind): only submissions count.
     sa.Column("kind", sa.String(16), nullable=False, server_default=AttemptKind.SUBMISSION.value),
 )
 
@@ -98,9 +86,6 @@ attempt_tests = sa.Table(
     sa.Column("test", sa.String(MAX_TEST_NAME_CHARS), nullable=False),
     sa.Column("passed", sa.Boolean, nullable=False),
 )
-
-# Version 1's tables, listed by name so that tables added later are created by their own migration.
-_VERSION_1_TABLES = (visits, lesson_completions, check_answers, hints, attempts, comments)
 
 # Submissions handed to the grading service (grader.service), recorded before they are dispatched so
 # that none is lost when the app stops; a job is held by one service replica at a time (a lease).
@@ -131,47 +116,10 @@ grading_jobs = sa.Table(
 )
 
 
-def _create_version_1(conn: Connection) -> None:
-    metadata.create_all(conn, tables=list(_VERSION_1_TABLES))
-
-
-def _create_version_2(conn: Connection) -> None:
-    metadata.create_all(conn, tables=[grading_jobs])
-
-
-def _version_1_test_rows(details_json: str) -> list[tuple[str, bool]]:
-    """(test, passed) pairs of an attempt stored before version 3, which kept them only in its details."""
-    details = json.loads(details_json)
-    tests = details.get("tests") if isinstance(details, dict) else None
-    pairs = []
-    for test in tests if isinstance(tests, list) else ():
-        if not isinstance(test, dict) or not isinstance(test.get("name"), str) or not test["name"]:
-            continue
-        if isinstance(test.get("passed"), bool):
-            pairs.append((test["name"][:MAX_TEST_NAME_CHARS], test["passed"]))
-        elif isinstance(test.get("status"), str):
-            pairs.append((test["name"][:MAX_TEST_NAME_CHARS], test["status"] == TestStatus.PASSED))
-    return pairs
-
-
-def _create_version_3(conn: Connection) -> None:
-    """Per-test rows, filled once from the details of the attempts already stored."""
-    metadata.create_all(conn, tables=[attempt_tests])
-    stored = conn.execute(sa.select(attempts.c.id, attempts.c.details).where(attempts.c.details.is_not(None)))
-    rows = [
-        {"attempt_id": attempt_id, "test": test, "passed": passed}
-        for attempt_id, details in stored
-        for test, passed in _version_1_test_rows(details)
-    ]
-    if rows:
-        conn.execute(sa.insert(attempt_tests), rows)
-
-
-# The student's workspace (the Exercises page): one draft per student and exercise, the runs of
-# the public tests (version 4's practice_runs; attempts of their own kind since version 5) and
-# which option each quick-check answer chose. A draft's row is updated at each save: a draft is
-# saved every few seconds of typing, and keeping every save would fill the database with
-# near-copies. A revision counts the saves, so a tab can tell that another tab saved after it.
+# The student's workspace (the Exercises page): one draft per student and exercise (the runs of
+# the public tests are attempts of their own kind) and which option each quick-check answer
+# chose. A draft's row is updated at each save: a draft is saved every few seconds of typing, and
+# keeping every save would fill the database with near-copies. A revision counts the saves, so a tab can tell that another tab saved after it.
 drafts = sa.Table(
     "drafts",
     metadata,
@@ -183,16 +131,6 @@ drafts = sa.Table(
     sa.Column("saved_by", sa.String(ID_CHARS), nullable=False),  # the browser session (tab) that saved it
 )
 
-practice_runs = _event_table(  # version 4 only: moved into attempts by version 5
-    "practice_runs",
-    sa.Column("exercise", sa.String(ID_CHARS), nullable=False),
-    sa.Column("score", sa.Float, nullable=False),
-    sa.Column("max_score", sa.Float, nullable=False),
-    sa.Column("code", sa.Text, nullable=False),
-    sa.Column("result", sa.Text, nullable=False),  # the grader's result as JSON text
-    of=retired,
-)
-
 check_choices = _event_table(
     "check_choices",
     sa.Column("lesson", sa.String(ID_CHARS), nullable=False),
@@ -200,72 +138,3 @@ check_choices = _event_table(
     sa.Column("choice", sa.Integer, nullable=False),
     sa.CheckConstraint("choice >= 0", name="check_choice_not_negative"),
 )
-
-
-def _create_version_4(conn: Connection) -> None:
-    metadata.create_all(conn, tables=[drafts, check_choices])
-    retired.create_all(conn, tables=[practice_runs])
-
-
-def _create_version_5(conn: Connection) -> None:
-    """Practice runs become attempts of kind PRACTICE: one table, one shape, every row kept."""
-    if "kind" not in {column["name"] for column in sa.inspect(conn).get_columns(attempts.name)}:
-        # A database made before version 5: its attempts were all handed in. (Fixed text, no input.)
-        conn.exec_driver_sql(
-            f"ALTER TABLE {attempts.name} ADD COLUMN kind VARCHAR(16) DEFAULT '{AttemptKind.SUBMISSION.value}' NOT NULL"
-        )
-    old = practice_runs
-    moved = sa.select(
-        old.c.student,
-        old.c.at,
-        old.c.exercise,
-        old.c.score,
-        old.c.max_score,
-        sa.true(),
-        old.c.result,
-        old.c.code,
-        sa.literal(AttemptKind.PRACTICE.value),
-    ).order_by(old.c.at, old.c.id)
-    conn.execute(
-        sa.insert(attempts).from_select(
-            ["student", "at", "exercise", "score", "max_score", "public_tests_only", "details", "code", "kind"], moved
-        )
-    )
-    old.drop(conn)
-
-
-MIGRATIONS: tuple[Callable[[Connection], None], ...] = (  # index i -> version i + 1
-    _create_version_1,
-    _create_version_2,
-    _create_version_3,
-    _create_version_4,
-    _create_version_5,
-    create_version_6,
-)
-SCHEMA_VERSION = len(MIGRATIONS)
-
-_PG_MIGRATION_LOCK = 0x706F736C6162  # "poslab": replicas starting together migrate one at a time
-
-
-def current_version(conn: Connection) -> int:
-    if not sa.inspect(conn).has_table(schema_version.name):
-        return 0
-    return conn.execute(sa.select(sa.func.max(schema_version.c.version))).scalar_one() or 0
-
-
-def migrate(conn: Connection) -> int:
-    """Bring the schema to ``SCHEMA_VERSION`` inside the caller's (write) transaction.
-
-    On SQLite the caller's ``BEGIN IMMEDIATE`` already serialises migrating processes; on
-    PostgreSQL a transaction-scoped advisory lock does.
-    """
-    if conn.dialect.name == "postgresql":
-        conn.execute(sa.select(sa.func.pg_advisory_xact_lock(_PG_MIGRATION_LOCK)))
-    schema_version.create(conn, checkfirst=True)
-    found = current_version(conn)
-    if found > SCHEMA_VERSION:
-        raise SchemaVersionError(found, SCHEMA_VERSION)
-    for version in range(found + 1, SCHEMA_VERSION + 1):
-        MIGRATIONS[version - 1](conn)
-        conn.execute(sa.insert(schema_version).values(version=version, applied_at=datetime.now(UTC)))
-    return SCHEMA_VERSION

@@ -1,5 +1,5 @@
-"""Version 6's tables: the class roster, the students' sign-in links, the sign-ins they open, and
-the Instructor password's failed attempts.
+"""The class roster, the students' sign-in links, the sign-ins they open, and the Instructor
+password's failed attempts.
 
 Nothing here keeps a secret in clear: a link's token and a sign-in's session id are kept as their
 SHA-256 digest (``HASH_CHARS`` hex characters), so a copy of the database signs nobody in. The
@@ -11,7 +11,6 @@ such update names the row by its digest and says what it expects (not revoked, n
 from __future__ import annotations
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Connection
 
 from .columns import HASH_CHARS, ID_CHARS, UtcDateTime, metadata
 from .validation import MAX_NAME_CHARS
@@ -68,10 +67,3 @@ password_failures = sa.Table(
     sa.Column("session", sa.String(ID_CHARS), nullable=False, index=True),
     sa.Column("client", sa.String(MAX_CLIENT_CHARS), nullable=False, index=True),
 )
-
-VERSION_6_TABLES = (roster_students, signin_links, signin_sessions, password_failures)
-
-
-def create_version_6(conn: Connection) -> None:
-    """The roster, sign-in and password-limit tables; no earlier row changes."""
-    metadata.create_all(conn, tables=list(VERSION_6_TABLES))

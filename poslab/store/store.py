@@ -2,11 +2,13 @@
 
 One ``Store`` per process is meant to be shared by all threads (the app caches it): the engine's
 connection pool is thread-safe, every call uses its own connection and transaction, and the
-schema is migrated once, under a lock, on first use.
+schema is upgraded to the head revision once, under a lock, on first use (``revisions``); a SQLite
+store is first backed up beside its file when there is something to upgrade.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import defaultdict
 from collections.abc import Callable
@@ -20,9 +22,11 @@ from sqlalchemy.engine import Connection
 from poslab.config import Settings
 from poslab.vocabulary import AttemptKind
 
-from . import schema
+from . import revisions, schema
 from .attempts import AttemptsMixin
+from .backup import backup_sqlite, beside, sqlite_file
 from .catalogue import Catalogue
+from .class_queries import ClassQueriesMixin
 from .engine import create_store_engine, run_transaction
 from .jobs import GradingJobsMixin
 from .password_failures import PasswordFailuresMixin
@@ -34,12 +38,14 @@ from .workspace import WorkspaceMixin
 
 T = TypeVar("T")
 
+log = logging.getLogger(__name__)
+
 
 def _now() -> datetime:
     return datetime.now(UTC)
 
 
-class Store(AttemptsMixin, GradingJobsMixin, WorkspaceMixin, SignInMixin, PasswordFailuresMixin):
+class Store(AttemptsMixin, GradingJobsMixin, WorkspaceMixin, SignInMixin, PasswordFailuresMixin, ClassQueriesMixin):
     """Progress of every student: visits, quick checks, lessons done, hints, attempts, comments.
 
     ``url``: any SQLAlchemy URL; default ``Settings.from_env().db_url``.
@@ -71,8 +77,9 @@ class Store(AttemptsMixin, GradingJobsMixin, WorkspaceMixin, SignInMixin, Passwo
         return self._fixed_catalogue or Catalogue.from_course()
 
     @property
-    def schema_version(self) -> int:
-        return self._read(schema.current_version)
+    def schema_revision(self) -> str | None:
+        """The Alembic revision the database is at (the head, once the store was used)."""
+        return self._read(revisions.found_revision)
 
     # -- transactions ---------------------------------------------------------------------------
 
@@ -81,8 +88,26 @@ class Store(AttemptsMixin, GradingJobsMixin, WorkspaceMixin, SignInMixin, Passwo
             return
         with self._schema_lock:
             if not self._schema_ready:
-                self._run(schema.migrate, write=True)
+                self._upgrade_schema()
                 self._schema_ready = True
+
+    def _upgrade_schema(self) -> None:
+        where = sa.make_url(self.url).render_as_string(hide_password=True)
+        path = sqlite_file(self.url)
+        if path is not None and path.is_file():
+            found, pending = self._run(
+                lambda conn: (revisions.found_revision(conn), revisions.pending(conn)), write=False
+            )
+            revisions.require_known(found)
+            if found is not None and pending:
+                saved = beside(path, f"before-upgrade-from-{found.split()[0]}")
+                backup_sqlite(path, saved)
+                log.info("backed up the progress database %s to %s before upgrading it", where, saved)
+        done = self._run(revisions.upgrade, write=True)
+        if done.created:
+            log.info("created the progress database %s at schema revision %s", where, done.after)
+        elif done.before != done.after:
+            log.info("upgraded the progress database %s from schema revision %s to %s", where, done.before, done.after)
 
     def _run(self, work: Callable[[Connection], T], *, write: bool) -> T:
         return run_transaction(self._engine, work, write=write, lock_wait_seconds=self.lock_wait_seconds)

@@ -19,7 +19,7 @@ from tests.browser.conftest import ARTIFACTS, watched_page
 from tests.browser.test_workspace import editor_frame, open_rope
 
 TYPED = '\n\ndef shifted(x):\n    label = "moved"  # one line more\n    return x + 1\n'
-# Enough lines to take the editor past its 60 (app_pages.ui.editor_look.MAX_LINES): Ace scrolls inside.
+# Enough lines to take the editor past its 60 (app_pages.ui.exercise.editor_look.MAX_LINES): Ace scrolls inside.
 LONG_TAIL = "".join(f"\ncheck_{number} = {number}  # line added to scroll" for number in range(40))
 
 LOOK_JS = """() => {

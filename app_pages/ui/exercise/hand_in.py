@@ -2,7 +2,7 @@
 
 ``panel`` is a fragment: a click reruns it, not the spec and the editor. A submission and a practice
 run are watched the same way (``watch_panel``, a ``grading.Watch`` each), and their answer comes in
-one of two ways (``app_pages.ui.grading`` says why the first is the usual one):
+one of two ways (``app_pages.ui.exercise.grading`` says why the first is the usual one):
 
 * in the click's own run, when the first look finds it: the attempts below it are drawn in the
   same run, new attempt included, and nothing polls;
@@ -17,7 +17,8 @@ from datetime import datetime
 
 import streamlit as st
 
-from app_pages.ui import clock, feedback, grading, history, store_calls, workspace
+from app_pages.ui import clock, store_calls
+from app_pages.ui.exercise import feedback, grading, history, workspace
 from grader.results import SubmissionResult
 from grader.submissions import MAX_FILE_BYTES, SubmissionRejected, source_from_upload
 from grader.vocabulary import ExerciseStatus, WatchState

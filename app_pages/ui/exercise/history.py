@@ -13,7 +13,8 @@ import difflib
 import pandas as pd
 import streamlit as st
 
-from app_pages.ui import clock, feedback, workspace
+from app_pages.ui import clock
+from app_pages.ui.exercise import feedback, workspace
 from app_pages.ui.store_calls import store_call
 from grader.results import SubmissionResult
 from grader.vocabulary import ExerciseStatus

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import streamlit as st
 from streamlit.logger import get_logger
 
-from app_pages.ui.process import one_per_process
+from app_pages.runtime.process import one_per_process
 from grader.service import ServiceSettings, planned_isolation
 from grader.vocabulary import Isolation
 

@@ -26,11 +26,8 @@ Two faults found in Chromium, each fixed at its cause by CSS injected into the e
 
 from __future__ import annotations
 
-from typing import Literal
+from app_pages.ui.dark_theme import ThemeType
 
-import streamlit as st
-
-ThemeType = Literal["light", "dark"]
 ACE_THEMES: dict[ThemeType, str] = {"light": "cloud_editor", "dark": "cloud_editor_dark"}
 MIN_LINES, MAX_LINES = 12, 60  # Ace grows the editor with the text between the two, then scrolls
 SAVE_AFTER_MS = 1500  # a pause in typing this long sends the text (and on leaving the editor)
@@ -55,11 +52,6 @@ EDITOR_CSS = """
 .ace_editor .ace_gutter { visibility: hidden; }
 .ace_editor .ace_gutter > .ace_layer { visibility: visible; }
 """
-
-
-def theme_type() -> ThemeType:
-    """The app's theme as the browser last reported it; light (the app's default) when it has not."""
-    return "dark" if st.context.theme.type == "dark" else "light"
 
 
 def editor_props(theme: ThemeType) -> dict:

@@ -21,7 +21,7 @@ from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from app_pages.ui.process import one_per_process
+from app_pages.runtime.process import one_per_process
 
 SLOTS_ENV = "POSLAB_PAGE_RUNS"
 DEFAULT_SLOTS = 1

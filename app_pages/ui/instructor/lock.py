@@ -12,6 +12,7 @@ A shared address (a campus NAT, a proxy that is not trusted) lets one client's f
 another on the same address. A named instructor (``POSLAB_INSTRUCTORS``) signed in by a login or
 a roster link (a typed name proves nothing) is limited by their own session only: nobody else's
 wrong passwords ever keep them out (``password_limits``).
+An unlock lasts the browser session, across reloads: ``app_pages/ui/instructor/pass_cookie.py``.
 """
 
 from __future__ import annotations
@@ -20,14 +21,13 @@ from datetime import UTC, datetime, timedelta
 
 import streamlit as st
 
-from app_pages.ui.identity import resolution
+from app_pages.ui.identity import UNLOCKED_KEY, resolution, session_id
+from app_pages.ui.instructor import pass_cookie
 from app_pages.ui.store_calls import store_call
-from app_pages.ui.workspace import session_id
 from poslab.config import Settings
 from poslab.identity import PASSWORD_WINDOW, named_instructor, password_limits, password_matches, password_wait
 from poslab.signin import client_address
 
-UNLOCKED_KEY = "instructor_unlocked"  # True once the Instructor page's password was right
 WRONG = "That password is not right."
 
 
@@ -44,7 +44,16 @@ def instructor_password() -> str | None:
 
 
 def instructor_unlocked() -> bool:
-    return bool(st.session_state.get(UNLOCKED_KEY))
+    """Unlocked in this session, or by this browser's pass (kept for the session's later runs)."""
+    if st.session_state.get(UNLOCKED_KEY):
+        return True
+    if pass_cookie.pass_cookie() is None:  # most runs: no secret is read
+        return False
+    password = instructor_password()
+    if password is not None and pass_cookie.unlocks(password):
+        st.session_state[UNLOCKED_KEY] = True  # the comments' delete buttons read the session
+        return True
+    return False
 
 
 def client() -> str:
@@ -86,6 +95,7 @@ def unlock(typed: str | None, password: str) -> str | None:
         return wait_sentence(wait)
     if password_matches(typed, password):
         st.session_state[UNLOCKED_KEY] = True
+        pass_cookie.hand_over(password)
         return None
     st.session_state[UNLOCKED_KEY] = False
     store_call(
@@ -97,3 +107,4 @@ def unlock(typed: str | None, password: str) -> str | None:
 
 def lock_instructor() -> None:
     st.session_state[UNLOCKED_KEY] = False
+    pass_cookie.withdraw()

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 import pandas as pd
 import streamlit as st
 
-from app_pages.ui.server import app_path
+from app_pages.runtime.server import app_path
 from app_pages.ui.store_calls import store_call
 from poslab.config import Settings
 from poslab.roster import ACCEPTED, RosterStudent, read_roster
@@ -156,6 +156,18 @@ def links_box(members: Sequence[RosterMember]) -> None:
         width="stretch",
         help="Ends their sign-ins on every browser; their links still work.",
     )
+    with st.popover(f"New links for all {len(members)} students", icon=":material/sync_lock:"):
+        st.warning(
+            f"Every student's earlier link stops working: all {len(members)} need the new one. The browsers their "
+            "earlier links signed in are signed out."
+        )
+        st.button(
+            f"Re-issue all {len(members)} links",
+            key="roster-reissue-all",
+            on_click=_issue,
+            args=([member.key for member in members], members),
+            type="primary",
+        )
     issued = st.session_state.get(NEW_LINKS_KEY)
     if issued is not None:
         text, count = issued

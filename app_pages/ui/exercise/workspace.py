@@ -13,7 +13,7 @@ editor's own run). Reading the draft (``draft_text``) writes nothing.
 Keyboard (WCAG 2.1.2, no trap): Tab reaches the editor; Enter starts editing (Tab then indents);
 Esc stops editing, and Tab then moves on to the next control. Ace's ``enableKeyboardAccessibility``.
 How the editor looks (a theme that follows the app's, loading nothing from outside the machine)
-and the fixes it needs: ``app_pages.ui.editor_look``.
+and the fixes it needs: ``app_pages.ui.exercise.editor_look``.
 
 Two tabs on one draft: a tab whose view is older than the stored draft, and that has nothing
 unsaved, shows the stored one and says so. A tab whose typing would replace a newer save from
@@ -23,20 +23,21 @@ the other version (mine can be downloaded before), and does what the student cho
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass
 
 import streamlit as st
 from code_editor import code_editor
 
-from app_pages.ui import clock, editor_look
+from app_pages.ui import clock
+from app_pages.ui.dark_theme import theme_type
+from app_pages.ui.exercise import editor_look
+from app_pages.ui.identity import session_id
 from app_pages.ui.store_calls import store_call
 from grader.submissions import MAX_FILE_BYTES
 from poslab.config import PROJECT_ROOT
 from poslab.exercises import Exercise, spec
 from poslab.store import Draft
 
-SESSION_KEY = "workspace_session"  # this browser session's id, kept with each draft it saves
 KEYBOARD_HELP = (
     "Keyboard: Tab reaches the editor, Enter starts editing (Tab then indents), "
     "Esc stops editing, then Tab moves on. Your code is saved as a draft as you type."
@@ -56,10 +57,6 @@ class EditorState:
     notice: str | None = None  # said once, then cleared
     problem: str | None = None  # why the last text was not saved
     conflict: Draft | None = None  # another tab's newer save that this tab's typing would replace: asked first
-
-
-def session_id() -> str:
-    return st.session_state.setdefault(SESSION_KEY, uuid.uuid4().hex)
 
 
 def starter_code(exercise: Exercise) -> str:
@@ -249,7 +246,7 @@ def editor(student: str, exercise: Exercise) -> None:
         shortcuts="sublime",
         response_mode=["debounce", "blur"],
         options=editor_look.EDITOR_OPTIONS,
-        props=editor_look.editor_props(editor_look.theme_type()),
+        props=editor_look.editor_props(theme_type()),
         keybindings=editor_look.EDITOR_KEYBINDINGS,
         component_props=editor_look.component_props(),
         key=editor_key(student, exercise),

@@ -29,9 +29,9 @@ from pathlib import Path
 
 import streamlit as st
 
-from app_pages.ui import sandbox_notice
-from app_pages.ui.process import one_per_process
-from app_pages.ui.run_gate import page_runs
+from app_pages.runtime import sandbox_notice
+from app_pages.runtime.process import one_per_process
+from app_pages.runtime.run_gate import page_runs
 from app_pages.ui.store_calls import open_store, store, store_call
 from grader import api
 from grader.service import GradingService, JobStatus, SubmissionRejected, WatchState

@@ -21,7 +21,7 @@ import pkgutil
 
 from streamlit import runtime
 
-from app_pages.ui.process import one_per_process
+from app_pages.runtime.process import one_per_process
 
 # Imported by the pages and by the grading service's client; loaded here first, so that their
 # module-level objects are frozen too.

@@ -39,7 +39,8 @@ from starlette.routing import Route
 from streamlit import config
 from streamlit.logger import get_logger
 
-from app_pages.ui import grading, heap
+from app_pages.runtime import heap
+from app_pages.ui.exercise import grading
 from app_pages.ui.store_calls import open_store
 from poslab.config import Settings, private_folder
 from poslab.roster import read_roster
@@ -144,6 +145,16 @@ def _origin(request: Request, settings: Settings) -> tuple[str, str, int] | None
     )
 
 
+def _same_origin(request: Request) -> bool:
+    """The request's ``Origin`` is the app's own: scheme, host and port (its POST routes ask this)."""
+    return same_origin(request.headers.get("origin"), _origin(request, Settings.from_env()))
+
+
+def _https(request: Request, settings: Settings) -> bool:
+    origin = _origin(request, settings)
+    return origin is not None and origin[0] == "https"
+
+
 def confirm_page(member: RosterMember) -> str:
     who = html.escape(member.name if member.name == member.key else f"{member.name} ({member.key})")
     return f"""<!doctype html>
@@ -204,5 +215,7 @@ def sign_in(request: Request) -> Response:
 
 
 def routes() -> list[Route]:
+    from app_pages.ui.instructor.pass_routes import pass_routes  # it imports this module
+
     path = f"{app_path()}{ROUTE}/{{token}}"
-    return [Route(path, sign_in_page, methods=["GET"]), Route(path, sign_in, methods=["POST"])]
+    return [Route(path, sign_in_page, methods=["GET"]), Route(path, sign_in, methods=["POST"]), *pass_routes()]

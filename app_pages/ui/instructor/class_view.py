@@ -1,0 +1,59 @@
+"""The Instructor page's whole class: every student (the roster, or everyone seen), the table with
+its filters, sort and CSV, the spread of overall progress, and a way to open one student."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from app_pages.ui import frame
+from app_pages.ui.instructor import class_table
+from app_pages.ui.store_calls import store_call
+from grader.lms.grades import suite_maxima
+from poslab.class_roll import class_roll
+from poslab.store import RosterMember
+from poslab.viz.progress import score_distribution_chart
+
+
+def roster() -> tuple[RosterMember, ...] | None:
+    return store_call("load the roster", lambda store: store.roster_members(), None)
+
+
+def roll() -> pd.DataFrame | None:
+    """The class table (``poslab.class_roll``), or None when the store cannot say (it has said why)."""
+    members = roster()
+    progress = store_call("load the class's progress", lambda store: store.class_progress(), None)
+    if members is None or progress is None:
+        return None
+    return class_roll(progress, members, suite_maxima())
+
+
+def _open(keys: list[str]) -> None:
+    chosen = st.session_state.get("class-open")
+    if chosen in keys:
+        st.query_params[class_table.STUDENT_PARAM] = chosen
+
+
+def show_class() -> None:
+    st.header("The class")
+    table = roll()
+    if table is None:
+        return
+    if table.empty:
+        st.caption("No roster and no student has done anything yet.")
+        return
+    class_table.show(table, suite_maxima())
+    labels = dict(
+        zip(table["key"], [f"{name} ({key})" if name != key else key for name, key in zip(table["name"], table["key"])])
+    )
+    st.selectbox(
+        "Open a student",
+        list(labels),
+        format_func=labels.get,
+        index=None,
+        placeholder="Choose a student to see their attempts, code and drafts",
+        key="class-open",
+        on_change=_open,
+        args=(list(labels),),
+    )
+    frame.chart(score_distribution_chart(table.rename(columns={"key": "student"})))
