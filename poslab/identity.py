@@ -5,9 +5,12 @@ Pure functions over plain values, so the rules are tested without Streamlit: the
 roster's answer for the browser's sign-in cookie, the typed name, the query parameters) and
 ``resolve`` says who it is. An identity comes from one place, in this order:
 
-1. **Login** (the deployment configures Streamlit's OIDC ``[auth]`` section): the logged-in
-   account's key (its email in lower case, else its name or subject). With a roster active too,
-   only an account on the roster is a student of this class.
+1. **Login** (the deployment configures Streamlit's OIDC ``[auth]`` section): the account is the
+   provider's stable subject (``iss`` and ``sub``); its key in the store (``login_account``) is its
+   email in lower case where the provider says it is verified (``email_verified``, or Entra ID's
+   ``xms_edov``), else ``oidc-`` and a digest of ``iss`` and ``sub``. A display name is shown, never
+   a key: two "John Smith" accounts stay two students. With a roster active too, only an account
+   whose key is on the roster (its verified email) is a student of this class.
 2. **Roster sign-in**: a browser signed in by its student's personal link (the cookie's session
    is checked in the store on every run).
 3. **Typed name**, only when neither a login nor a roster is configured: the name typed in the
@@ -20,6 +23,7 @@ how to sign in (``Resolution.refused``).
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -42,6 +46,8 @@ SIGN_IN_HOW: dict[IdentityMode, str] = {
 }
 PASSWORD_FAILURE_LIMIT = 5  # wrong Instructor passwords per window, per browser session and per address
 PASSWORD_WINDOW = timedelta(minutes=1)
+LOGIN_KEY_PREFIX = "oidc-"  # a login without a verified email: oidc-<digest of iss and sub>
+VERIFIED_EMAIL_CLAIMS = ("email_verified", "xms_edov")  # OIDC's standard claim; Entra ID's optional one
 
 
 @dataclass(frozen=True)
@@ -109,16 +115,60 @@ def login_configured(user: Mapping[str, object]) -> bool:
     return "is_logged_in" in user
 
 
-def login_identity(user: Mapping[str, object]) -> str | None:
-    """The logged-in account's key (its email in lower case, else its name, else its subject), or None."""
+def _claim(user: Mapping[str, object], name: str) -> str:
+    value = user.get(name)
+    return value.strip() if isinstance(value, str) else ""
+
+
+def _true(value: object) -> bool:
+    return value is True or (isinstance(value, str) and value.strip().lower() == "true")
+
+
+def verified_email(user: Mapping[str, object]) -> str | None:
+    """The account's email in lower case, if the provider says it verified it; else None."""
+    email = _claim(user, "email")
+    if not is_email(email) or not any(_true(user.get(claim)) for claim in VERIFIED_EMAIL_CLAIMS):
+        return None
+    return email.lower()
+
+
+@dataclass(frozen=True)
+class LoginAccount:
+    key: str  # the student's key in the store: a verified email, else oidc-<digest of iss and sub>
+    display: str  # the name the provider gives, shown beside the key ("" : none)
+
+
+def login_account(user: Mapping[str, object]) -> LoginAccount | None:
+    """The logged-in account, keyed by what the provider vouches for and never by a display name."""
     if user.get("is_logged_in") is not True:
         return None
-    for claim in ("email", "name", "sub"):
-        value = user.get(claim)
-        if isinstance(value, str) and value.strip():
-            value = value.strip().lower() if claim == "email" and is_email(value) else value.strip()
-            return value[:MAX_NAME_CHARS]
-    return None
+    display = " ".join(_claim(user, "name").split())[:MAX_NAME_CHARS]
+    email = verified_email(user)
+    if email is not None and len(email) <= MAX_NAME_CHARS:
+        return LoginAccount(email, display)
+    subject = _claim(user, "sub")
+    if not subject:
+        return None  # an OIDC ID token always has one: this is not a login to trust
+    digest = hashlib.sha256(f"{_claim(user, 'iss')}\n{subject}".encode()).hexdigest()
+    return LoginAccount(f"{LOGIN_KEY_PREFIX}{digest[:32]}", display)
+
+
+def login_identity(user: Mapping[str, object]) -> str | None:
+    """The logged-in account's key in the store (``login_account``), or None."""
+    account = login_account(user)
+    return account.key if account is not None else None
+
+
+def author_name(key: str, roster_names: Mapping[str, str]) -> str:
+    """How a comment's author is shown: the roster's name; else an email's part before the "@"; else
+    the key (a typed name, or a login's ``oidc-`` key shortened). Never an email."""
+    if roster_names.get(key):
+        return roster_names[key]
+    if is_email(key):
+        return key.split("@", 1)[0]
+    if key.startswith(LOGIN_KEY_PREFIX):
+        return f"student {key[len(LOGIN_KEY_PREFIX) : len(LOGIN_KEY_PREFIX) + 8]}"
+    return key
 
 
 def identity_mode(user: Mapping[str, object], roster_active: bool) -> IdentityMode:
@@ -151,17 +201,19 @@ def _refusal(frame: IdentityFrame, mode: IdentityMode) -> str | None:
 def resolve(frame: IdentityFrame) -> Resolution:
     """Who is using the app: a login, else a roster sign-in, else (only without either) a typed name."""
     mode = identity_mode(frame.user, frame.roster_active)
-    account = login_identity(frame.user) if mode == "login" else None
-    if account is not None and (not frame.roster_active or frame.login_rostered):
-        return Resolution(Identity(account, "login"), mode, _refusal(frame, mode))
+    login = login_account(frame.user) if mode == "login" else None
+    account = login.key if login is not None else None
+    if login is not None and (not frame.roster_active or frame.login_rostered):
+        return Resolution(Identity(login.key, "login", login.display), mode, _refusal(frame, mode))
     if frame.roster_active and frame.roster_student:
         return Resolution(Identity(frame.roster_student, "roster", frame.roster_name), mode, _refusal(frame, mode))
     if account is not None:  # logged in, but not on the roster of this class
         return Resolution(
             None,
             mode,
-            f"You are logged in as {account}, who is not on this class's roster: your "
-            "work cannot be saved. Ask your instructor to add you.",
+            f"You are logged in as {login.display or account}, who is not on this class's roster (as a "
+            "verified email): your work cannot be saved. Ask your instructor to add you, or log in "
+            "with the account of your email on the roster.",
         )
     if mode != "name":
         return Resolution(None, mode, _refusal(frame, mode))
@@ -179,6 +231,21 @@ def password_matches(given: str | None, expected: str | None) -> bool:
     if not expected or not given:
         return False
     return hmac.compare_digest(given.encode("utf-8"), expected.encode("utf-8"))
+
+
+def named_instructor(identity: Identity | None, instructors: frozenset[str]) -> bool:
+    """Whether this is a named instructor (``POSLAB_INSTRUCTORS``), as a login or a roster link
+    vouches: a typed name could be anyone's."""
+    return identity is not None and identity.source != "name" and identity.name in instructors
+
+
+def password_limits(
+    failures: tuple[Sequence[datetime], Sequence[datetime]], instructor: bool
+) -> tuple[Sequence[datetime], ...]:
+    """The failure lists that limit this session: its own and its address's; a named instructor's own
+    session's only (an address may be shared with anyone)."""
+    by_session, by_address = failures
+    return (by_session,) if instructor else (by_session, by_address)
 
 
 def password_wait(failure_lists: Sequence[Sequence[datetime]], now: datetime) -> timedelta | None:

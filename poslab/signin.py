@@ -2,14 +2,23 @@
 behind a reverse proxy.
 
 A student's personal link is ``<app>/signin/<token>``. The app's route (``app_pages/runtime/server.py``)
-checks the token in the store, sets ``COOKIE`` (HttpOnly, SameSite=Lax, a random session id whose
+checks the token in the store, sets the cookie (HttpOnly, SameSite=Lax, a random session id whose
 digest and expiry are in the store) and redirects to the app, so the token leaves the address bar.
-A refused link redirects to ``/?signin=<why>``: ``REFUSALS`` says it in a sentence.
+The cookie is ``COOKIE`` over HTTP, ``SECURE_COOKIE`` (``__Host-``: Secure, for this host only)
+under HTTPS (``cookie_name``). A refused link redirects to ``/?signin=<why>``: ``REFUSALS`` says it.
+
+SameSite=Lax does not stop a page on the same host but another port (the same *site*) from opening
+the app's websocket with the cookie. So the cookie counts only on a request whose ``Origin`` is the
+app's own (``same_origin``): scheme, host and port as the request was addressed (``Host``, and the
+server's scheme), or, from a trusted proxy, as it forwards them (``X-Forwarded-Proto``/``-Host``).
+A request without ``Origin`` is not a browser's (browsers send it on every websocket and POST).
 
 Behind a reverse proxy every connection comes from the proxy. ``client_address`` believes
 ``X-Forwarded-For`` only from a proxy listed in ``POSLAB_TRUSTED_PROXIES`` (addresses or networks,
 comma-separated): it walks the header from the right and takes the first address that is not a
 trusted proxy. From anyone else the header is ignored: a client could write anything in it.
+Addresses are compared as IP addresses, an IPv4-mapped IPv6 one (``::ffff:127.0.0.1``, how a
+dual-stack server sees an IPv4 peer) as its IPv4 address (``normal_address``).
 """
 
 from __future__ import annotations
@@ -20,11 +29,14 @@ import ipaddress
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 if TYPE_CHECKING:  # the store imports poslab.config, which reads POSLAB_TRUSTED_PROXIES with this module
     from poslab.store import LinkRefusal, RosterMember
 
 COOKIE = "poslab_signin"
+SECURE_COOKIE = f"__Host-{COOKIE}"  # under HTTPS: Secure, Path=/, no Domain (the browser enforces all three)
+DEFAULT_PORTS = {"http": 80, "https": 443}
 ROUTE = "signin"  # the link's path: /signin/<token>
 STATUS_PARAM = "signin"  # ?signin=<refusal> after a link that signed nobody in
 LOOPBACK = "127.0.0.1"  # Streamlit reports both loopback addresses as "no address"
@@ -87,9 +99,17 @@ def parse_trusted_proxies(text: str | None) -> tuple[Network, ...]:
 def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
     text = text.strip().strip("[]")
     try:
-        return ipaddress.ip_address(text)
+        address = ipaddress.ip_address(text)
     except ValueError:
         return None
+    mapped = getattr(address, "ipv4_mapped", None)
+    return mapped if mapped is not None else address
+
+
+def normal_address(text: str) -> str:
+    """An address as it is compared and kept: ``::ffff:127.0.0.1`` is ``127.0.0.1``; not an address: as given."""
+    address = _address(text)
+    return str(address) if address is not None else text.strip()
 
 
 def _trusted(address: ipaddress.IPv4Address | ipaddress.IPv6Address | None, trusted: Sequence[Network]) -> bool:
@@ -106,7 +126,7 @@ def client_address(peer: str | None, forwarded_for: Sequence[str], trusted: Sequ
     peer_text = peer or LOOPBACK
     address = _address(peer_text)
     if not _trusted(address, trusted):
-        return peer_text
+        return normal_address(peer_text)
     hops = [hop.strip() for line in forwarded_for for hop in line.split(",") if hop.strip()]
     for hop in reversed(hops):
         hop_address = _address(hop)
@@ -116,3 +136,48 @@ def client_address(peer: str | None, forwarded_for: Sequence[str], trusted: Sequ
             return str(hop_address)
         address = hop_address
     return str(address)
+
+
+# -- whose page is asking ------------------------------------------------------------------------------
+
+
+def cookie_name(https: bool) -> str:
+    return SECURE_COOKIE if https else COOKIE
+
+
+def _origin_key(scheme: str, netloc: str) -> tuple[str, str, int] | None:
+    """(scheme, host, port), the port made explicit, or None for what is not an HTTP(S) origin."""
+    scheme = scheme.strip().lower()
+    if scheme not in DEFAULT_PORTS or not netloc.strip():
+        return None
+    try:
+        parts = urlsplit(f"{scheme}://{netloc.strip()}")
+        host, port = parts.hostname, parts.port or DEFAULT_PORTS[scheme]
+    except ValueError:
+        return None
+    return (scheme, host, port) if host else None
+
+
+def app_origin(
+    host: str | None,
+    served_https: bool,
+    peer: str | None,
+    forwarded_proto: str | None,
+    forwarded_host: str | None,
+    trusted: Sequence[Network],
+) -> tuple[str, str, int] | None:
+    """The app's origin as this request addressed it: the server's scheme and the ``Host`` header; from
+    a trusted proxy, its ``X-Forwarded-Proto`` and ``X-Forwarded-Host`` where it sends them."""
+    scheme = "https" if served_https else "http"
+    if from_trusted_proxy(peer, trusted):
+        scheme = (forwarded_proto or "").split(",")[0].strip() or scheme
+        host = (forwarded_host or "").split(",")[0].strip() or host
+    return _origin_key(scheme, host or "")
+
+
+def same_origin(origin: str | None, app: tuple[str, str, int] | None) -> bool:
+    """Whether a request's ``Origin`` is the app's own: scheme, host and port."""
+    if origin is None or app is None:
+        return False
+    parts = urlsplit(origin.strip())
+    return _origin_key(parts.scheme, parts.netloc) == app

@@ -39,6 +39,19 @@ from poslab.store.jobs import AttemptToRecord
 from tests.app_harness import APP, TIMEOUT, browser_signed_in, button, go, open_app, sign_in, texts
 
 A, B = "ann@uni.edu", "bob@uni.edu"
+
+
+def verified_login(email: str) -> dict[str, object]:
+    """What st.user holds for an account whose provider verified its email."""
+    return {
+        "is_logged_in": True,
+        "iss": "https://id.uni.edu",
+        "sub": email.split("@")[0],
+        "email": email,
+        "email_verified": True,
+    }
+
+
 LESSON = "position-problem"
 SECRETS = ("b_secret_draft", "b_secret_attempt", "b_secret_practice")
 WAITING = re.compile("Starting the grader|In the queue|being graded")  # what a watched submission says
@@ -108,7 +121,7 @@ def as_a(request, app_env, monkeypatch):
             return at.run()
         at = AppTest.from_file(APP, default_timeout=TIMEOUT)
         if request.param == "login":
-            at.user = {"is_logged_in": True, "email": A}
+            at.user = verified_login(A)
         at.query_params["student"] = B
         return at.run()
 
@@ -167,13 +180,13 @@ def test_a_changed_student_sees_nothing_of_the_one_before_typed_names(app_env):
 
 def test_a_changed_account_sees_nothing_of_the_one_before_login(app_env):
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.user = {"is_logged_in": True, "email": A}
+    at.user = verified_login(A)
     go(at.run(), get_lesson(LESSON).page_path)
     check = get_lesson(LESSON).checks[0]
     at.radio(key=f"qc-choice-{LESSON}-{check.id}").set_value(check.correct_index).run()
     at.button(key=f"qc-reveal-{LESSON}-{check.id}").click().run()
     assert revealed(at)
-    at.user = {"is_logged_in": True, "email": B}  # another account in the same browser session
+    at.user = verified_login(B)  # another account in the same browser session
     at.run()
     assert "Signed in as bob@uni.edu" in texts(at.sidebar)
     assert at.radio(key=f"qc-choice-{LESSON}-{check.id}").value is None and not revealed(at)

@@ -105,9 +105,11 @@ def test_with_a_login_configured_the_account_is_the_identity_and_the_url_is_igno
     assert [b.label for b in at.sidebar.button] == ["Log in"] and not at.sidebar.text_input
     assert not at.sidebar.get("progress")
 
-    at.user = {"is_logged_in": True, "email": "ann@uni.edu", "name": "Ann"}
+    at.user = {"is_logged_in": True, "iss": "https://id.uni.edu", "sub": "1", "email": "ann@uni.edu"}
+    at.user["email_verified"] = True
+    at.user["name"] = "Ann"
     go(at, "app_pages/position_problem.py")
-    assert "Signed in as ann@uni.edu" in texts(at.sidebar) and button(at.sidebar, "Log out")
+    assert "Signed in as Ann (ann@uni.edu)" in texts(at.sidebar) and button(at.sidebar, "Log out")
     assert Store(app_env).students() == ("ann@uni.edu",)  # the visit went to the account, not to Mallory
 
 

@@ -25,7 +25,15 @@ from poslab.identity import (
 from poslab.signin import client_address, link_url, links_csv, parse_trusted_proxies
 from poslab.store import RosterMember
 
-LOGGED_IN = {"is_logged_in": True, "email": "Ann@Uni.edu", "name": "Ann"}
+ISSUER = "https://login.uni.edu"
+LOGGED_IN = {
+    "is_logged_in": True,
+    "iss": ISSUER,
+    "sub": "ann-0001",
+    "email": "Ann@Uni.edu",
+    "email_verified": True,
+    "name": "Ann",
+}
 LOGGED_OUT = {"is_logged_in": False}
 
 
@@ -70,9 +78,8 @@ def test_login_is_configured_only_when_streamlit_adds_is_logged_in():
 
 def test_the_logged_in_email_in_lower_case_is_the_key_then_the_name():
     assert login_identity(LOGGED_IN) == "ann@uni.edu"  # the student key: the same as a roster's
-    assert login_identity({"is_logged_in": True, "name": "Ann"}) == "Ann"
-    assert login_identity({"is_logged_in": True, "email": "not an email", "sub": "x"}) == "not an email"
-    assert login_identity({"is_logged_in": False, "email": "ann@uni.edu"}) is None
+    assert login_identity({"is_logged_in": True, "name": "Ann"}) is None  # no subject: no login to trust
+    assert login_identity({"is_logged_in": False, "email": "ann@uni.edu", "email_verified": True}) is None
 
 
 # -- the resolver, in each mode --------------------------------------------------------------------------
@@ -87,7 +94,7 @@ def test_typed_names_without_a_login_or_a_roster_the_session_name_wins_over_the_
 
 def test_a_login_wins_and_a_typed_or_url_name_is_refused_with_how_to_log_in():
     found = resolve(IdentityFrame(LOGGED_IN, params={"student": "Bob"}, typed_name="Carl"))
-    assert found.identity == Identity("ann@uni.edu", "login") and found.mode == "login"
+    assert found.identity == Identity("ann@uni.edu", "login", "Ann") and found.mode == "login"
     assert "Log in" in found.refused and "?student=" in found.refused
     nobody = resolve(IdentityFrame(LOGGED_OUT, params={"student": "Bob"}, typed_name="Carl"))
     assert nobody.identity is None and "?student=" in nobody.refused  # logged out: nobody, not Bob
@@ -117,7 +124,7 @@ def test_with_a_roster_only_a_sign_in_names_the_student_and_names_are_refused():
 
 def test_a_login_and_a_roster_together_need_the_account_on_the_roster():
     on = resolve(IdentityFrame(LOGGED_IN, roster_active=True, login_rostered=True))
-    assert on.identity == Identity("ann@uni.edu", "login")
+    assert on.identity == Identity("ann@uni.edu", "login", "Ann")
     off = resolve(IdentityFrame(LOGGED_IN, roster_active=True, login_rostered=False))
     assert off.identity is None and "not on this class's roster" in off.refused
     by_link = resolve(IdentityFrame(LOGGED_OUT, roster_active=True, roster_student="bob@uni.edu"))

@@ -29,6 +29,7 @@ from poslab.signin import COOKIE, link_url
 from poslab.store import Store
 from tests.conftest import ROOT
 
+SECURE_COOKIE = f"__Host-{COOKIE}"  # written out, not imported: what a browser requires of it under HTTPS
 ON_DEMAND = {"POSLAB_GRADER_START": "on_demand"}  # these tests grade nothing: no judges to start
 
 
@@ -51,7 +52,9 @@ def answer(url: str, method: str = "GET", headers: dict | None = None):
 def roster_app(tmp_path_factory):
     folder = tmp_path_factory.mktemp("roster")
     roster = write_roster(folder / "roster.csv", ["ada", "bob"])
-    server = AppServer.start(ROOT, env=ON_DEMAND | {"POSLAB_ROSTER": str(roster)})
+    # Loopback is the trusted proxy: a request saying X-Forwarded-Proto https is one HAProxy served over HTTPS.
+    env = ON_DEMAND | {"POSLAB_ROSTER": str(roster), "POSLAB_TRUSTED_PROXIES": "127.0.0.1"}
+    server = AppServer.start(ROOT, env=env)
     try:
         yield server, Store(f"sqlite:///{server.folder / 'store.db'}")
     finally:
@@ -118,6 +121,19 @@ def test_a_bad_link_and_a_typed_student_are_refused_with_a_sentence(roster_app):
     assert bad[0].startswith("That sign-in link is not valid") and not any(line.startswith("Signed") for line in bad)
     assert typed[0].startswith("This class signs in with personal links") and "Signed in as" not in " ".join(typed)
     assert email("bob") not in store.students()
+
+
+def test_under_https_the_cookie_is_host_bound_and_secure_and_the_origin_is_the_forwarded_one(roster_app):
+    server, store = roster_app
+    url = link_url(server.url, store.issue_links([email("bob")], timedelta(days=1))[email("bob")])
+    proxied = {"X-Forwarded-Proto": "https", "X-Forwarded-Host": "class.example"}
+    status, _, _ = answer(url, "POST", proxied | {"Origin": server.url})  # the proxy's origin is https://class.example
+    assert status == 403
+    status, _, _ = answer(url, "POST", proxied | {"Origin": "https://class.example:8443"})  # another port
+    assert status == 403
+    status, headers, _ = answer(url, "POST", proxied | {"Origin": "https://class.example"})
+    cookie = headers["Set-Cookie"]
+    assert status == 303 and cookie.startswith(f"{SECURE_COOKIE}=") and "Secure" in cookie and "Path=/" in cookie
 
 
 def test_the_benchmarks_sign_in_is_the_browsers(roster_app):

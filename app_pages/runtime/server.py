@@ -4,6 +4,7 @@ the HTTP route of the roster's sign-in links.
 ``lifespan`` runs once per app process, when ``streamlit run app.py`` starts the server and before
 any page is opened:
 
+* ``POSLAB_DATA_DIR`` is created readable by its owner only (0700), or narrowed if it exists;
 * ``POSLAB_ROSTER``, if set, becomes the class's roster. A file that cannot be read, or that
   holds no student, stops the server with a sentence: a class meant to sign in must never fall
   back to typed names;
@@ -31,7 +32,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from typing import Any
-from urllib.parse import urlsplit
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
@@ -42,9 +42,9 @@ from streamlit.logger import get_logger
 from app_pages.runtime import heap
 from app_pages.ui.exercise import grading
 from app_pages.ui.store_calls import open_store
-from poslab.config import Settings
+from poslab.config import Settings, private_folder
 from poslab.roster import read_roster
-from poslab.signin import COOKIE, ROUTE, STATUS_PARAM, from_trusted_proxy
+from poslab.signin import ROUTE, STATUS_PARAM, app_origin, cookie_name, same_origin
 from poslab.store import DATABASE_ERRORS, RosterMember, StoreError
 
 logger = get_logger(__name__)
@@ -93,6 +93,7 @@ def warm_up() -> None:
 @asynccontextmanager
 async def lifespan(_app: Any) -> AsyncIterator[None]:
     settings = Settings.from_env()  # a bad POSLAB_* value stops the start here, with its sentence
+    private_folder(settings.data_dir)
     if settings.roster_file is not None:
         await asyncio.to_thread(import_roster_file, settings)
     threading.Thread(target=warm_up, name="poslab-warm-up", daemon=True).start()
@@ -132,19 +133,26 @@ def _unavailable() -> Response:
     )
 
 
+def _origin(request: Request, settings: Settings) -> tuple[str, str, int] | None:
+    """The app's origin as this request addressed it (``poslab.signin.app_origin``)."""
+    return app_origin(
+        request.headers.get("host"),
+        request.url.scheme == "https",
+        request.client.host if request.client else None,
+        request.headers.get("x-forwarded-proto"),
+        request.headers.get("x-forwarded-host"),
+        settings.trusted_proxies,
+    )
+
+
 def _same_origin(request: Request) -> bool:
-    origin = request.headers.get("origin")
-    return origin is not None and urlsplit(origin).netloc == request.headers.get("host")
+    """The request's ``Origin`` is the app's own: scheme, host and port (its POST routes ask this)."""
+    return same_origin(request.headers.get("origin"), _origin(request, Settings.from_env()))
 
 
 def _https(request: Request, settings: Settings) -> bool:
-    if request.url.scheme == "https":
-        return True
-    peer = request.client.host if request.client else None
-    return (
-        from_trusted_proxy(peer, settings.trusted_proxies)
-        and request.headers.get("x-forwarded-proto", "").strip() == "https"
-    )
+    origin = _origin(request, settings)
+    return origin is not None and origin[0] == "https"
 
 
 def confirm_page(member: RosterMember) -> str:
@@ -175,14 +183,15 @@ def sign_in_page(request: Request) -> Response:
 
 def sign_in(request: Request) -> Response:
     """POST /signin/<token>: sign this browser in, set its cookie, and go to the app."""
-    if not _same_origin(request):
+    settings = Settings.from_env()
+    origin = _origin(request, settings)
+    if not same_origin(request.headers.get("origin"), origin):
         return _private(
             PlainTextResponse(
                 "Sign in from the page your link opens (this request came from another site, or without its origin).",
                 status_code=403,
             )
         )
-    settings = Settings.from_env()
     try:
         outcome = open_store(settings.db_url).sign_in_with_link(
             request.path_params["token"], timedelta(days=settings.signin_days)
@@ -192,14 +201,15 @@ def sign_in(request: Request) -> Response:
     if isinstance(outcome, str):
         return _refused(outcome)
     response = RedirectResponse(app_path(), status_code=303)
+    https = origin is not None and origin[0] == "https"
     response.set_cookie(
-        COOKIE,
+        cookie_name(https),
         outcome.session,
         max_age=int(timedelta(days=settings.signin_days).total_seconds()),
-        path=app_path(),
+        path="/" if https else app_path(),  # a __Host- cookie must have Path=/
         httponly=True,
         samesite="lax",
-        secure=_https(request, settings),
+        secure=https,
     )
     return _private(response)
 

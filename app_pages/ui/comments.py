@@ -1,12 +1,18 @@
-"""The comments under every lesson: plain text, newest first; their author or an unlocked instructor may delete."""
+"""The comments under every lesson: plain text, newest first; their author or an unlocked instructor may delete.
+
+A comment is signed with its author's name (the roster's; ``poslab.identity.author_name``), never
+an email. With a roster or a login, the comments are the class's: only a signed-in member (or the
+unlocked instructor) reads them; a visitor is told how to sign in.
+"""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from app_pages.ui import clock
-from app_pages.ui.identity import current_student, instructor_unlocked, prompt
+from app_pages.ui.identity import current_student, instructor_unlocked, mode, prompt
 from app_pages.ui.store_calls import store_call
+from poslab.identity import author_name
 from poslab.store import Comment
 from poslab.store.validation import MAX_COMMENT_CHARS
 
@@ -41,21 +47,30 @@ def _delete_comment(comment_id: int, author: str | None) -> None:
     store_call("delete the comment", lambda opened: opened.delete_comment(comment_id, author=author), None)
 
 
-def comment_byline(comment: Comment) -> str:
-    return f"{comment.student} · {clock.shown(comment.time, clock.DATE_TIME)}"
+def comment_byline(comment: Comment, author: str) -> str:
+    return f"{author} · {clock.shown(comment.time, clock.DATE_TIME)}"
 
 
-def show_comment(comment: Comment, can_delete: bool, deleted_by: str | None = None) -> None:
+def roster_names() -> dict[str, str]:
+    """The roster's name of each student key ({} without a roster)."""
+    members = store_call("load the roster's names", lambda opened: opened.roster_members(), ())
+    return {member.key: member.name for member in members}
+
+
+def show_comment(
+    comment: Comment, can_delete: bool, deleted_by: str | None = None, names: dict[str, str] | None = None
+) -> None:
+    author = author_name(comment.student, names or {})
     # Plain text only: st.text never renders Markdown or HTML, whatever a student typed.
     with st.container(border=True):
-        st.text(comment_byline(comment))
+        st.text(comment_byline(comment, author))
         st.text(comment.text)
         if can_delete:
             st.button(
                 "Delete",
                 key=f"delete-comment-{comment.id}",
                 icon=":material/delete:",
-                help=f"Delete this comment by {comment.student}",
+                help=f"Delete this comment by {author}",
                 on_click=_delete_comment,
                 args=(comment.id, deleted_by),
             )
@@ -63,9 +78,14 @@ def show_comment(comment: Comment, can_delete: bool, deleted_by: str | None = No
 
 def comments_section(lesson_id: str) -> None:
     st.divider()
+    student, instructor = current_student(), instructor_unlocked()
+    if student is None and not instructor and mode() != "name":
+        st.header("Comments")
+        st.caption(prompt("comment") + " The comments are shown to the class's signed-in students only.")
+        return
     comments = store_call("load the comments", lambda opened: opened.comments(lesson_id), ())
     st.header(f"Comments ({len(comments)})")
-    student = current_student()
+    names = roster_names() if comments and mode() != "name" else {}
     if student is None:
         st.caption(prompt("comment"))
     else:
@@ -75,11 +95,11 @@ def comments_section(lesson_id: str) -> None:
         problem = st.session_state.pop(_problem_key(lesson_id), None)
         if problem:
             st.warning(problem, icon=":material/edit_note:")
-    instructor = instructor_unlocked()
     for comment in comments:
         # A student may take back their own comment; the instructor may remove any.
         show_comment(
             comment,
             can_delete=instructor or (student is not None and comment.student == student),
             deleted_by=None if instructor else student,
+            names=names,
         )

@@ -18,8 +18,10 @@ from __future__ import annotations
 import uuid
 
 import streamlit as st
+from streamlit import config
 
 from app_pages.ui.store_calls import store_call
+from poslab.config import Settings
 from poslab.identity import (
     IdentityFrame,
     IdentityMode,
@@ -29,7 +31,7 @@ from poslab.identity import (
     resolve,
     sign_in_prompt,
 )
-from poslab.signin import COOKIE
+from poslab.signin import app_origin, cookie_name, same_origin
 
 STUDENT_KEY = "student_name"  # the typed name (typed-name mode only); mirrored in the URL as ?student=
 LOGIN_KEY = "login_configured"  # this session's answer: is Streamlit's login ([auth]) configured?
@@ -64,10 +66,37 @@ def user() -> dict:
     return st.user.to_dict() if configured else {}
 
 
+def app_origin_of_this_session() -> tuple[str, str, int] | None:
+    """The app's origin as this session's websocket addressed it (``poslab.signin.app_origin``)."""
+    headers = st.context.headers
+    peer = st.context.ip_address
+    return app_origin(
+        headers.get("Host"),
+        bool(config.get_option("server.sslCertFile")),
+        peer if isinstance(peer, str) else None,
+        headers.get("X-Forwarded-Proto"),
+        headers.get("X-Forwarded-Host"),
+        Settings.from_env().trusted_proxies,
+    )
+
+
+def own_page_cookie(name: str) -> str | None:
+    """The cookie ``name`` as this session's websocket sent it, if the app's own page opened that
+    websocket: a page of another origin (another port of this host) gets none of the app's cookies.
+
+    Streamlit's own check lets any port of the host through; a request without ``Origin`` is not a
+    browser's (browsers send it on every websocket), so it cannot carry a browser's cookie unasked."""
+    found = st.context.cookies.get(name)
+    if not isinstance(found, str) or not found:  # AppTest's context has no cookies
+        return None
+    origin = st.context.headers.get("Origin")
+    return found if origin is None or same_origin(origin, app_origin_of_this_session()) else None
+
+
 def sign_in_cookie() -> str | None:
-    """The browser's roster sign-in (a random session id), as its websocket sent it."""
-    found = st.context.cookies.get(COOKIE)
-    return found if isinstance(found, str) and found else None  # AppTest's context has no cookies
+    """The browser's roster sign-in (a random session id), from the app's own page only."""
+    app = app_origin_of_this_session()
+    return own_page_cookie(cookie_name(https=app is not None and app[0] == "https"))
 
 
 def _frame() -> IdentityFrame | None:

@@ -13,7 +13,7 @@ import streamlit as st
 from app_pages.ui import identity
 from app_pages.ui.identity import STUDENT_KEY, resolution, user
 from app_pages.ui.store_calls import read_progress_for_run, store_call
-from poslab.identity import NAME_PARAM, Resolution, clean_name, login_identity, sign_in_prompt
+from poslab.identity import NAME_PARAM, Identity, Resolution, clean_name, login_account, sign_in_prompt
 from poslab.signin import REFUSALS, STATUS_PARAM
 from poslab.store.validation import MAX_NAME_CHARS
 
@@ -58,12 +58,13 @@ def _name_box(found: Resolution) -> None:
 
 
 def _login_box() -> None:
-    account = login_identity(user())
+    account = login_account(user())
     if account is None:
         st.info("Log in to save your progress.")
         st.button("Log in", icon=":material/login:", on_click=st.login)
     else:
-        st.text(f"Signed in as {account}")  # st.text: an account name is not Markdown
+        # st.text: an account name is not Markdown
+        st.text(f"Signed in as {Identity(account.key, 'login', account.display).label}")
         st.button("Log out", icon=":material/logout:", on_click=st.logout)
 
 

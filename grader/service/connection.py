@@ -43,7 +43,7 @@ class ClusterConnection:
         try:
             from distributed import Client
 
-            address = self.settings.scheduler
+            address, security = self.settings.scheduler, None  # a named cluster: Dask's own configuration
             if address is None:
                 from grader.service.embedded import EmbeddedCluster
 
@@ -57,7 +57,8 @@ class ClusterConnection:
                         raise GraderFault("the grading service was closed before its cluster started")
                     self.embedded = EmbeddedCluster(self.settings.judges, environment)
                 address = self.embedded.start()  # a close() from now on stops its processes
-            self.client = Client(address, timeout=CONNECT_SECONDS, set_as_default=False)
+                security = self.embedded.security  # the embedded cluster takes only this certificate
+            self.client = Client(address, timeout=CONNECT_SECONDS, set_as_default=False, security=security)
             self.allowed_failures = self.client.run_on_scheduler(_allowed_failures)
         except BaseException as error:  # noqa: BLE001 - reported to every waiting job and to callers
             self.fault = (

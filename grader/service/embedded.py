@@ -5,6 +5,11 @@ run through ``grader.service.launch``, which ends it when the program that start
 Nothing forks the caller (the Streamlit process or the CLI) and nothing uses ``multiprocessing``.
 The scheduler and the judges listen on 127.0.0.1 only, with no dashboard, and the HTTP
 server Dask starts in each serves nothing, on loopback. A judge that dies is started again.
+
+Loopback is not enough on a shared machine: any local user could connect and run a function on a
+judge. So the cluster speaks only Dask's TLS, with a certificate made at start-up (``Security.
+temporary``) and written to files only this user can read (0600, in this cluster's 0700 folder);
+Dask's TLS is mutual, so a client without that certificate is refused (``security`` is the app's).
 The scheduler lets a task fail on one judge only (``allowed-failures: 1``: the second judge to
 die under the same submission ends it) and gives each judge one task at a time
 (``worker-saturation: 1.0``), so a judge that dies had only its current job.
@@ -22,10 +27,11 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from grader.sandbox import GraderFault
 from grader.service.judge import PRELOAD, READY_LOG
-from poslab.config import PROJECT_ROOT
+from poslab.config import PROJECT_ROOT, private_folder, write_private
 
 logger = logging.getLogger(__name__)
 
@@ -50,6 +56,22 @@ def dask_environment() -> dict[str, str]:
     return env
 
 
+def private_certificates(folder: Path) -> Any:
+    """A new self-signed certificate and its key for every role, written owner-only into ``folder``:
+    the ``distributed.Security`` a client needs, and the files' options for the scheduler and judges."""
+    from distributed.security import Security
+
+    made = Security.temporary()  # in memory: the PEM texts themselves
+    private_folder(folder)
+    ca = write_private(folder / "ca.pem", made.tls_ca_file)
+    cert = write_private(folder / "cert.pem", made.tls_client_cert)
+    key = write_private(folder / "key.pem", made.tls_client_key)
+    security = Security(
+        require_encryption=True, tls_ca_file=str(ca), tls_client_cert=str(cert), tls_client_key=str(key)
+    )
+    return security, ["--tls-ca-file", str(ca), "--tls-cert", str(cert), "--tls-key", str(key)]
+
+
 def _tail(path: Path, lines: int = 15) -> str:
     try:
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
@@ -71,8 +93,9 @@ class EmbeddedCluster:
     def __init__(self, judges: int, environment: dict[str, str] | None = None) -> None:
         if judges < 1:
             raise ValueError(f"an embedded cluster needs at least one judge, got {judges}")
-        self.folder = Path(tempfile.mkdtemp(prefix="poslab-dask-"))
-        self.env = {**dask_environment(), **(environment or {})}
+        self.folder = Path(tempfile.mkdtemp(prefix="poslab-dask-"))  # 0700
+        self.security, self.tls_options = private_certificates(self.folder / "tls")
+        self.env = {**dask_environment(), **(environment or {}), "DASK_DISTRIBUTED__COMM__REQUIRE_ENCRYPTION": "True"}
         self.scheduler: subprocess.Popen | None = None
         self.judges: list[subprocess.Popen | None] = [None] * judges
         self.address: str | None = None
@@ -99,14 +122,29 @@ class EmbeddedCluster:
             log.close()
 
     def start(self) -> str:
+        self.start_scheduler()
+        with self._lock:  # a close() meanwhile has stopped the scheduler: start no judge for it
+            if self.closing.is_set():
+                raise GraderFault("the grading cluster was closed while it started")
+            for index in range(len(self.judges)):
+                self._start_judge(index)
+        self._supervisor = threading.Thread(target=self._supervise, name="grader-judges", daemon=True)
+        self._supervisor.start()
+        return self.address
+
+    def start_scheduler(self) -> str:
+        """The scheduler alone, once it listens: its address."""
         scheduler_file = self.folder / "scheduler.json"
         self.scheduler = self._launch(
             "scheduler",
             [
+                "--protocol",
+                "tls",
                 "--host",
                 "127.0.0.1",
                 "--port",
                 "0",
+                *self.tls_options,
                 "--no-dashboard",
                 "--dashboard-address",
                 HTTP_ADDRESS,
@@ -121,14 +159,7 @@ class EmbeddedCluster:
                 raise GraderFault(f"the grading scheduler did not start:\n{_tail(self.folder / 'scheduler.log')}")
             time.sleep(0.05)
         self.address = address
-        with self._lock:  # a close() meanwhile has stopped the scheduler: start no judge for it
-            if self.closing.is_set():
-                raise GraderFault("the grading cluster was closed while it started")
-            for index in range(len(self.judges)):
-                self._start_judge(index)
-        self._supervisor = threading.Thread(target=self._supervise, name="grader-judges", daemon=True)
-        self._supervisor.start()
-        return self.address
+        return address
 
     def _start_judge(self, index: int) -> None:
         arguments = [
@@ -151,6 +182,7 @@ class EmbeddedCluster:
             "60",
             "--local-directory",
             str(self.folder / f"judge-{index}"),
+            *self.tls_options,
         ]
         self.judges[index] = self._launch("worker", arguments, f"judge-{index}.log")
 

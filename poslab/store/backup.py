@@ -16,6 +16,8 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
+from poslab.config import PRIVATE_FOLDER_MODE, private_sqlite_files
+
 from . import pg_backup, revisions
 from .errors import StoreError
 
@@ -110,7 +112,8 @@ def restore(url: str, source: Path) -> tuple[str | None, Path | None]:
     if path.is_file():
         saved = beside(path, "before-restore")
         backup_sqlite(path, saved)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(mode=PRIVATE_FOLDER_MODE, parents=True, exist_ok=True)
+    private_sqlite_files(path)  # a store made by the restore is as private as one the app makes
     reader = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
     writer = sqlite3.connect(path)
     try:

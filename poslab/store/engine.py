@@ -18,6 +18,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
 
+from poslab.config import PRIVATE_FOLDER_MODE, private_sqlite_files
+
 from .errors import StoreBusyError, StoreUnavailableError
 
 T = TypeVar("T")
@@ -40,7 +42,7 @@ def create_store_engine(url: str, lock_wait_seconds: float) -> Engine:
         # pre_ping: app replicas outlive database restarts.
         return sa.create_engine(parsed, pool_pre_ping=True)
     try:
-        _make_parent_folder(parsed.database)
+        _prepare_private_file(parsed.database)
     except OSError as error:
         raise StoreUnavailableError(_where(engine_url=parsed), error.strerror or str(error)) from error
     busy_seconds = min(_MAX_BUSY_TIMEOUT_SECONDS, lock_wait_seconds)
@@ -50,9 +52,13 @@ def create_store_engine(url: str, lock_wait_seconds: float) -> Engine:
     return engine
 
 
-def _make_parent_folder(database: str | None) -> None:
+def _prepare_private_file(database: str | None) -> None:
+    """A new folder for the file is made owner-only; the file and its -wal/-shm are 0600 (the
+    students' work and the sign-ins' digests are nobody else's to read on a shared machine)."""
     if database and database != ":memory:" and not database.startswith("file:"):
-        Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        path = Path(database).expanduser()
+        path.parent.mkdir(mode=PRIVATE_FOLDER_MODE, parents=True, exist_ok=True)
+        private_sqlite_files(path)
 
 
 def _configure_sqlite_connection(dbapi_connection, _record) -> None:

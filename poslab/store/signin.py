@@ -149,7 +149,8 @@ class SignInMixin:
     # -- links -------------------------------------------------------------------------------------
 
     def issue_links(self, keys: Iterable[str], lifetime: timedelta) -> dict[str, str]:
-        """A new link for each rostered student of ``keys`` (their earlier links revoked): key -> token.
+        """A new link for each rostered student of ``keys`` (their earlier links revoked, and the
+        browsers those signed in signed out: a re-issue is what a leaked link calls for): key -> token.
 
         The tokens exist in clear only in the answer: hand them out now (a lost one is re-issued)."""
         if lifetime <= timedelta(0):
@@ -165,6 +166,7 @@ class SignInMixin:
             if unknown:
                 raise KeyError(f"not on the roster: {', '.join(unknown[:5])}")
             _revoke(conn, rostered, now)
+            _end_sign_ins(conn, rostered, now)
             tokens = {key: new_secret() for key in dict.fromkeys(wanted)}
             if tokens:
                 conn.execute(
@@ -262,6 +264,12 @@ class SignInMixin:
 
         return self._read(read)
 
+    def end_sign_ins(self, keys: Iterable[str]) -> int:
+        """Sign out every browser the students are signed in on (their links stay valid); how many."""
+        wanted = {clean_student(key) for key in keys}
+        now = _now()
+        return self._write(lambda conn: _end_sign_ins(conn, wanted, now))
+
     def end_sign_in(self, session: str) -> None:
         """Sign the browser out: its cookie names no one from now on, in every app process."""
         session_hash, now = digest(session), _now()
@@ -313,9 +321,15 @@ def _withdraw(conn: Connection, students: set[str], now: datetime) -> int:
         .where(signin_links.c.student.in_(students), signin_links.c.revoked_at.is_(None))
         .values(revoked_at=now)
     )
-    conn.execute(
+    _end_sign_ins(conn, students, now)
+    return live
+
+
+def _end_sign_ins(conn: Connection, students: set[str], now: datetime) -> int:
+    if not students:
+        return 0
+    return conn.execute(
         sa.update(signin_sessions)
         .where(signin_sessions.c.student.in_(students), signin_sessions.c.ended_at.is_(None))
         .values(ended_at=now)
-    )
-    return live
+    ).rowcount

@@ -34,13 +34,15 @@ GRADED_WITHIN = 240.0  # seconds: a judge warming up on a loaded machine, then t
 
 @pytest.fixture(scope="module")
 def provider():
-    from oidc_provider_mock import run_server_in_thread
+    from oidc_provider_mock import User, run_server_in_thread
 
     # The provider refuses plain HTTP unless told otherwise; it is the test's own, on loopback.
     previous = os.environ.get("AUTHLIB_INSECURE_TRANSPORT")
     os.environ["AUTHLIB_INSECURE_TRANSPORT"] = "1"
     try:
-        with run_server_in_thread(port=0) as server:
+        # Ann's and Bob's provider vouches for their emails: their emails are their keys.
+        users = [User(sub=account, claims={"email": account, "email_verified": True}) for account in (ANN, BOB)]
+        with run_server_in_thread(port=0, user_claims=users) as server:
             host, port = server.server_address[:2]
             assert host in ("127.0.0.1", "::1"), f"the provider must listen on loopback, not {host}"
             yield f"http://localhost:{port}"
@@ -91,7 +93,7 @@ def log_in(page, app_url: str, account: str) -> None:
     page.goto(app_url + "/")
     sidebar(page).get_by_role("button", name="Log in").click()
     page.wait_for_url(re.compile(r".*/oauth2/authorize.*"), timeout=60_000)
-    page.get_by_placeholder("sub").fill(account)  # the provider's subject; its email claim is the same
+    page.get_by_placeholder("sub").fill(account)  # the provider's subject; its verified email is the same
     page.get_by_role("button", name="Authorize").click()
     page.wait_for_url(lambda address: address.startswith(app_url), timeout=60_000)
     sidebar(page).get_by_text(f"Signed in as {account}").wait_for(timeout=60_000)

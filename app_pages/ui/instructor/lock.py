@@ -5,7 +5,13 @@ The password is compared in constant time. Wrong ones are limited: after
 client address, that session or address must wait until the window has passed, and is told when
 (no password is even compared meanwhile). The failures are rows in the store, so the limit holds
 across app processes. The client address is the connection's, or behind a trusted reverse proxy
-(``POSLAB_TRUSTED_PROXIES``) the one its ``X-Forwarded-For`` gives (``poslab.signin.client_address``).
+(``POSLAB_TRUSTED_PROXIES``) the one its ``X-Forwarded-For`` gives (``poslab.signin.client_address``),
+an IPv4-mapped IPv6 address as its IPv4 one.
+
+A shared address (a campus NAT, a proxy that is not trusted) lets one client's failures wait out
+another on the same address. A named instructor (``POSLAB_INSTRUCTORS``) signed in by a login or
+a roster link (a typed name proves nothing) is limited by their own session only: nobody else's
+wrong passwords ever keep them out (``password_limits``).
 An unlock lasts the browser session, across reloads: ``app_pages/ui/instructor/pass_cookie.py``.
 """
 
@@ -15,11 +21,11 @@ from datetime import UTC, datetime, timedelta
 
 import streamlit as st
 
-from app_pages.ui.identity import UNLOCKED_KEY, session_id
+from app_pages.ui.identity import UNLOCKED_KEY, resolution, session_id
 from app_pages.ui.instructor import pass_cookie
 from app_pages.ui.store_calls import store_call
 from poslab.config import Settings
-from poslab.identity import PASSWORD_WINDOW, password_matches, password_wait
+from poslab.identity import PASSWORD_WINDOW, named_instructor, password_limits, password_matches, password_wait
 from poslab.signin import client_address
 
 WRONG = "That password is not right."
@@ -68,7 +74,10 @@ def _wait() -> timedelta | None:
         lambda opened: opened.password_failures(session_id(), client(), now - PASSWORD_WINDOW),
         None,
     )
-    return PASSWORD_WINDOW if failures is None else password_wait(failures, now)
+    if failures is None:
+        return PASSWORD_WINDOW
+    instructor = named_instructor(resolution().identity, Settings.from_env().instructors)
+    return password_wait(password_limits(failures, instructor), now)
 
 
 def wait_sentence(wait: timedelta) -> str:

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 import streamlit as st
 
 from app_pages.runtime.server import app_path
+from app_pages.ui.identity import own_page_cookie
 from poslab.instructor_pass import PASS_COOKIE, PASS_ROUTE, sign, valid
 
 SCRIPT_KEY = "instructor-pass-script"  # the script this session's page runs once: hand over or end
@@ -21,8 +22,8 @@ LOCKED_KEY = "instructor-locked-by-hand"  # "Lock this page" was pressed: the co
 
 
 def pass_cookie() -> str | None:
-    found = st.context.cookies.get(PASS_COOKIE)
-    return found if isinstance(found, str) and found else None  # AppTest's context has no cookies
+    """The pass, from the app's own page only (a page on another port of this host gets nothing)."""
+    return own_page_cookie(PASS_COOKIE)
 
 
 def unlocks(password: str) -> bool:

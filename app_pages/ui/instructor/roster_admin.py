@@ -2,8 +2,9 @@
 the personal links, download the new ones as CSV to send out, or remove the roster.
 
 A link's token exists in clear only when it is issued (the store keeps its digest): the CSV of the
-links just issued is offered for download in this session only. A lost link is re-issued, which
-withdraws the earlier one. Withdrawing a student's links also signs their browsers out.
+links just issued is offered for download in this session only. A lost or leaked link is re-issued,
+which withdraws the earlier one and signs out the browsers it signed in. Withdrawing a student's
+links also signs their browsers out; "Sign out" ends their sign-ins and leaves their link valid.
 """
 
 from __future__ import annotations
@@ -74,6 +75,14 @@ def _withdraw(keys: Sequence[str]) -> None:
         st.session_state[CHOSEN_KEY] = []
 
 
+def _sign_out(keys: Sequence[str]) -> None:
+    ended = store_call("sign the students out", lambda opened: opened.end_sign_ins(keys), None)
+    if ended is not None:
+        st.session_state[NOTICE_KEY] = (
+            f"Signed out {ended} browser(s) of {len(keys)} student(s); their links still work."
+        )
+
+
 def _replace(students: Sequence[RosterStudent]) -> None:
     change = store_call("import the roster", lambda opened: opened.replace_roster(students), None)
     if change is not None:
@@ -111,7 +120,7 @@ def links_box(members: Sequence[RosterMember]) -> None:
         placeholder="Choose students to re-issue or withdraw their links",
     )
     without = [member.key for member in members if member.link_expires is None]
-    first, second, third = st.columns(3)
+    first, second, third, fourth = st.columns(4)
     first.button(
         f"New links for the {len(without)} without one",
         disabled=not without,
@@ -127,7 +136,7 @@ def links_box(members: Sequence[RosterMember]) -> None:
         args=(chosen, members),
         icon=":material/autorenew:",
         width="stretch",
-        help="Their earlier links stop working.",
+        help="Their earlier links stop working, and the browsers those signed in are signed out.",
     )
     third.button(
         "Withdraw the chosen's links",
@@ -138,10 +147,19 @@ def links_box(members: Sequence[RosterMember]) -> None:
         width="stretch",
         help="And signs their browsers out.",
     )
+    fourth.button(
+        "Sign the chosen out",
+        disabled=not chosen,
+        on_click=_sign_out,
+        args=(chosen,),
+        icon=":material/logout:",
+        width="stretch",
+        help="Ends their sign-ins on every browser; their links still work.",
+    )
     with st.popover(f"New links for all {len(members)} students", icon=":material/sync_lock:"):
         st.warning(
-            f"Every student's earlier link stops working: all {len(members)} need the new one. Browsers already "
-            "signed in stay signed in."
+            f"Every student's earlier link stops working: all {len(members)} need the new one. The browsers their "
+            "earlier links signed in are signed out."
         )
         st.button(
             f"Re-issue all {len(members)} links",
