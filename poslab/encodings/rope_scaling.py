@@ -31,7 +31,8 @@ theta_i = b^(-2i/D) the default frequencies and lambda_i = 2 pi / theta_i their 
                   (1 - u) theta_i / s + u theta_i. The rule comes from Meta's reference code and the
                   released configs (its factors were grid-searched), not from a paper; it shipped with
                   Llama 3.1 (s = 8, low 1, high 4, L = 8192) and Llama 3.2 1B/3B (s = 32); Llama 3 had
-                  no scaling. Llama 4 Scout uses it with s = 16, low 1, high 1.
+                  no scaling. Llama 4 Scout uses it with s = 16, low 1, high 1: a band of
+                  no width, a hard step at lambda_i = L (Meta's and Hugging Face's code).
 
 The statement of these formulas in Hugging Face's ``modeling_rope_utils.py`` was used as a check.
 Feed the result to ``poslab.encodings.rope.apply_rotary``; multiply both q and k by the
@@ -117,10 +118,13 @@ def _yarn_paper(
 def _llama3(
     head_dim, base, factor, original_len, current_len, low_freq_factor: float = 1.0, high_freq_factor: float = 4.0
 ) -> RopeSchedule:
-    require(high_freq_factor > low_freq_factor, "llama3 needs high_freq_factor > low_freq_factor")
+    require(high_freq_factor >= low_freq_factor, "llama3 needs high_freq_factor >= low_freq_factor")
     theta = rope_inverse_frequencies(head_dim, base)
     wavelength = 2 * math.pi / theta
-    smooth = ((original_len / wavelength - low_freq_factor) / (high_freq_factor - low_freq_factor)).clamp(0, 1)
+    if high_freq_factor == low_freq_factor:  # a band of no width (Llama 4 Scout): a hard step, as Meta's code does
+        smooth = (wavelength <= original_len / low_freq_factor).to(theta.dtype)
+    else:
+        smooth = ((original_len / wavelength - low_freq_factor) / (high_freq_factor - low_freq_factor)).clamp(0, 1)
     # smooth 0 (long wavelengths): theta / s; smooth 1 (short wavelengths): theta; linear between.
     return RopeSchedule((1 - smooth) * theta / factor + smooth * theta)
 
