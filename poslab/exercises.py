@@ -36,6 +36,7 @@ EXERCISES: tuple[Exercise, ...] = (
     Exercise("alibi", "ALiBi slopes and bias", ("alibi_slopes", "alibi_bias"), "alibi.py"),
     Exercise("t5", "T5 relative buckets", ("t5_relative_bucket", "t5_relative_bias"), "t5.py"),
     Exercise("decode", "Decoding with a KV cache", ("decode",), "decode.py"),
+    Exercise("extend", "Stretch RoPE to a longer context", ("scaled_inv_freq",), "extend.py"),
 )
 
 EXERCISE_IDS: tuple[str, ...] = tuple(exercise.id for exercise in EXERCISES)

@@ -20,7 +20,8 @@ import torch
 from grader.sandbox import JudgeEncoder, decode_reply
 from grader.sandbox.worker_process import BOOTSTRAP
 from grader.sandboxed import protocol, tensor_codec
-from grader.sandboxed.exercise_calls import Decoder
+from grader.sandboxed.exercise_calls import Decoder, encode_output
+from grader.sandboxed.tensor_codec import Encoder
 from grader.student import (
     TABLE_IN_BUFFER,
     CannotCheck,
@@ -182,6 +183,31 @@ def cpu_info(shape, dtype="float32", nbytes=None):
         "requires_grad": False,
         "nbytes": count * size if nbytes is None else nbytes,
     }
+
+
+def test_a_dict_of_plain_values_and_tensors_reaches_the_child_as_a_dict():
+    encoder = JudgeEncoder()
+    config = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 64, "table": torch.ones(2)}
+    header = json.loads(json.dumps(encoder.value(config), allow_nan=False))
+    decoded = Decoder(encoder.tensors, bytearray(encoder.blob())).value(header)
+    assert set(decoded) == set(config) and decoded["factor"] == 4.0 and decoded["rope_type"] == "yarn"
+    assert torch.equal(decoded["table"], torch.ones(2))
+    with pytest.raises(TypeError):
+        encoder.value({1: "a key that is not a string"})
+
+
+def test_a_number_beside_a_tensor_comes_back_as_that_number():
+    inv_freq = torch.tensor([1.0, 0.1])
+    for number in (1.25, 2, float("inf")):
+        encoder = Encoder()
+        output, returned = encode_output((inv_freq, number), encoder, as_info=False)
+        assert returned is None  # not a finding: the spec asks for a number there
+        reply = result_reply(json.loads(json.dumps(output, allow_nan=False)), encoder.tensors)
+        result = decode_reply(reply, bytearray(encoder.blob()), "attention", 0, 0.1)
+        assert torch.equal(result.output[0], inv_freq) and result.output[1] == number and not result.notes
+    encoder = Encoder()
+    alone, returned = encode_output(1.25, encoder, as_info=False)
+    assert returned == "float"  # a number where a tensor belongs is still reported as not a tensor
 
 
 def test_a_well_formed_reply_is_decoded():

@@ -21,9 +21,8 @@ from poslab.config import PROJECT_ROOT
 from poslab.exercises import EXERCISES
 
 ENCODINGS_DIR = PROJECT_ROOT / "poslab" / "encodings"
-# Order matters: each module only uses names defined above it (shared checks, then the catalogue's order).
-REFERENCE_MODULES = ("_checks.py", *(exercise.reference_file for exercise in EXERCISES))
-ALLOWED_IMPORTS = ("torch", "math", "typing", "__future__")
+ENCODINGS_PACKAGE = "poslab.encodings"
+ALLOWED_IMPORTS = ("torch", "math", "typing", "dataclasses", "collections", "__future__")
 
 
 class PatchError(ValueError):
@@ -51,6 +50,37 @@ def _without_package_imports(source: str, filename: str) -> str:
     return "\n".join(line for number, line in enumerate(lines, start=1) if number not in drop)
 
 
+def _encodings_imported(filename: str) -> list[str]:
+    """The modules of ``poslab.encodings`` that ``filename`` imports from, as file names."""
+    tree = ast.parse((ENCODINGS_DIR / filename).read_text(encoding="utf-8"), filename)
+    modules = [
+        node.module.removeprefix(ENCODINGS_PACKAGE + ".")
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(ENCODINGS_PACKAGE + ".")
+    ]
+    return [f"{module}.py" for module in modules]
+
+
+@cache
+def reference_modules() -> tuple[str, ...]:
+    """Each exercise's reference module in the catalogue's order, after the modules it imports.
+
+    A module's own imports come first (depth first), so every name is defined above its use.
+    """
+    ordered: list[str] = []
+
+    def add(filename: str) -> None:
+        if filename in ordered:
+            return
+        for dependency in _encodings_imported(filename):
+            add(dependency)
+        ordered.append(filename)
+
+    for exercise in EXERCISES:
+        add(exercise.reference_file)
+    return tuple(ordered)
+
+
 @cache
 def reference_source() -> str:
     """A correct submission defining every exercise's names, importing only torch, math and typing."""
@@ -59,7 +89,7 @@ def reference_source() -> str:
         "",
         "from __future__ import annotations",
     ]
-    for filename in REFERENCE_MODULES:
+    for filename in reference_modules():
         text = (ENCODINGS_DIR / filename).read_text(encoding="utf-8")
         parts += ["", f"# ---- poslab/encodings/{filename}", _without_package_imports(text, filename)]
     return "\n".join(parts) + "\n"

@@ -117,8 +117,19 @@ def decode_info(item: Any) -> TensorInfo:
     return TensorInfo(shape, protocol.dtype_name(dtype), item["device"], requires_grad)
 
 
+def decode_number(entry: Any) -> float | int | bool | None:
+    """A plain number of an output tuple (a non-finite float comes as ``{"$f": "inf"}``); None if it is not one."""
+    if type(entry) in (int, float, bool):
+        return entry
+    if isinstance(entry, dict) and set(entry) == {"$f"} and entry["$f"] in ("nan", "inf", "-inf"):
+        return float(entry["$f"])
+    return None
+
+
 def decode_output(item: Any, tensors: list) -> Any:
-    def one(entry: Any, values_of: bool = False) -> Any:
+    def one(entry: Any, values_of: bool = False, in_tuple: bool = False) -> Any:
+        if in_tuple and decode_number(entry) is not None:
+            return decode_number(entry)
         if isinstance(entry, dict) and "$info" in entry and len(entry) == 1:
             return decode_info(entry["$info"])
         if not values_of and isinstance(entry, dict) and set(entry) == {"$returned", "values"}:
@@ -131,7 +142,7 @@ def decode_output(item: Any, tensors: list) -> Any:
     if isinstance(item, dict) and set(item) == {"$tuple"} and isinstance(item["$tuple"], list):
         if len(item["$tuple"]) > protocol.MAX_PARTS:
             raise protocol.ProtocolError("the output has too many parts")
-        return tuple(one(entry) for entry in item["$tuple"])
+        return tuple(one(entry, in_tuple=True) for entry in item["$tuple"])
     return one(item)
 
 

@@ -104,6 +104,9 @@ def converted(value: Any) -> torch.Tensor | None:
     return None
 
 
+PLAIN_NUMBERS = (int, float, bool)  # exact types: a subclass could run the submission's code when encoded
+
+
 def encode_output(output: Any, encoder: tensor_codec.Encoder, as_info: bool) -> tuple[Any, str | None]:
     """The output as JSON plus tensors, and the type name of what was not a tensor (None if all were).
 
@@ -111,7 +114,9 @@ def encode_output(output: Any, encoder: tensor_codec.Encoder, as_info: bool) -> 
     """
     returned: list[str] = []
 
-    def one(item: Any) -> Any:
+    def one(item: Any, in_tuple: bool = False) -> Any:
+        if in_tuple and type(item) in PLAIN_NUMBERS:  # (inv_freq, attention_factor): a number is an answer
+            return encoder.value(item)
         if isinstance(item, torch.Tensor):
             if as_info or item.device.type == "meta":
                 return {
@@ -134,7 +139,7 @@ def encode_output(output: Any, encoder: tensor_codec.Encoder, as_info: bool) -> 
         and 0 < len(output) <= protocol.MAX_PARTS
         and any(isinstance(item, torch.Tensor) for item in output)
     ):
-        encoded = {"$tuple": [one(item) for item in output]}
+        encoded = {"$tuple": [one(item, in_tuple=True) for item in output]}
     elif type(output) is tuple and (as_info or not output):  # parameters()/buffers(): maybe none
         encoded = {"$tuple": [one(item) for item in output[: protocol.MAX_PARTS]]}
     else:
@@ -159,6 +164,8 @@ class Decoder:
             return self.tensor(item["$t"])
         if "$tuple" in item:
             return tuple(self.value(entry) for entry in item["$tuple"])
+        if "$dict" in item:
+            return {str(key): self.value(entry) for key, entry in item["$dict"].items()}
         if "$f" in item:
             return float(item["$f"])
         if "$dtype" in item:

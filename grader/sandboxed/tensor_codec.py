@@ -64,6 +64,8 @@ class Encoder:
             return {"$tuple": [self.value(item) for item in value]}
         if isinstance(value, list):
             return [self.value(item) for item in value]
+        if isinstance(value, dict) and all(type(key) is str for key in value):
+            return {"$dict": {key: self.value(item) for key, item in value.items()}}
         raise TypeError(f"cannot send a {type(value).__name__} to the sandbox")
 
     def blob(self) -> bytes:

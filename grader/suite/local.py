@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from grader.sandboxed.exercise_calls import DESCRIBED_OPS, Finding, converted, run_op, type_name
+from grader.sandboxed.exercise_calls import DESCRIBED_OPS, PLAIN_NUMBERS, Finding, converted, run_op, type_name
 from grader.sandboxed.protocol import MAX_PARTS, NoteCode
 from grader.sandboxed.tensor_codec import apply_view
 from grader.student import (
@@ -57,6 +57,8 @@ def _deliver(value: Any) -> Any:
         return value.clone()
     if isinstance(value, (list, tuple)):
         return type(value)(_deliver(item) for item in value)
+    if isinstance(value, dict):
+        return {key: _deliver(item) for key, item in value.items()}
     return value
 
 
@@ -76,7 +78,7 @@ def _report(value: Any, as_info: bool) -> Any:
     if isinstance(value, torch.Tensor):
         return _info(value) if as_info else value.detach().clone()
     if type(value) in (tuple, list) and 0 < len(value) <= MAX_PARTS and any(isinstance(v, torch.Tensor) for v in value):
-        return tuple(_report(v, as_info) for v in value)
+        return tuple(v if type(v) in PLAIN_NUMBERS else _report(v, as_info) for v in value)
     values = converted(value)
     return NotATensor(type_name(value), None if values is None else _report(values, as_info))
 

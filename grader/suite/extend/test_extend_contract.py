@@ -1,0 +1,101 @@
+"""Hidden tests of what ``scaled_inv_freq`` promises besides its values: the bands YaRN and llama3
+share, the types it returns, and the errors it raises."""
+
+from __future__ import annotations
+
+import torch
+from hypothesis import strategies as st
+
+from grader.student import StudentError
+from grader.suite import HIDDEN, VISIBLE, graded
+from grader.suite.draw import for_each
+from grader.suite.expect import Fail, as_tensor, expect, expect_dtype, expect_shape
+from grader.suite.extend.domains import ExtendCase, cases
+from grader.suite.extend.oracle import default_frequencies, oracle_extend
+from grader.suite.extend.test_extend import OP, _attention_factor, _frequencies, _output
+from grader.suite.extend.tolerances import frequency_tolerance
+
+BAND_TYPES = st.sampled_from(["yarn", "llama3"]).flatmap(lambda kind: cases(kind))
+
+
+@graded(points=2, family="bands", visibility=HIDDEN)
+@for_each(BAND_TYPES, count=8)
+def test_fast_pairs_kept_slow_pairs_divided(student, case: ExtendCase):
+    """yarn and llama3 keep the fastest pairs, divide the slowest by s, and are monotone between."""
+    out = _frequencies(_output(student, case)).double()
+    expect_shape(out, (case.head_dim // 2,), f"{OP}'s inv_freq")
+    theta = default_frequencies(case.head_dim, case.used_base)
+    answer = oracle_extend(case.head_dim, case.used_base, case.scaling())
+    slack = frequency_tolerance(answer.frequencies, case.rope_type, case.factor) / theta
+    ratio = out / theta  # 1: kept, 1 / s: divided
+    kept, divided = answer.kept, answer.divided
+    expect(
+        bool(((ratio - 1).abs() <= slack)[kept].all()),
+        f"{case.rope_type} must leave the fast pairs (pairs {_span(kept)} here) at theta_i; "
+        f"yours changed pair {_first(kept & ((ratio - 1).abs() > slack))}.",
+    )
+    expect(
+        bool(((ratio - 1 / case.factor).abs() <= slack)[divided].all()),
+        f"{case.rope_type} must divide the slow pairs (pairs {_span(divided)} here) by s = {case.factor:g}; "
+        f"pair {_first(divided & ((ratio - 1 / case.factor).abs() > slack))} is not.",
+    )
+    rising = ratio[1:] > ratio[:-1] + slack[1:] + slack[:-1]
+    expect(
+        not bool(rising.any()),
+        f"{case.rope_type} must slow each pair at least as much as the faster one before it "
+        f"(theta'_i / theta_i never rises with i); it rises at pair {_first(rising) + 1}.",
+    )
+
+
+def _first(mask: torch.Tensor) -> int:
+    found = mask.nonzero()
+    return int(found[0]) if len(found) else -1
+
+
+def _span(mask: torch.Tensor) -> str:
+    found = mask.nonzero().flatten().tolist()
+    return "none" if not found else f"{found[0]} to {found[-1]}" if len(found) > 1 else str(found[0])
+
+
+@graded(points=1, family="contract", visibility=VISIBLE)
+@for_each(cases(), count=5)
+def test_returns_float32_frequencies_and_a_float(student, case: ExtendCase):
+    """A pair: inv_freq, a float32 tensor [D/2], and attention_factor, a Python float."""
+    output = _output(student, case)
+    _attention_factor(output)
+    inv_freq = as_tensor(output[0], f"{OP}'s inv_freq", strict=True)
+    expect_shape(inv_freq, (case.head_dim // 2,), f"{OP}'s inv_freq")
+    expect_dtype(inv_freq, torch.float32, f"{OP}'s inv_freq")
+    expect(type(output[1]) is float, f"attention_factor must be a Python float, got {type(output[1]).__name__}.")
+
+
+BAD_CALLS = (
+    (
+        (8,),
+        {"scaling": {"rope_type": "longrope", "factor": 4.0, "original_max_position_embeddings": 64}},
+        "an unknown rope_type",
+    ),
+    (
+        (8,),
+        {"scaling": {"rope_type": "linear", "factor": 0.5, "original_max_position_embeddings": 64}},
+        "a factor below 1",
+    ),
+    (
+        (8,),
+        {"scaling": {"rope_type": "yarn", "factor": 0.25, "original_max_position_embeddings": 64}},
+        "a factor below 1",
+    ),
+    ((7,), {}, "an odd head_dim"),
+)
+
+
+@graded(points=1, family="errors", visibility=HIDDEN)
+def test_raises_value_error_outside_the_domain(student):
+    """ValueError for an unknown rope_type, a factor below 1 and an odd head_dim."""
+    for args, kwargs, what in BAD_CALLS:
+        try:
+            student.call(OP, *args, **kwargs)
+        except StudentError as error:
+            expect(error.kind == "ValueError", f"{OP} must raise ValueError for {what}; it raised {error.kind}.")
+        else:
+            raise Fail(f"{OP} must raise ValueError for {what}; it returned a value.")
