@@ -16,7 +16,7 @@ def test_the_exercises_page_offers_every_exercise_and_opens_decode_from_the_addr
     at.query_params["exercise"] = "decode"
     at = go(at, "app_pages/exercise.py")
     picker = at.selectbox(key="exercise-pick")
-    assert picker.value == "decode" and len(picker.options) == len(EXERCISES) == 7
+    assert picker.value == "decode" and len(picker.options) == len(EXERCISES) == 8
     assert DECODE.title in picker.options
     assert spec("decode") in [code.value for code in at.code]
     assert spec("decode").startswith((ROOT / "exercises" / "decode.py").read_text().split('"""')[1].strip()[:60])

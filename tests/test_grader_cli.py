@@ -97,7 +97,7 @@ def test_grade_writes_the_gradebook_and_gradescope_results(submissions, tmp_path
     )
     lines = (out / "gradebook.csv").read_text().splitlines()
     assert lines[0] == (
-        "id,name,lms_id,late,status,attention,sinusoidal,learned,rope,alibi,t5,decode,total,max,"
+        "id,name,lms_id,late,status,attention,sinusoidal,learned,rope,alibi,t5,decode,extend,total,max,"
         "assignment,due,submitted_at,lms_late,counted,problems"  # the columns added after max
     )
     rows = {row["id"]: row for row in csv.DictReader(lines)}
