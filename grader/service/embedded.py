@@ -38,6 +38,9 @@ logger = logging.getLogger(__name__)
 ALLOWED_FAILURES = 1  # a submission gets a second judge after the first died under it, not a third
 SCHEDULER_START_SECONDS = 60.0
 FAILED_STARTS_BEFORE_GIVING_UP = 3  # judges that died before ever joining: something is broken here
+# Dask bounds a judge's whole start by its death timeout, and the start includes the preload's warm-up
+# (a sandbox worker per mode, the suite's drawn inputs): on a loaded 2-core machine that took over 60 s.
+JUDGE_START_SECONDS = 300
 SUPERVISE_EVERY_SECONDS = 0.5
 HTTP_ADDRESS = "127.0.0.1:0"  # Dask's always-on HTTP server (--dashboard-address), kept on loopback
 
@@ -179,7 +182,7 @@ class EmbeddedCluster:
             "--name",
             f"judge-{index}",
             "--death-timeout",
-            "60",
+            str(JUDGE_START_SECONDS),
             "--local-directory",
             str(self.folder / f"judge-{index}"),
             *self.tls_options,
