@@ -196,6 +196,10 @@ def upload_form(student: str, exercise: Exercise) -> None:
             max_upload_size=UPLOAD_TRANSPORT_MB,
             help=f"The file you edited, e.g. {exercise.filename}: a Python file of at most {limit}.",
         )
+    st.caption(
+        f"A file over {UPLOAD_TRANSPORT_MB} MB is refused by the box before it is sent, and shows in red there: "
+        f"a solution file is a .py file of at most {limit}."
+    )
     source, problem = None, None
     if upload is not None:
         try:
