@@ -31,7 +31,9 @@ def chosen_exercise() -> Exercise:
 st.title("Exercises")
 exercise = chosen_exercise()
 st.caption(f"Implement {', '.join(exercise.names)} in `{exercise.filename}`. The spec:")
-st.code(spec(exercise.id), language=None, wrap_lines=True)  # plain text, the same as the stub's docstring
+# Plain text, the same as the stub's docstring. Not wrapped: its aligned columns and formulas ("N - 1")
+# keep their lines, and a narrow page scrolls the block sideways instead.
+st.code(spec(exercise.id), language=None, wrap_lines=False)
 student = identity.current_student()
 hints.show_hints(student, exercise.id)
 

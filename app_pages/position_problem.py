@@ -100,11 +100,9 @@ else:
 frame.text(LESSON, "rnn")
 if not problem:
     recurrence = caching.cached(lab.recurrence_contrast, tokens=tokens, order=order, d_model=d_model, seed=int(seed))
-    st.dataframe(
-        recurrence.summary(),
-        hide_index=True,
-        column_config={"max |difference| between the two orders": st.column_config.NumberColumn(format="%.2e")},
-    )
+    # A table, not a grid: at 800 px a grid's columns cut their numbers ("1.75e") and hid one; a table's wrap.
+    summary = recurrence.summary()
+    st.table(summary.style.format({"max |difference| between the two orders": "{:.2e}"}).hide(axis="index"))
     for column, bars in zip(frame.chart_row(510, 510), caching.cached(lab.contrast_charts, contrast=recurrence)):
         with column:
             frame.chart(bars, numbers=True)

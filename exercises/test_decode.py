@@ -85,3 +85,20 @@ def test_left_padding_changes_nothing_for_the_real_tokens(impl):
     out, _ = impl.decode(*padded, 5, attention_mask=mask)
     alone, _ = impl.decode(q, k, v, 3)
     assert torch.allclose(out[..., 2:, :], alone, atol=1e-5)
+
+
+def test_a_batch_with_one_left_padded_prompt_gives_each_its_own_result(impl):
+    # Two prompts of 5 and 3 tokens in one batch: the short one is padded on the left with 2 tokens.
+    long_q, long_k, long_v = projections(batch=1, length=5, seed=1)
+    short_q, short_k, short_v = projections(batch=1, length=3, seed=2)
+    pad = torch.randn(1, 3, 2, 8)
+    batch = [
+        torch.cat([long, torch.cat([pad, short], dim=-2)])
+        for long, short in zip((long_q, long_k, long_v), (short_q, short_k, short_v))
+    ]
+    mask = torch.tensor([[1, 1, 1, 1, 1], [0, 0, 1, 1, 1]])
+    out, _ = impl.decode(*batch, 5, attention_mask=mask)
+    long_alone, _ = impl.decode(long_q, long_k, long_v, 5)
+    short_alone, _ = impl.decode(short_q, short_k, short_v, 3)
+    assert torch.allclose(out[:1], long_alone, atol=1e-5)
+    assert torch.allclose(out[1:, ..., 2:, :], short_alone, atol=1e-5)

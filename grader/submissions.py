@@ -120,7 +120,9 @@ def decode_source(what: str, data: bytes | str) -> str:
 
 def _not_empty(source: str) -> str:
     if not source.strip():
-        raise SubmissionRejected("The submission is empty: upload your .py file or paste your code first.")
+        raise SubmissionRejected(
+            "The submission is empty: write your code in the editor, or choose the .py file that has it."
+        )
     return source
 
 

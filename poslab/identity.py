@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Literal
@@ -99,13 +99,25 @@ def clean_name(raw: object) -> str:
     return name
 
 
+def name_key(name: str) -> str:
+    """What two typed names must share to be one student's: case, ``+`` (a space in an address) and
+    runs of spaces do not count. ``?student=sam+student`` is "Sam Student"."""
+    return " ".join(name.replace("+", " ").split()).casefold()
+
+
+def known_spelling(name: str, known: Iterable[str]) -> str:
+    """The spelling of ``name`` the store already knows (the same ``name_key``), else ``name`` itself."""
+    key = name_key(name)
+    return next((other for other in known if name_key(other) == key), name)
+
+
 def name_from_query(params: Mapping[str, object]) -> str | None:
     """The valid name in the URL's query parameters, or None (absent or invalid: ask again)."""
     raw = params.get(NAME_PARAM)
     if isinstance(raw, list):  # a repeated parameter: the last one wins, as in st.query_params
         raw = raw[-1] if raw else None
     try:
-        return clean_name(raw)
+        return clean_name(raw.replace("+", " ") if isinstance(raw, str) else raw)
     except ValueError:
         return None
 

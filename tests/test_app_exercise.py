@@ -118,9 +118,9 @@ class StandInService:
             )
         return JobStatus(job_id, "waiting", ahead=2, handed_in=record.submitted_at)
 
-    def last_submission(self, student):
-        record = self.store.latest_grading_job(student)
-        return record and record.id
+    def last_submission(self, student, exercise=None):
+        record = self.store.latest_grading_job(student, exercise)
+        return record and (record.id, tuple(record.exercises))
 
     def last_practice_run(self, student, exercise):
         runs = self.store.practice_runs(student, exercise)

@@ -160,7 +160,9 @@ def test_a_second_submission_while_one_is_pending_is_refused(unreachable_service
     with pytest.raises(AlreadyPending, match="already have a submission being graded") as refused:
         unreachable_service.submit("ann", FILES, exercises=["rope"])
     assert refused.value.job_id == first.id
-    assert unreachable_service.last_submission("ann") == first.id
+    assert unreachable_service.last_submission("ann") == (first.id, ("rope",))
+    assert unreachable_service.last_submission("ann", "rope") == (first.id, ("rope",))
+    assert unreachable_service.last_submission("ann", "decode") is None  # never another exercise's
     assert [job.id for job in store.grading_jobs()] == [first.id]
 
 

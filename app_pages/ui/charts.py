@@ -13,9 +13,16 @@ The conversion is Streamlit's own (``_convert_altair_to_vega_lite_spec``, stream
 pinned): the element drawn is the one ``st.altair_chart`` draws (``tests/test_charts.py`` checks
 that). If a later Streamlit lacks it, or a chart does not pickle, charts are drawn as before.
 
-One change on the way (``wrap_titles``): Vega-Lite draws a chart title on one line and cuts it
-at the chart's width with an ellipsis, so at 800 px (a 500 px page beside the sidebar) a long
-title read "RoFormer's relative upper bound on the score (D=64): not m…". Long titles go in lines.
+Two changes on the way (``laid_out``):
+
+* ``wrap_titles``: Vega-Lite draws a chart title on one line and cuts it at the chart's width with
+  an ellipsis, so at 800 px (a 500 px page beside the sidebar) a long title read "RoFormer's
+  relative upper bound on the score (D=64): not m…". Long titles go in lines.
+* ``fit_width_only``: Streamlit fits a chart into a fixed box (350 px, or the spec's height) in
+  both directions. A two-line title, a bottom legend and a rotated axis title then leave the plot
+  a few dozen pixels, the axis title overflows it, and Vega's one-pass fit puts the title above
+  the box, where it is cut: all five charts of the inference-engine lesson lost a title line. A
+  single view's height is its plot's, and the chart grows to hold its title and legend.
 """
 
 from __future__ import annotations
@@ -51,7 +58,33 @@ def fingerprint(chart: alt.TopLevelMixin) -> str | None:
 @st.cache_data(show_spinner=False, **SPEC_CACHE)
 def _spec(key: str, _chart: alt.TopLevelMixin) -> dict:
     """The Vega-Lite spec of the chart whose fingerprint is ``key`` (``_chart`` is not hashed)."""
-    return wrap_titles(_to_vega_lite(_chart))
+    return laid_out(_to_vega_lite(_chart))
+
+
+def laid_out(spec: dict) -> dict:
+    """The spec as the app draws it: long titles in lines, the height the plot's (see the docstring)."""
+    return fit_width_only(wrap_titles(spec))
+
+
+# The plot's height when a chart sets none (Streamlit's box was 350 px for plot, title and legend),
+# and room above the title: Chromium's box of a 16 px title line reaches 3 px above Vega's estimate.
+PLOT_HEIGHT = 260
+PADDING = {"top": 8, "bottom": 5, "left": 5, "right": 5}
+COMPOSED = ("facet", "repeat", "hconcat", "vconcat", "concat")  # Vega-Lite fits single and layered views only
+
+
+def fit_width_only(spec: dict) -> dict:
+    """A single or layered view fits the page's width; its height is the plot's, and the chart is as tall
+    as plot, title, axes and legend together (Vega-Lite's ``fit-x``). The spec's own choices are kept."""
+    spec = {"padding": PADDING, **spec}  # composed views too: their title has the same headroom
+    if any(key in spec for key in COMPOSED) or "autosize" in spec:
+        return spec
+    spec["autosize"] = {"type": "fit-x", "contains": "padding"}
+    if "height" not in spec and not any(
+        "height" in layer for layer in spec.get("layer", []) if isinstance(layer, dict)
+    ):
+        spec["height"] = PLOT_HEIGHT
+    return spec
 
 
 def wrap_titles(spec: dict) -> dict:

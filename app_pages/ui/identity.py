@@ -16,6 +16,7 @@ The sidebar (``sidebar.py``) draws what this resolved.
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 
 import streamlit as st
 from streamlit import config
@@ -26,6 +27,7 @@ from poslab.identity import (
     IdentityFrame,
     IdentityMode,
     Resolution,
+    known_spelling,
     login_configured,
     login_identity,
     resolve,
@@ -39,7 +41,8 @@ IDENTITY_KEY = "identity"  # this run's Resolution
 OWNER_KEY = "identity_owner"  # the student whose work this session's state holds
 UNLOCKED_KEY = "instructor_unlocked"  # True once the Instructor page's password was right (instructor/lock.py)
 BROWSER_SESSION_KEY = "workspace_session"  # this browser session's id, kept with each draft it saves
-KEPT_KEYS = {STUDENT_KEY, LOGIN_KEY, IDENTITY_KEY, OWNER_KEY, BROWSER_SESSION_KEY}
+SPELLINGS_KEY = "name_spellings"  # a typed name -> the store's spelling of it (poslab.identity.known_spelling)
+KEPT_KEYS = {STUDENT_KEY, LOGIN_KEY, IDENTITY_KEY, OWNER_KEY, BROWSER_SESSION_KEY, SPELLINGS_KEY}
 
 
 def session_id() -> str:
@@ -124,6 +127,20 @@ def _forget_the_last_students_work(student: str | None) -> None:
     st.session_state[OWNER_KEY] = student
 
 
+def _known_spelling(found: Resolution) -> Resolution:
+    """A typed name as the store spells it ("sam student" is "Sam Student"), asked once per name and session."""
+    if found.identity is None or found.identity.source != "name":
+        return found
+    spellings = st.session_state.setdefault(SPELLINGS_KEY, {})
+    name = found.identity.name
+    if name not in spellings:
+        known = store_call("look up your name", lambda opened: opened.students(), None)
+        if known is None:
+            return found
+        spellings[name] = known_spelling(name, known)
+    return replace(found, identity=replace(found.identity, name=spellings[name]))
+
+
 def resolve_run() -> Resolution:
     """Who is here on this run (app.py calls it once, before the page)."""
     frame = _frame()
@@ -131,7 +148,7 @@ def resolve_run() -> Resolution:
         last = st.session_state.get(IDENTITY_KEY)
         resolution = Resolution(None, last.mode if last else "name")
     else:
-        resolution = resolve(frame)
+        resolution = _known_spelling(resolve(frame))
         _forget_the_last_students_work(resolution.student)
     st.session_state[IDENTITY_KEY] = resolution
     return resolution

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app_pages.ui import identity
+from app_pages.ui import browser_memory, identity
 from app_pages.ui.identity import STUDENT_KEY, resolution, user
 from app_pages.ui.store_calls import read_progress_for_run, store_call
 from poslab.identity import NAME_PARAM, Identity, Resolution, clean_name, login_account, sign_in_prompt
@@ -23,9 +23,13 @@ SELF_STUDY_WARNING = (
 )
 
 
+FORGOT_KEY = "name_forgotten"  # "Change name" was clicked: the browser forgets the name, and restores none
+
+
 def _forget_name() -> None:
     st.session_state.pop(STUDENT_KEY, None)
     st.query_params.pop(NAME_PARAM, None)
+    st.session_state[FORGOT_KEY] = True
 
 
 def _name_form() -> None:
@@ -42,6 +46,7 @@ def _name_form() -> None:
             except ValueError as error:
                 st.error(str(error))
             else:
+                st.session_state.pop(FORGOT_KEY, None)
                 st.rerun()  # redraw the whole page as this student
 
 
@@ -109,10 +114,20 @@ def overall_progress(student: str) -> None:
         st.progress(min(progress.percent, 100.0) / 100.0, text=f"Course progress: {progress.percent:.0f}%")
 
 
+def _name_wish(found: Resolution) -> browser_memory.NameWish:
+    """What the browser does with the name it remembers (typed-name mode only)."""
+    if found.mode != "name":
+        return "none"
+    if found.identity is not None:
+        return "remember"
+    return "forget" if st.session_state.get(FORGOT_KEY) else "restore"
+
+
 def sidebar() -> None:
     """Who is studying and how far they are: drawn by app.py on every page."""
     found = resolution()
     with st.sidebar:
+        browser_memory.remember(_name_wish(found), found.identity.name if found.identity else None)
         _refusals(found)
         if found.identity is not None and found.identity.source == "roster":
             _roster_box(found)

@@ -267,11 +267,11 @@ class GradingService:
         if job is not None:
             job.wait(timeout)
 
-    def last_submission(self, student: str) -> str | None:
-        """The id of the student's last submission, queued or settled (store only): after a reload the
-        page watches it again, and ``status()`` says where it is."""
-        record = None if self.store is None else self.store.latest_grading_job(student)
-        return None if record is None else record.id
+    def last_submission(self, student: str, exercise: str | None = None) -> tuple[str, tuple[str, ...]] | None:
+        """(id, exercises) of the student's last submission (of ``exercise``, if given), queued or settled:
+        after a reload the page watches it again, and ``status()`` says where it is."""
+        record = None if self.store is None else self.store.latest_grading_job(student, exercise)
+        return None if record is None else (record.id, tuple(record.exercises))
 
     def last_practice_run(self, student: str, exercise: str) -> JobStatus | None:
         """The student's last practice run of ``exercise`` kept in the store, as a finished status."""

@@ -161,15 +161,14 @@ class GradingJobsMixin:
             query = query.where(table.c.status == JobState(status))
         return tuple(_record(row) for row in self._read(lambda conn: conn.execute(query).all()))
 
-    def latest_grading_job(self, student: str) -> GradingJobRecord | None:
-        """The student's last submission, queued or settled (the page shows its result after a reload)."""
+    def latest_grading_job(self, student: str, exercise: str | None = None) -> GradingJobRecord | None:
+        """The student's last submission (of ``exercise``, if given), queued or settled (the page shows its
+        result after a reload)."""
         table = schema.grading_jobs
-        query = (
-            sa.select(table)
-            .where(table.c.student == clean_student(student))
-            .order_by(table.c.at.desc(), table.c.id.desc())
-            .limit(1)
-        )
+        query = sa.select(table).where(table.c.student == clean_student(student))
+        if exercise is not None:  # the column is a JSON list of catalogue ids: '["rope", "decode"]'
+            query = query.where(table.c.exercises.contains(json.dumps(exercise), autoescape=True))
+        query = query.order_by(table.c.at.desc(), table.c.id.desc()).limit(1)
         row = self._read(lambda conn: conn.execute(query).first())
         return None if row is None else _record(row)
 

@@ -89,3 +89,19 @@ def full_page_screenshot(page, path: str, max_height: int = 16_000) -> None:
     page.set_viewport_size({"width": width, "height": min(max(height, 600) + 40, max_height)})
     page.wait_for_timeout(300)  # let Vega redraw at the new size
     page.screenshot(path=path, full_page=True)
+
+
+CLIPPED_TITLES_JS = """() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')].flatMap(chart => {
+    const box = chart.getBoundingClientRect();
+    return [...chart.querySelectorAll('svg .role-title text')].filter(title => {
+        const line = title.getBoundingClientRect();
+        return line.top < box.top - 1 || line.bottom > box.bottom + 1 || line.left < box.left - 1 || line.right > box.right + 1;
+    }).map(title => { const line = title.getBoundingClientRect();
+        return `${JSON.stringify(title.textContent)}: its box ${Math.round(line.top - box.top)}..${Math.round(line.bottom - box.top)} px`
+               + ` from the chart's top, the chart ${Math.round(box.height)} px tall`; });
+})"""
+
+
+def clipped_chart_titles(page) -> list[str]:
+    """Every chart title (Vega's SVG title text) whose box is not inside its chart's box: cut off."""
+    return page.evaluate(CLIPPED_TITLES_JS)

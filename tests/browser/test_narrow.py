@@ -9,7 +9,7 @@ what it holds; content that overflows visibly is caught where it makes the page 
 
 from __future__ import annotations
 
-from tests.browser.app_driver import go_to, open_app, wait_for_charts, wait_for_run
+from tests.browser.app_driver import clipped_chart_titles, go_to, open_app, wait_for_charts, wait_for_run
 from tests.browser.conftest import ARTIFACTS, watched_page
 from tests.browser.test_accessibility import sidebar_titles, unlock_instructor
 from tests.browser.test_flows import sign_in
@@ -78,6 +78,7 @@ def test_at_800_px_no_page_scrolls_sideways_or_cuts_its_content(playwright_brows
             wait_for_charts(page)
             wait_for_run(page)
             problems += [f"{title}: {problem}" for problem in page.evaluate(CUT_JS)]
+            problems += [f"{title}: a chart title is cut: {clipped}" for clipped in clipped_chart_titles(page)]
             if title in ("Exercises", "RoPE", "Progress", "Instructor"):
                 ARTIFACTS.mkdir(parents=True, exist_ok=True)
                 page.screenshot(path=str(ARTIFACTS / f"narrow_{title.lower()}.png"))

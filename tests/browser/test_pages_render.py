@@ -27,6 +27,13 @@ def test_every_page_renders_cleanly_and_draws_its_charts(page_tour):
     assert charts_seen > 0, "no page showed a chart: the chart check checked nothing"
 
 
+def test_no_chart_title_is_cut_off_on_any_page(page_tour):
+    """Each chart title's box (Vega's SVG text) lies inside its chart's box: no line is cut at the top."""
+    clipped = [f"{stop.title}: {title}" for stop in page_tour.stops for title in stop.clipped_titles]
+    assert not clipped, "\n".join(clipped)
+    assert any(stop.title == "Positions in an inference engine" and stop.charts for stop in page_tour.stops)
+
+
 def test_the_learned_fit_draws_its_tables_when_trained(page, app_url):
     open_app(page, app_url)
     go_to(page, "Learned embeddings")

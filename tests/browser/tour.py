@@ -18,6 +18,7 @@ class Stop:
     exceptions: list[str] = field(default_factory=list)
     charts: list[dict] = field(default_factory=list)  # wait_for_charts' summaries
     accessibility: list[str] = field(default_factory=list)  # axe's blocking violations, heading/name problems
+    clipped_titles: list[str] = field(default_factory=list)  # chart titles not inside their chart's box
 
 
 @dataclass
@@ -29,7 +30,7 @@ class Tour:
 
 
 def walk(page, app_url: str, student: str) -> Tour:
-    from tests.browser.app_driver import exception_boxes, go_to, open_app, wait_for_charts
+    from tests.browser.app_driver import clipped_chart_titles, exception_boxes, go_to, open_app, wait_for_charts
     from tests.browser.test_accessibility import (
         blocking_violations,
         sidebar_titles,
@@ -59,6 +60,7 @@ def walk(page, app_url: str, student: str) -> Tour:
             unlock_instructor(page)
             title = "Instructor (unlocked)"
         stop = Stop(title, exception_boxes(page), wait_for_charts(page))
+        stop.clipped_titles = clipped_chart_titles(page)
         stop.accessibility = blocking_violations(page, title) + structure_problems(page, title)
         page.wait_for_load_state("networkidle")
         stops.append(stop)

@@ -41,6 +41,7 @@ from poslab.vocabulary import AttemptKind, GradingMode
 
 JOB_KEY = "grading_job"  # this session's submission: a Watch
 LOOKED_UP_KEY = "grading_job_looked_up"  # the student whose last submission this session looked up
+BY_EXERCISE_KEY = "grading_job_by_exercise"  # (student, exercise id) -> the Watch of its last submission, or None
 PRACTICE_KEY = "practice_runs"  # exercise id -> the Watch of this session's practice run
 LOCAL_WORKSPACE_ENV = "POSLAB_LOCAL_WORKSPACE"
 START_ENV = "POSLAB_GRADER_START"  # "startup" (default): with the server; "on_demand": at the first submission (tests)
@@ -196,8 +197,40 @@ def waiting_sentence(watch: Watch) -> str:
 def watch_of(kind: AttemptKind, exercise_id: str) -> Watch | None:
     """This session's watch of its submission, or of its practice run of ``exercise_id``."""
     if kind == AttemptKind.SUBMISSION:
-        return st.session_state.get(JOB_KEY)
+        return next(
+            (watch for (_, exercise), watch in _by_exercise().items() if exercise == exercise_id and watch),
+            st.session_state.get(JOB_KEY),
+        )
     return practice_watches().get(exercise_id)
+
+
+def _by_exercise() -> dict[tuple[str, str], Watch | None]:
+    return st.session_state.setdefault(BY_EXERCISE_KEY, {})
+
+
+def last_submission(student: str, exercise_id: str) -> Watch | None:
+    """The student's last submission that graded ``exercise_id``: this session's, else (after a reload,
+    in another tab) the store's, looked up once; never another exercise's ("Your last result")."""
+    watches = _by_exercise()
+    if (student, exercise_id) not in watches:
+        service = grading_service()
+        if service is None:
+            return None
+        found = store_call(
+            "look for your last submission", lambda _: (service.last_submission(student, exercise_id),), None
+        )
+        if found is None:
+            return None  # store_call has said why; the next run asks again
+        last = found[0]
+        watches[student, exercise_id] = None if last is None else Watch(last[0], AttemptKind.SUBMISSION, last[1])
+    return watches[student, exercise_id]
+
+
+def _watch_submission(student: str, watch: Watch) -> None:
+    """This session's newest submission, and the last one of each exercise it grades."""
+    st.session_state[JOB_KEY] = watch
+    for exercise_id in watch.exercises:
+        _by_exercise()[student, exercise_id] = watch
 
 
 # -- submissions -------------------------------------------------------------------------------------
@@ -220,7 +253,7 @@ def pending_job(student: str) -> Watch | None:
     st.session_state[LOOKED_UP_KEY] = student
     if found[0] is None:
         return None
-    watch = Watch(found[0], AttemptKind.SUBMISSION, ())
+    watch = Watch(found[0][0], AttemptKind.SUBMISSION, found[0][1])
     st.session_state[JOB_KEY] = watch
     return watch
 
@@ -243,9 +276,9 @@ def submit(student: str, files: Mapping[str, str], exercises: tuple[str, ...]) -
         st.info(str(error), icon=":material/hourglass_top:")
         current = st.session_state.get(JOB_KEY)
         if current is None or current.job_id != pending_id:  # pending from another tab: watch that one
-            st.session_state[JOB_KEY] = Watch(pending_id, AttemptKind.SUBMISSION, exercises)
+            _watch_submission(student, Watch(pending_id, AttemptKind.SUBMISSION, exercises))
         return True
-    st.session_state[JOB_KEY] = Watch(job.id, AttemptKind.SUBMISSION, exercises)
+    _watch_submission(student, Watch(job.id, AttemptKind.SUBMISSION, exercises))
     return True
 
 

@@ -21,7 +21,7 @@ from app_pages.ui import clock
 from app_pages.ui.exercise import feedback, grading, history, workspace
 from grader.results import SubmissionResult
 from grader.submissions import MAX_FILE_BYTES, SubmissionRejected, source_from_upload
-from grader.vocabulary import ExerciseStatus, WatchState
+from grader.vocabulary import WatchState
 from poslab.exercises import EXERCISES, Exercise
 from poslab.vocabulary import AttemptKind
 
@@ -50,7 +50,7 @@ def panel(student: str, exercise: Exercise) -> None:
         key=f"download-{exercise.id}",
     )
     practice_panel(student, exercise)
-    submission_panel(student)
+    submission_panel(student, exercise.id)
     # Keyed, so that it stays open through the page's own run that follows a result drawn by a poll.
     with st.expander("Other ways to hand in", key="other-ways-open", on_change="rerun"):
         other_ways(student, exercise)
@@ -100,28 +100,24 @@ def draw(watch: grading.Watch, exercise_id: str) -> None:
     elif watch.kind == AttemptKind.PRACTICE:
         show_practice(watch.status.result, watch.handed_in, exercise_id)
     else:
-        show_submission(watch)
+        show_submission(watch, exercise_id)
 
 
 # -- graded submissions ------------------------------------------------------------------------------
 
 
-def submission_panel(student: str) -> None:
-    """The pending submission's place in the queue, or the last finished one's result or failure."""
-    watch = grading.pending_job(student)
+def submission_panel(student: str, exercise_id: str) -> None:
+    """This exercise's last submission: its place in the queue, or its result or failure."""
+    watch = grading.last_submission(student, exercise_id)
     if watch is not None:
-        watch_panel(watch, "")
+        watch_panel(watch, exercise_id)
 
 
-def show_submission(watch: grading.Watch) -> None:
-    result = watch.status.result
+def show_submission(watch: grading.Watch, exercise_id: str) -> None:
+    """The result of the chosen exercise only, though the submission may have graded others too."""
     st.header("Your last result")
     st.caption(f"Handed in at {clock.shown(watch.handed_in)}.")
-    graded = tuple(
-        exercise for exercise in result.exercises if result.exercise_status(exercise) != ExerciseStatus.NOT_GRADED
-    )
-    shown = watch.exercises or graded or tuple(TITLES)  # a job found after a reload: what it graded
-    feedback.show_result(result, shown, TITLES)
+    feedback.show_result(watch.status.result, (exercise_id,), TITLES)
 
 
 # -- practice: the public tests on the draft -----------------------------------------------------------
@@ -198,6 +194,10 @@ def upload_form(student: str, exercise: Exercise) -> None:
             max_upload_size=UPLOAD_TRANSPORT_MB,
             help=f"The file you edited, e.g. {exercise.filename}: a Python file of at most {limit}.",
         )
+    st.caption(
+        f"A file over {UPLOAD_TRANSPORT_MB} MB is refused by the box before it is sent, and shows in red there: "
+        f"a solution file is a .py file of at most {limit}."
+    )
     source, problem = None, None
     if upload is not None:
         try:

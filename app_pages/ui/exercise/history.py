@@ -90,6 +90,44 @@ def _load(student: str, exercise: Exercise, code: str, number: int) -> None:
     st.rerun()  # the whole page: the editor, outside the hand-in fragment, mounts this code
 
 
+def load_button(student: str, exercise: Exercise, attempt: Attempt, number: int) -> None:
+    """Put the attempt's code in the editor; over a draft that differs from it, only once the student
+    has confirmed (with a download of the draft at hand): the draft is not kept anywhere else."""
+    draft = workspace.draft_text(student, exercise)
+    arguments = (student, exercise, attempt.code, number)
+    if draft == attempt.code:
+        st.button(
+            "Load into the editor",
+            key=f"load-attempt-{attempt.id}",
+            icon=":material/edit:",
+            on_click=_load,
+            args=arguments,
+        )
+        return
+    with st.popover("Load into the editor", icon=":material/edit:"):
+        st.warning(
+            f"Your draft differs from attempt {number}'s code. Loading replaces the draft in the editor, "
+            "and it is not kept anywhere else: download it first if you may want it back."
+        )
+        choices = st.container(horizontal=True, gap="small")
+        choices.button(
+            f"Replace my draft with attempt {number}",
+            key=f"load-attempt-{attempt.id}",
+            type="primary",
+            on_click=_load,
+            args=arguments,
+        )
+        choices.download_button(
+            "Download my draft first",
+            draft,
+            exercise.filename,
+            mime="text/x-python",
+            icon=":material/download:",
+            key=f"download-draft-{attempt.id}",
+            on_click="ignore",
+        )
+
+
 def show_history(student: str, exercise: Exercise, titles: dict[str, str]) -> None:
     attempts = store_call("load your attempts", lambda opened: opened.attempt_details(student, exercise.id), ())
     st.header(f"Your attempts ({len(attempts)})")
@@ -130,13 +168,7 @@ def attempt_details(
     with code_tab:
         st.code(attempt.code or "", language="python", line_numbers=True)
         if attempt.code:
-            st.button(
-                "Load into the editor",
-                key=f"load-attempt-{attempt.id}",
-                icon=":material/edit:",
-                on_click=_load,
-                args=(student, exercise, attempt.code, number),
-            )
+            load_button(student, exercise, attempt, number)
     with diff_tab:
         if number == 1:
             st.caption("This is your first attempt.")

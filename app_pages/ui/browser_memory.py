@@ -1,0 +1,95 @@
+"""What the browser keeps for the student across reloads and pages: one small script, app.py runs it.
+
+* The theme: Streamlit keeps the settings menu's choice in localStorage under a key of the path the
+  tab was opened on (``stActiveTheme-/rope-v2``), so a reload on another page came back light. The
+  script copies each choice to every page's key (and to ``THEME_KEY``), and repaints the code
+  editor's theme at once (it follows the app's at its next run otherwise).
+* The draft: the editor sends its text after a pause in typing (``editor_look.SAVE_AFTER_MS``) or
+  when it loses focus. A reload or a closed tab before the pause ended lost the last words; the
+  script takes the focus from the editor as the page is left (``pagehide``, a hidden tab), and the
+  editor sends its text then.
+* The name (typed-name mode): the name is remembered (``NAME_KEY``); a bare address opens as that
+  student (``?student=``), and "Change name" forgets it.
+
+The script is installed once per tab; the run's own wish about the name comes each run.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Literal
+
+import streamlit as st
+
+from app_pages.ui.exercise.editor_look import ACE_THEMES
+from poslab.lessons import all_lessons
+
+THEME_KEY = "poslab-theme"
+NAME_KEY = "poslab-student"
+NameWish = Literal["remember", "forget", "restore", "none"]
+
+SCRIPT = """
+<script>
+(() => {
+  const wish = %(wish)s;
+  const w = window.parent && window.parent.document ? window.parent : window;
+  const store = w.localStorage;
+  const editors = () => [...w.document.querySelectorAll('iframe[title*="code_editor"]')]
+    .map(frame => { try { const ace = frame.contentDocument.querySelector('.ace_editor');
+                          return ace && ace.env && ace.env.editor; } catch (e) { return null; } })
+    .filter(Boolean);
+  if (!w.__poslabMemory) {
+    w.__poslabMemory = true;
+    const setItem = Storage.prototype.setItem;
+    const repaint = () => {
+      const background = getComputedStyle(w.document.querySelector('[data-testid="stApp"]')).backgroundColor;
+      const [r, g, b] = (background.match(/\\d+/g) || [255, 255, 255]).map(Number);
+      const dark = 0.2126 * r + 0.7152 * g + 0.0722 * b < 128;
+      for (const editor of editors()) editor.setTheme('ace/theme/' + (dark ? '%(dark)s' : '%(light)s'));
+    };
+    Storage.prototype.setItem = function (key, value) {
+      setItem.call(this, key, value);
+      if (this === store && /^stActiveTheme-.*-v\\d+$/.test(key) && key !== '%(theme_key)s') {
+        const version = key.match(/-v\\d+$/)[0];
+        const base = w.location.pathname.replace(new RegExp('/(' + wish.paths.join('|') + ')/?$'), '').replace(/\\/$/, '');
+        for (const path of ['', ...wish.paths]) setItem.call(this, `stActiveTheme-${base}/${path}${version}`, value);
+        setItem.call(this, '%(theme_key)s', value);
+        setTimeout(repaint, 300);
+      }
+    };
+    const flush = () => { for (const editor of editors()) editor.blur(); };
+    w.addEventListener('pagehide', flush);
+    w.addEventListener('beforeunload', flush);
+    w.document.addEventListener('visibilitychange', () => { if (w.document.visibilityState === 'hidden') flush(); });
+  }
+  if (wish.name === 'remember') store.setItem('%(name_key)s', wish.student);
+  if (wish.name === 'forget') store.removeItem('%(name_key)s');
+  const remembered = store.getItem('%(name_key)s');
+  if (wish.name === 'restore' && remembered && !w.__poslabRestored) {
+    w.__poslabRestored = true;  // once per tab: a failed name does not loop
+    const address = new URL(w.location.href);
+    address.searchParams.set('student', remembered);
+    w.location.replace(address.toString());
+  }
+})();
+</script>
+"""
+
+
+def page_paths() -> list[str]:
+    """Every page's URL path (app.py's router gives each lesson its id as its path)."""
+    return [lesson.id for lesson in all_lessons()] + ["exercise", "progress", "instructor"]
+
+
+def remember(name: NameWish, student: str | None = None) -> None:
+    """Install the script (once per tab) and tell it this run's wish about the name."""
+    wish = json.dumps({"paths": page_paths(), "name": name, "student": student if name == "remember" else None})
+    wish = wish.replace("</", "<\\/")
+    body = SCRIPT % {
+        "wish": wish,
+        "dark": ACE_THEMES["dark"],
+        "light": ACE_THEMES["light"],
+        "theme_key": THEME_KEY,
+        "name_key": NAME_KEY,
+    }
+    st.html(body, unsafe_allow_javascript=True)
