@@ -133,7 +133,17 @@ def test_the_canvas_export_sends_the_assignments_totals(course):
     assert "Column: Encodings 1 (5150)" in [item.value for item in at.text]
 
 
-def test_the_moodle_export_fills_the_feedback_with_what_was_counted(course):
+def test_the_moodle_export_fills_the_feedback_with_what_was_counted(course, monkeypatch):
+    import app_pages.ui.instructor.lms as section
+
+    given = {}
+
+    def fill_moodle(data, grades, missing_zero=False, feedback=None):
+        given.update(feedback or {})
+        return real(data, grades, missing_zero, feedback=feedback)
+
+    real = section.fill_moodle
+    monkeypatch.setattr(section, "fill_moodle", fill_moodle)
     at = unlocked()
     at.radio(key="lms-export-kind").set_value("Moodle grading worksheet").run()
     people = [MoodleParticipant("Ada Lovelace", "5001", "ada@example.edu")]
@@ -144,3 +154,7 @@ def test_the_moodle_export_fills_the_feedback_with_what_was_counted(course):
     assert download is not None
     written = next(frame.value for frame in at.dataframe if "grade written" in frame.value.columns)
     assert list(written["grade written"]) == ["8.80"]
+    assert given["ada@example.edu"] == (
+        "Encodings 1: 8.8/10: sinusoidal 4 pts: on-time best 4; rope 6 pts: late best 6 (2 days late, 20% off) = 4.8, "
+        "more than the on-time best 3. Late."
+    )
