@@ -158,3 +158,12 @@ def test_the_moodle_export_fills_the_feedback_with_what_was_counted(course, monk
         "Encodings 1: 8.8/10: sinusoidal 4 pts: on-time best 4; rope 6 pts: late best 6 (2 days late, 20% off) = 4.8, "
         "more than the on-time best 3. Late."
     )
+
+
+def test_a_student_with_an_extension_sees_their_own_date_and_their_late_looking_attempt_on_time(course):
+    at = go(open_app(student="103"), "app_pages/exercise.py")
+    at.selectbox(key="exercise-pick").set_value("rope").run()
+    (line,) = [box.value for box in at.info if "Encodings 1" in box.value]
+    assert line.startswith("Encodings 1 was due 2026-03-13 05:59 UTC (your extension), ")  # 2 days after
+    table = next(frame.value for frame in at.dataframe if "on time?" in frame.value.columns)
+    assert list(table["on time?"]) == ["on time"] and list(table["points of 6"]) == [6.0]

@@ -16,6 +16,14 @@ from poslab.deadline_text import deadline_sentence, due_next_sentence, timed_row
 from poslab.deadlines import assignment_status, student_due
 
 
+def names_of(student: str) -> tuple[str, ...]:
+    """Every name an extension may give this student: their key, and on a roster their email, LMS id and
+    name (as the Instructor page counts them, so both pages agree on their due date)."""
+    members = store_call("load the roster", lambda store: store.roster_members(), ())
+    found = next((member for member in members if member.key == student), None)
+    return (student,) if found is None else (student, found.email, found.lms_id, found.name)
+
+
 def exercise_deadlines(student: str, exercise_id: str) -> None:
     found = course.configured_course()
     covering = [item for item in found.assignments if exercise_id in item.points] if found else []
@@ -23,9 +31,9 @@ def exercise_deadlines(student: str, exercise_id: str) -> None:
         return
     attempts = store_call("load your attempts", lambda store: store.attempt_details(student, exercise_id), ())
     timed = timed_attempts(attempts)
-    now, zone = datetime.now(UTC), clock.student_zone()
+    now, zone, names = datetime.now(UTC), clock.student_zone(), names_of(student)
     for assignment in covering:
-        due = student_due(assignment, (student,), course.extensions(found, assignment.id))
+        due = student_due(assignment, names, course.extensions(found, assignment.id))
         status = assignment_status(timed, assignment, now, due)
         st.info(deadline_sentence(status, assignment, zone), icon=":material/event:")
         (counted,) = [item for item in status.grade.exercises if item.exercise == exercise_id]
@@ -50,5 +58,5 @@ def due_next(student: str) -> None:
     for item in stored:
         mine.setdefault(item.assignment, {})[item.student] = item.due
     extensions = merged_extensions(found.extensions, KnownExtensions(mine))
-    assignment, due = student_due_next(found.assignments, (student,), extensions, now)
+    assignment, due = student_due_next(found.assignments, names_of(student), extensions, now)
     st.info(due_next_sentence(assignment, due, now, clock.student_zone()), icon=":material/event:")
