@@ -16,6 +16,7 @@ from app_pages.ui.instructor import assignment_view
 from app_pages.ui.instructor.class_view import roster
 from grader.lms.fill import FilledGradebook, StudentGrade, fill_canvas, fill_moodle
 from grader.lms.grades import grades_from_assignment, grades_from_class_table, suite_maxima
+from poslab.assignments import Assignment, Course
 from poslab.course_grades import feedback_line
 from poslab.lms_csv import CsvFileError
 
@@ -78,7 +79,7 @@ def lms_export_section() -> None:
     _show(filled, uploaded.name, missing_zero)
 
 
-def _assignment_grades(found, counted) -> tuple[list[StudentGrade], dict[str, str]]:
+def _assignment_grades(found: Course, counted: Assignment) -> tuple[list[StudentGrade], dict[str, str]]:
     """The class's grades for the chosen assignment, and a feedback line per student."""
     counted_grades = assignment_view.grades(found, counted, roster() or ())
     feedback = {key: feedback_line(counted, grade) for key, grade in counted_grades.items()}
