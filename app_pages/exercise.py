@@ -7,7 +7,7 @@ page's links and coming back all open the same one. The buttons and their answer
 
 import streamlit as st
 
-from app_pages.ui import identity
+from app_pages.ui import deadlines_view, identity
 from app_pages.ui.exercise import grading, hand_in, hints, workspace
 from poslab.exercises import EXERCISES, Exercise, get_exercise, spec
 
@@ -35,6 +35,8 @@ st.caption(f"Implement {', '.join(exercise.names)} in `{exercise.filename}`. The
 # keep their lines, and a narrow page scrolls the block sideways instead.
 st.code(spec(exercise.id), language=None, wrap_lines=False)
 student = identity.current_student()
+if student is not None:
+    deadlines_view.exercise_deadlines(student, exercise.id)  # the due date, the late policy, what counts
 hints.show_hints(student, exercise.id)
 
 st.header("Your code", anchor=False)  # no link icon: one Tab from the hints to the editor

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app_pages.ui import clock, frame, identity, store_calls
+from app_pages.ui import clock, deadlines_view, frame, identity, store_calls
 from app_pages.ui.exercise import grading, history
 from poslab.exercises import EXERCISES
 from poslab.lessons import all_lessons
@@ -43,6 +43,7 @@ if progress is None:
 st.metric("Overall", f"{progress.percent:.0f}%", help="Lessons done and exercise grades, each counting equally.")
 
 st.header("What to do next")
+deadlines_view.due_next(student)
 steps = next_steps(progress, all_lessons(), EXERCISES)
 if not steps:
     st.success("You have finished every lesson and every exercise. Well done!")

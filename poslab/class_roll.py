@@ -4,7 +4,8 @@ roster, every student seen), by name, section and key, each exercise's points an
 Pure: it takes ``Store.class_progress()`` (activity, grades as best hidden-suite fractions), the
 roster's members and each exercise's maximum. A student with nothing gets zeros; a student seen
 but not on the roster is flagged. Statuses (``Status``) say where a student stands, in the whole
-course or in one exercise; "late" waits for assignments with due dates, and is never given yet.
+course or in one exercise; "late" is given by ``poslab.course_grades.assignment_roll`` for an
+assignment with a due date, where some attempt came after the student's own.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ STATUS_MEANING = {
     "not started": "no activity at all (in one exercise: no hidden-suite grade yet)",
     "in progress": "some activity, not every exercise at full marks (in one exercise: graded, below full marks)",
     "done": "full marks in every exercise (in one exercise: full marks)",
-    "late": "handed in after the due date: given once assignments have due dates",
+    "late": "handed in after the due date (with an assignments file: the chosen assignment's)",
 }
 ROSTER_FLAG = "not on the roster"
 IDENTITY_COLUMNS = ("name", "section", "key", "roster", "status")

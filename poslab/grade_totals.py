@@ -1,7 +1,8 @@
-"""A student's total, the one place it is computed: for now the sum over every exercise.
+"""A student's total, the one place it is computed: the sum of the points in a table's exercise columns.
 
-When assignments exist (which exercises, their points, late work), the total becomes the
-assignment's; every table that shows or exports a total asks this module, so it changes here only.
+Without an assignments file those are each exercise's best hidden-suite points; with one,
+``poslab.course_grades.assignment_roll`` fills them with what the chosen assignment counts (late
+work after its penalty) and passes the assignment's points as ``maxima``.
 """
 
 from __future__ import annotations

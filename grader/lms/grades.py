@@ -10,12 +10,15 @@ from __future__ import annotations
 import csv
 import io
 import math
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 
 import pandas as pd
 
 from grader.lms.fill import StudentGrade
+from poslab.course_grades import has_counted
+from poslab.deadlines import AssignmentGrade
 
 MAX_GRADEBOOK_BYTES = 20 * 1024 * 1024
 REQUIRED = ("id", "lms_id", "total", "max")
@@ -91,3 +94,11 @@ def grades_from_class_table(table: pd.DataFrame, maxima: dict[str, float]) -> li
             total = sum(fraction * maxima[exercise] for exercise, fraction in graded.items())
             grades.append(StudentGrade(str(row["student"]), str(row["student"]), total, total_max))
     return grades
+
+
+def grades_from_assignment(grades: Mapping[str, AssignmentGrade]) -> list[StudentGrade]:
+    """Per student with something counted for the assignment (``poslab.course_grades.class_grades``):
+    its total out of the assignment's points. A student with nothing counted is left blank in the LMS."""
+    return [
+        StudentGrade(key, key, grade.total, grade.max_points) for key, grade in grades.items() if has_counted(grade)
+    ]

@@ -13,6 +13,7 @@ from .attempts import AttemptToRecord
 from .catalogue import Catalogue
 from .engine import DATABASE_ERRORS
 from .errors import SchemaVersionError, StoreBusyError, StoreError, StoreUnavailableError
+from .extensions import GrantedExtension
 from .pass_rates import PASS_RATE_COLUMNS, TestRow, pass_rates
 from .results import Attempt, Comment, ExerciseProgress, LessonProgress, PracticeRun, StudentProgress
 from .signin import LinkRefusal, RosterChange, RosterMember, SignIn, SignInState
@@ -30,6 +31,7 @@ __all__ = [
     "LinkRefusal",
     "DraftSaved",
     "ExerciseProgress",
+    "GrantedExtension",
     "LessonProgress",
     "PracticeRun",
     "RosterChange",

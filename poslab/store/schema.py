@@ -10,7 +10,8 @@ place, each under a rule that keeps concurrent writers apart:
 * ``grading_jobs``: a job's status, lease and result change as it is graded; every update names
   the state it expects (``queued``), so a job is finished once and claimed by one replica.
 
-The roster, sign-in links and sessions and the password limit are in ``signin_schema``; every
+The roster, sign-in links and sessions and the password limit are in ``signin_schema``, the
+instructor's extensions in ``extensions``; every
 table shares ``columns.metadata``. A change here is made in the database by a new revision
 (``docs/store.md``); a test holds the tables here to what the revisions make.
 """
@@ -21,7 +22,7 @@ import sqlalchemy as sa
 
 from poslab.vocabulary import AttemptKind, JobState
 
-from . import signin_schema  # noqa: F401 (its tables join the metadata: every table is known here)
+from . import extensions, signin_schema  # noqa: F401 (their tables join the metadata: every table is known here)
 from .columns import ID_CHARS, UtcDateTime, metadata  # noqa: F401 (re-exported: schema.UtcDateTime)
 from .validation import MAX_COMMENT_CHARS, MAX_NAME_CHARS, MAX_TEST_NAME_CHARS
 

@@ -28,6 +28,7 @@ from .backup import backup_sqlite, beside, sqlite_file
 from .catalogue import Catalogue
 from .class_queries import ClassQueriesMixin
 from .engine import create_store_engine, run_transaction
+from .extensions import ExtensionsMixin
 from .jobs import GradingJobsMixin
 from .password_failures import PasswordFailuresMixin
 from .progress import ScoredAttempt, StudentActivity, class_table, student_progress
@@ -45,7 +46,15 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-class Store(AttemptsMixin, GradingJobsMixin, WorkspaceMixin, SignInMixin, PasswordFailuresMixin, ClassQueriesMixin):
+class Store(
+    AttemptsMixin,
+    GradingJobsMixin,
+    WorkspaceMixin,
+    SignInMixin,
+    PasswordFailuresMixin,
+    ClassQueriesMixin,
+    ExtensionsMixin,
+):
     """Progress of every student: visits, quick checks, lessons done, hints, attempts, comments.
 
     ``url``: any SQLAlchemy URL; default ``Settings.from_env().db_url``.

@@ -12,6 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from app_pages.ui import clock
+from poslab.assignments import Assignment
 from poslab.class_report import points_header
 from poslab.class_roll import STATUS_MEANING, STATUSES, filtered, roll_csv
 
@@ -23,7 +24,7 @@ def student_address(key: str) -> str:
     return f"instructor?{STUDENT_PARAM}={quote(key, safe='@')}"
 
 
-def columns(maxima: dict[str, float]) -> dict:
+def columns(maxima: dict[str, float], assignment: Assignment | None = None) -> dict:
     """Headers short enough for their columns (the long words in each column's tooltip)."""
     number = st.column_config.NumberColumn
     zone = getattr(clock.student_zone(), "key", None) or "UTC"  # a fixed offset alone: UTC, said
@@ -35,7 +36,8 @@ def columns(maxima: dict[str, float]) -> dict:
             exercise: number(
                 points_header(exercise, maximum),
                 format="%g",
-                help=f"Best hidden-suite score in {exercise}, in points out of {maximum:g} (0: none yet)",
+                help=f"Best hidden-suite score in {exercise}, in points out of {maximum:g} (0: none yet)"
+                + (f", as {assignment.title} counts it (late work after its penalty)" if assignment else ""),
             )
             for exercise, maximum in maxima.items()
         },
@@ -79,8 +81,9 @@ def _filters(table: pd.DataFrame, maxima: dict[str, float]) -> pd.DataFrame:
     )
 
 
-def show(table: pd.DataFrame, maxima: dict[str, float]) -> None:
-    """The filters, the table, and the whole class's CSV (one row per student, whatever the filters)."""
+def show(table: pd.DataFrame, maxima: dict[str, float], assignment: Assignment | None = None) -> None:
+    """The filters, the table, and the whole class's CSV (one row per student, whatever the filters).
+    ``assignment``: the points are that assignment's, counted in time (``poslab.course_grades``)."""
     shown = _filters(table, maxima)
     shown.insert(1, "open", [student_address(key) for key in shown["key"]])
     order = ["name", "open", "section", "key", "roster", "status", *maxima, "total", "percent", "lessons_done"]
@@ -88,13 +91,20 @@ def show(table: pd.DataFrame, maxima: dict[str, float]) -> None:
         shown,
         hide_index=True,
         column_order=[*order, "exercises_graded", "last_active"],
-        column_config=columns(maxima),
+        column_config=columns(maxima, assignment),
     )
-    st.caption(
-        f"{len(shown)} of {len(table)} students. Points: each exercise's best hidden-suite score (0: none yet), "
-        f"the total out of {sum(maxima.values()):g}, as in the gradebook and the LMS export. "
-        '"late" is given once assignments have due dates; no student is late yet.'
-    )
+    if assignment is None:
+        st.caption(
+            f"{len(shown)} of {len(table)} students. Points: each exercise's best hidden-suite score (0: none "
+            f"yet), the total out of {sum(maxima.values()):g}, as in the gradebook and the LMS export. "
+            '"late" is given once assignments have due dates; no student is late yet.'
+        )
+    else:
+        st.caption(
+            f"{len(shown)} of {len(table)} students. Points: {assignment.title} as counted at each student's due "
+            f"date (the best on-time attempt, or a late one after its penalty), the total out of "
+            f'{assignment.max_points:g}, as the LMS export sends it. "late": some attempt came after the due date.'
+        )
     st.download_button(
         "Download the class table (CSV)",
         roll_csv(table),

@@ -7,10 +7,11 @@ import pandas as pd
 import streamlit as st
 
 from app_pages.ui import frame
-from app_pages.ui.instructor import class_table
+from app_pages.ui.instructor import assignment_view, class_table
 from app_pages.ui.store_calls import store_call
 from grader.lms.grades import suite_maxima
 from poslab.class_roll import class_roll
+from poslab.course_grades import assignment_roll
 from poslab.store import RosterMember
 from poslab.viz.progress import score_distribution_chart
 
@@ -36,13 +37,20 @@ def _open(keys: list[str]) -> None:
 
 def show_class() -> None:
     st.header("The class")
+    picked = assignment_view.chosen(show_picker=True)
     table = roll()
     if table is None:
         return
     if table.empty:
         st.caption("No roster and no student has done anything yet.")
         return
-    class_table.show(table, suite_maxima())
+    maxima, counted = suite_maxima(), None
+    if picked is not None and picked[0].source:  # an assignments file: the chosen assignment's points and dates
+        found, counted = picked
+        table = assignment_roll(table, assignment_view.grades(found, counted, roster() or ()), counted)
+        maxima = dict(counted.points)
+    class_table.show(table, maxima, counted)
+    assignment_view.extensions_section(list(table["key"]))
     labels = dict(
         zip(table["key"], [f"{name} ({key})" if name != key else key for name, key in zip(table["name"], table["key"])])
     )

@@ -12,8 +12,12 @@ import pandas as pd
 import streamlit as st
 
 from app_pages.ui import store_calls
-from grader.lms.fill import FilledGradebook, fill_canvas, fill_moodle
-from grader.lms.grades import grades_from_class_table, suite_maxima
+from app_pages.ui.instructor import assignment_view
+from app_pages.ui.instructor.class_view import roster
+from grader.lms.fill import FilledGradebook, StudentGrade, fill_canvas, fill_moodle
+from grader.lms.grades import grades_from_assignment, grades_from_class_table, suite_maxima
+from poslab.assignments import Assignment, Course
+from poslab.course_grades import feedback_line
 from poslab.lms_csv import CsvFileError
 
 CANVAS, MOODLE = "Canvas gradebook export", "Moodle grading worksheet"
@@ -27,35 +31,59 @@ HOW_TO_EXPORT = {
 def lms_export_section() -> None:
     """Upload the LMS's grade file, get it back with the assignment's grades filled in."""
     st.header("Grades back to the LMS")
-    st.caption(
-        "Each student's grade is the sum over exercises of their best hidden-suite score (public-test "
-        "runs never count), matched by their email or LMS id, as signed in with the roster or a login. "
-        "Students with no graded attempt are left as exported."
-    )
+    picked = assignment_view.chosen()
+    counted = picked[1] if picked is not None and picked[0].source else None
+    if counted is None:
+        st.caption(
+            "Each student's grade is the sum over exercises of their best hidden-suite score (public-test "
+            "runs never count), matched by their email or LMS id, as signed in with the roster or a login. "
+            "Students with no graded attempt are left as exported."
+        )
+    else:
+        st.caption(
+            f"Each student's grade is {counted.title} out of {counted.max_points:g}, as the class table counts "
+            "it: per exercise, the best hidden-suite attempt by their due date (extensions included), or a late "
+            "one after its penalty. Matched by their email or LMS id; students with nothing counted are left as "
+            "exported. Moodle's feedback column gets one line per student saying what was counted."
+        )
     kind = st.radio("The file from your LMS", (CANVAS, MOODLE), horizontal=True, key="lms-export-kind")
     st.caption(HOW_TO_EXPORT[kind])
     uploaded = st.file_uploader("Upload it (CSV)", type=["csv"], key="lms-export-file")
     assignment = (
-        st.text_input("Assignment column: the start of its header", value="Position Lab", key="lms-export-assignment")
+        st.text_input(
+            "Assignment column: the start of its header",
+            value=counted.title if counted else "Position Lab",
+            key=f"lms-export-assignment-{counted.id}" if counted else "lms-export-assignment",
+        )
         if kind == CANVAS
         else ""
     )
     missing_zero = st.checkbox("Give 0 to students with no graded attempt", key="lms-export-missing-zero")
     if uploaded is None:
         return
-    table = store_calls.store_call("load the class's grades", lambda store: store.class_progress(), None)
-    if table is None:
-        return
-    grades = grades_from_class_table(table, suite_maxima())
+    if counted is None:
+        table = store_calls.store_call("load the class's grades", lambda store: store.class_progress(), None)
+        if table is None:
+            return
+        grades, feedback = grades_from_class_table(table, suite_maxima()), None
+    else:
+        grades, feedback = _assignment_grades(picked[0], counted)
     try:
         if kind == CANVAS:
             filled = fill_canvas(uploaded.getvalue(), grades, assignment, missing_zero)
         else:
-            filled = fill_moodle(uploaded.getvalue(), grades, missing_zero)
+            filled = fill_moodle(uploaded.getvalue(), grades, missing_zero, feedback=feedback)
     except CsvFileError as error:
         st.error(str(error))
         return
     _show(filled, uploaded.name, missing_zero)
+
+
+def _assignment_grades(found: Course, counted: Assignment) -> tuple[list[StudentGrade], dict[str, str]]:
+    """The class's grades for the chosen assignment, and a feedback line per student."""
+    counted_grades = assignment_view.grades(found, counted, roster() or ())
+    feedback = {key: feedback_line(counted, grade) for key, grade in counted_grades.items()}
+    return grades_from_assignment(counted_grades), feedback
 
 
 def _show(filled: FilledGradebook, uploaded_name: str, missing_zero: bool) -> None:
