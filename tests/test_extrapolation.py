@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from poslab.experiments import extrapolation as experiment
-from poslab.experiments import training
+from poslab.experiments import measure, training
 from poslab.experiments.config import FULL, ExperimentConfig
 from poslab.experiments.result_files import (
     COLUMNS,
@@ -80,7 +80,7 @@ def test_learned_table_refuses_lengths_past_its_rows():
         training.evaluate(model, TINY, 32, seed=0)
     with pytest.raises(ValueError, match="cannot run"):
         model(torch.zeros(1, 17, dtype=torch.long))
-    rows = experiment.evaluate_all(model, TINY, "learned", seed=0)
+    rows = measure.evaluate_all(model, TINY, "learned", seed=0)
     assert [(m.eval_len, m.status, m.accuracy is None) for m in rows] == [
         (16, "ok", False),
         (32, "cannot_run", True),
