@@ -15,6 +15,7 @@ from poslab.lessons import get_lesson
 from poslab.viz import extrapolation as lesson
 from poslab.viz import extrapolation_data as data
 from poslab.viz.common import convention_problems
+from poslab.viz.extrapolation_extension import extension_reading
 from poslab.viz.extrapolation_reading import reading
 from poslab.viz.passkey_reading import perplexity_reading, probe_reading
 from tests.app_harness import button, chart_titles
@@ -250,8 +251,8 @@ def test_probe_reading_answers_the_question_from_the_data():
     # 10% and ALiBi 10% against 10%, none: the start helps what sees absolute position, not RoPE.
     assert (
         "**The very start stands out for some encodings** at 512 tokens: a needle at depth 0 (the key at position "
-        "0, its value at 1) was found more often than one in the middle by NoPE 60% against 10%; not by RoPE 10% "
-        "against 10% and ALiBi 10% against 10%."
+        "0, its value at 1) was found more often than one in the middle by NoPE 60% against 10%; no lead beyond the "
+        "noise for RoPE 10% against 10% and ALiBi 10% against 10%."
     ) in text
     assert "RoPE sees only the offset between query and key" in text and "lost in the middle" not in text
     # 20 needles per cell (10 per seed, 2 seeds): two standard errors at most 1 / sqrt(20) = 22 points.
@@ -369,17 +370,23 @@ def test_page_shows_the_shipped_results_and_their_readings(lesson_page):
     assert reading(shipped) in markdown and shipped_perplexity(shipped) in markdown
     assert len(at.get("vega_lite_chart")) == 2 and len(at.table) == 2  # accuracy, perplexity
     assert probe_reading(shipped) not in markdown  # the probe waits for the prediction
-    assert any(shipped.record.command in caption.value for caption in at.caption)
+    assert any(lesson.shown_command(shipped.record.command) in caption.value for caption in at.caption)
+    assert not any("load average" in caption.value or "/tmp/" in caption.value for caption in at.caption)
     assert button(at, "Run the quick mode live") is not None
     assert any("No quick run has finished on this server yet" in caption.value for caption in at.caption)
     button(at, "Skip: show me").click().run()
     assert not at.exception, at.exception
-    assert probe_reading(shipped) in [block.value for block in at.markdown]
+    markdown = [block.value for block in at.markdown]
+    assert probe_reading(shipped) in markdown and extension_reading(shipped) in markdown
     charts = at.get("vega_lite_chart")
-    assert len(charts) == 3 and "passkey retrieval at 512 tokens" in chart_titles(at)[2]
-    assert len(at.table) == 3  # the probe's, by depth and length
+    assert len(charts) == 4 and "passkey retrieval at 512 tokens" in chart_titles(at)[2]
+    assert "RoPE's passkey retrieval by distance" in chart_titles(at)[3]
+    with_arms = any(p.encoding == "rope+yarn" for p in shipped.probes)
+    assert len(at.table) == 3 + 2 * with_arms  # the probe's; effective lengths and their scores
     at.select_slider(key="extrapolation-probe-length-shipped").set_value(128).run()
     assert "passkey retrieval at 128 tokens" in chart_titles(at)[2]
+    at.selectbox(key="extrapolation-distance-arm-shipped").set_value("ALiBi").run()
+    assert "ALiBi's passkey retrieval by distance" in chart_titles(at)[3]
 
 
 def test_page_live_run_in_a_child_process(lesson_page, monkeypatch):
@@ -393,6 +400,7 @@ def test_page_live_run_in_a_child_process(lesson_page, monkeypatch):
     titles = chart_titles(at)
     assert {"Your quick run (seed 3, 2 steps): accuracy", "Your quick run (seed 3, 2 steps): perplexity"} <= set(titles)
     assert "Your quick run (seed 3, 2 steps): passkey retrieval at 512 tokens" in titles
+    assert "Your quick run (seed 3, 2 steps): learned's passkey retrieval by distance" in titles  # the first arm
     assert any("learned cannot run" in block.value for block in at.markdown)
     assert any(caption.value.startswith("Your quick run took") for caption in at.caption)
     at.run()  # a rerun (any widget) keeps the live result without training again

@@ -111,9 +111,28 @@ def extension_reading(results: ExtrapolationResults) -> str:
             if (mine.length or 0) > (plain.length or 0):
                 gained.setdefault(score, []).append(arm)
             parts.append(f"{SCORES[score]} {_length(mine, train_len)} (RoPE: {_length(plain, train_len)})")
-        lines.append(f"**{METHODS[scaling_of(arm)]}** ({TITLES[arm]}): effective length on " + "; ".join(parts) + ".")
+        lines.append(
+            f"**{METHODS[scaling_of(arm)]}** ({TITLES[arm]}): effective length on "
+            + "; ".join(parts)
+            + "."
+            + _at_longest(results, arm)
+        )
     lines.append(_verdict(gained))
     return "\n\n".join(lines)
+
+
+def _at_longest(results: ExtrapolationResults, arm: str) -> str:
+    """The arm against plain RoPE at the longest length both ran, perplexity included."""
+    longest = max(m.eval_len for m in results.measurements)
+    perplexity = {c.encoding: c.mean for c in summarize(results.measurements, "perplexity") if c.eval_len == longest}
+    changes = []
+    if perplexity.get(arm) is not None and perplexity.get("rope") is not None:
+        changes.append(f"perplexity {perplexity['rope']:.1f} to {perplexity[arm]:.1f}")
+    for score in SCORES:
+        values = scores_by_length(results, score)
+        if (arm, longest) in values and ("rope", longest) in values:
+            changes.append(f"{SCORES[score]} {percent(values[('rope', longest)])} to {percent(values[(arm, longest)])}")
+    return f" At {longest} tokens, from plain RoPE to this arm: {', '.join(changes)}." if changes else ""
 
 
 def _length(effective: Effective, train_len: int) -> str:
@@ -132,9 +151,14 @@ def _verdict(gained: dict[str, list[str]]) -> str:
             f"effective length on the recall task or the passkey, with no training, but not on the two-hop chain: "
             f"the score that needs two far facts in a row kept the shorter length."
         )
+    if not easy:
+        return (
+            f"**Only the two-hop chain gained:** {names([TITLES[a] for a in hard])} lengthened RoPE's effective "
+            f"length on it, and no schedule did on the recall task or the passkey."
+        )
     return (
         f"**Here the two-hop chain gained as well:** {names([TITLES[a] for a in hard])} lengthened RoPE's "
-        f"effective length on it too."
+        f"effective length on it, as on the easier scores."
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from poslab.experiments.results import ExtrapolationResults
+from poslab.experiments.results import PASSKEY, ExtrapolationResults
 from poslab.experiments.tasks import share_of_gaps_at_least
 from poslab.experiments.tiny_transformer import ENCODINGS
 from poslab.viz.extrapolation_data import (
@@ -176,7 +176,9 @@ def _training_length(results: ExtrapolationResults, at_train: dict[str, Cell], t
         + f" (a guess gets {percent(chance)})."
     )
     vocab = round(1 / results.record.chance_accuracy)
-    distances = sorted({p.distance for p in results.probes if p.eval_len == train_len}, reverse=True)
+    distances = sorted(
+        {p.distance for p in results.probes if p.eval_len == train_len and p.probe == PASSKEY}, reverse=True
+    )
     rare = [d for d in distances if d >= RARE_GAP * vocab]
     if rare:
         shares = ", ".join(f"{d} or more back in {_small(share_of_gaps_at_least(d, train_len, vocab))}" for d in rare)
@@ -215,7 +217,7 @@ def _start_of_sequence(results: ExtrapolationResults, longest: int, chance: floa
     text = (
         f"**The very start stands out for some encodings** at {longest} tokens: a needle at depth 0 (the key at "
         f"position 0, its value at 1) was found more often than one in the middle by {names(list(leads.values()))}"
-        + (f"; not by {names(list(flat.values()))}." if flat else ".")
+        + (f"; no lead beyond the noise for {names(list(flat.values()))}." if flat else ".")
     )
     if set(leads) <= set(SEES_ABSOLUTE) and "rope" in flat:
         text += (
