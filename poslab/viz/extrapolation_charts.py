@@ -38,7 +38,7 @@ def _encoding_channels(legend: alt.Legend, arms: list[str]) -> dict:
     return {"color": alt.Color("encoding:N", title="encoding", scale=palette, legend=legend)}
 
 
-def _y(measure: Measure, field: str, upper: float) -> alt.Y:
+def y_encoding(measure: Measure, field: str, upper: float) -> alt.Y:
     title = y_axis_title(measure.name, measure.unit)
     if measure.log:
         scale = alt.Scale(type="log", domain=[1, upper])
@@ -57,11 +57,11 @@ def lines(frame: pd.DataFrame, x: alt.X, measure: Measure, upper: float, tooltip
     channels = _encoding_channels(legend, arms)
     runs = alt.Chart(frame[frame["status"] == "ok"])
     band = runs.mark_area(opacity=0.2).encode(
-        x=x, y=_y(measure, "low", upper), y2="high:Q", tooltip=tooltip, **channels
+        x=x, y=y_encoding(measure, "low", upper), y2="high:Q", tooltip=tooltip, **channels
     )
     lines = runs.mark_line(point=alt.OverlayMarkDef(size=60, filled=True)).encode(
         x=x,
-        y=_y(measure, "mean", upper),
+        y=y_encoding(measure, "mean", upper),
         tooltip=tooltip,
         shape=alt.Shape("encoding:N", title="encoding", scale=alt.Scale(domain=titles), legend=legend),
         strokeDash=alt.StrokeDash("encoding:N", title="encoding", scale=alt.Scale(domain=titles), legend=legend),
@@ -90,7 +90,7 @@ def cannot_run(
         )
         .encode(
             x=x,
-            y=_y(measure, "mean", upper),
+            y=y_encoding(measure, "mean", upper),
             text="label:N",
             tooltip=[alt.Tooltip("label:N", title="status")],
             **_encoding_channels(legend, arms_in(frame)),
@@ -106,7 +106,7 @@ def _training_rule(x: alt.X, field: str, at: float) -> alt.Chart:
 def reference(measure: Measure, upper: float) -> list[alt.Chart]:
     """A dotted horizontal rule, labelled, at what guessing gets."""
     marks = pd.DataFrame({"mean": [measure.reference], "label": [measure.reference_label]})
-    y = _y(measure, "mean", upper)
+    y = y_encoding(measure, "mean", upper)
     rule = alt.Chart(marks).mark_rule(strokeDash=[2, 2], color="gray").encode(y=y)
     text = (
         alt.Chart(marks)

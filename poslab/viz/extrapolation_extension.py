@@ -78,8 +78,11 @@ def effective_lengths(results: ExtrapolationResults, score: str) -> list[Effecti
 
 
 def effective_table(results: ExtrapolationResults) -> pd.DataFrame:
-    """Arms as rows, the three scores as columns: the effective length in tokens, or "below the bar"."""
+    """Arms as rows, the three scores as columns: the effective length in tokens, or "below the bar";
+    empty for a run made before the RoPE arms."""
     train_len, rows = train_len_of(results), {}
+    if not _has_arms(results):
+        return pd.DataFrame()
     for score, title in SCORES.items():
         for e in effective_lengths(results, score):
             shown = f"{e.length} ({e.length // train_len}x)" if e.length else f"under {train_len}"
@@ -87,10 +90,14 @@ def effective_table(results: ExtrapolationResults) -> pd.DataFrame:
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis("arm").reset_index()
 
 
+def _has_arms(results: ExtrapolationResults) -> bool:
+    return any(m.encoding in SCALED_ARMS for m in results.measurements)
+
+
 def extension_reading(results: ExtrapolationResults) -> str:
     """What the schedules did for RoPE, score by score, and where the harder probe parts from the rest."""
     found = {score: {e.arm: e for e in effective_lengths(results, score)} for score in SCORES}
-    if not any(arm in found["accuracy"] for arm in SCALED_ARMS):
+    if not _has_arms(results) or "rope" not in found["accuracy"]:
         return "This run has no RoPE arms with a context-extension schedule: it was made before they existed."
     train_len = train_len_of(results)
     rope = {score: found[score].get("rope") for score in SCORES}
@@ -165,6 +172,8 @@ def _verdict(gained: dict[str, list[str]]) -> str:
 def scores_table(results: ExtrapolationResults) -> pd.DataFrame:
     """One row per (arm, score), test lengths as columns: the numbers the effective lengths come from."""
     train_len, rows = train_len_of(results), {}
+    if not _has_arms(results):
+        return pd.DataFrame()
     for score, title in SCORES.items():
         for (arm, length), value in sorted(scores_by_length(results, score).items(), key=lambda i: ARMS.index(i[0][0])):
             rows.setdefault((TITLES[arm], title), {})[f"{length} tokens ({length // train_len}x)"] = percent(value)

@@ -9,7 +9,7 @@ import pandas as pd
 
 from poslab.experiments.results import ExtrapolationResults
 from poslab.viz.common import axis_title
-from poslab.viz.extrapolation_charts import Measure, cannot_run, lines, reference
+from poslab.viz.extrapolation_charts import Measure, cannot_run, lines, reference, y_encoding
 from poslab.viz.extrapolation_data import TITLES, percent, probe_frame, train_len_of
 
 # Room above the plot for a title of two lines (long titles are wrapped into lines when drawn):
@@ -105,11 +105,11 @@ def distance_chart(results: ExtrapolationResults, arm: str, title: str, descript
         scale=alt.Scale(type="log", base=2, domain=[distances[0] / 1.2, distances[-1] * 1.2], nice=False),
         axis=alt.Axis(values=sorted({2, 4, 8, 16, 32, 64, 128, 256, 512} & set(range(distances[-1] + 1))), format="d"),
     )
-    y = alt.Y(
-        "mean:Q", title=["retrieval", "(share of needles)"], scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")
-    )
+    y = y_encoding(measure, "mean", 1.0)
     palette = alt.Scale(domain=names, scheme="viridis")
-    legend = alt.Legend(orient="bottom", title="test length", labelLimit=400, symbolOpacity=1, symbolStrokeWidth=2)
+    legend = alt.Legend(
+        orient="bottom", title="test length", columns=2, labelLimit=400, symbolOpacity=1, symbolStrokeWidth=2
+    )
     tooltip = [
         alt.Tooltip("length:N", title="test length"),
         alt.Tooltip("distance:Q", title="tokens back from the query"),

@@ -29,7 +29,7 @@ CHART_TITLES = """[...document.querySelectorAll('[data-testid="stVegaLiteChart"]
 TITLES_OUTSIDE = """[...document.querySelectorAll('[data-testid="stVegaLiteChart"] svg')].flatMap(svg => {
     const box = svg.getBoundingClientRect();
     return [...svg.querySelectorAll('.role-title-text tspan, .role-title-text')]
-        .filter(line => line.getBoundingClientRect().height > 0 && line.getBoundingClientRect().top < box.top - 0.5)
+        .filter(line => line.getBoundingClientRect().height > 0 && line.getBoundingClientRect().top < box.top - 4)
         .map(line => line.textContent); })"""
 
 
