@@ -1,5 +1,6 @@
-"""Lesson: the extrapolation lab. Train short, test long: accuracy, perplexity and a passkey probe,
-for the shipped results and for a live quick run in a process of its own."""
+"""Lesson: the extrapolation lab. Train short, test long: accuracy, perplexity, a passkey probe,
+RoPE stretched at test time and a two-hop probe with its effective length, for the shipped results
+and for a live quick run in a process of its own."""
 
 import time
 
@@ -46,6 +47,22 @@ def show_probe(view: lesson.ExtrapolationView, key: str) -> None:
     st.markdown(view.probe_reading)
     if view.probe_table is not None:
         st.table(view.probe_table.set_index(["encoding", "needle depth"]))
+    if view.distance_charts:
+        st.subheader("Retrieval against distance")
+        frame.text(LESSON, "distance")
+        arms = list(view.distance_charts)
+        arm = st.selectbox(
+            "arm", arms, index=arms.index("RoPE") if "RoPE" in arms else 0, key=f"extrapolation-distance-arm-{key}"
+        )
+        frame.chart(view.distance_charts[arm])
+
+
+def show_extension(view: lesson.ExtrapolationView) -> None:
+    st.subheader("Effective length")
+    st.markdown(view.extension_reading)
+    if not view.effective_table.empty:
+        st.table(view.effective_table.set_index("arm"))
+        st.table(view.scores_table.set_index(["arm", "score"]))
 
 
 frame.lesson_header(LESSON)
@@ -62,6 +79,9 @@ st.header("The passkey probe: does it retrieve?")
 frame.text(LESSON, "probe")
 if frame.predict(LESSON, "perplexity-says-retrieval", reveal_after=True):
     show_probe(shipped, "shipped")
+    st.header("Stretching RoPE, and a harder probe")
+    frame.text(LESSON, "extension")
+    show_extension(shipped)
 st.caption(shipped.provenance)
 
 st.header("Run it yourself")
@@ -98,6 +118,7 @@ if LIVE_KEY in st.session_state:
     st.caption(f"Your quick run took {took:.0f} s from the button to the results.")
     show_lengths(live)
     show_probe(live, "live")
+    show_extension(live)
     st.caption(live.provenance)
 
 frame.text(LESSON, "why")

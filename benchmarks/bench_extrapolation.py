@@ -4,7 +4,8 @@
 
 Per encoding: the median wall and CPU time of ``--steps`` training steps at the full run's shape
 (batch 16, 64 tokens, 2 layers, width 64, one thread), after a few warm-up steps, and the CPU time
-of testing one model (accuracy and perplexity, then the passkey probe) at the quick mode's size.
+of testing one model at the quick mode's size: accuracy and perplexity, then the passkey and two-hop
+probes, for every arm it is tested as (RoPE: also with PI, NTK and YaRN at test time).
 Then the quick mode end to end, as the page runs it and as the command line does by default:
 ``python -m poslab.experiments.extrapolation --quick`` in a child process with ``--jobs 1`` and with
 ``--jobs 2`` (5 models: training, testing and the probe; interpreter start-up included), wall and the
@@ -33,10 +34,12 @@ import torch  # noqa: E402
 from torch.nn import functional as F  # noqa: E402
 
 from poslab.experiments.config import FULL, QUICK  # noqa: E402
+from poslab.experiments.measure import evaluate_all  # noqa: E402
 from poslab.experiments.passkey import probe  # noqa: E402
 from poslab.experiments.tasks import IGNORE, recall_batch  # noqa: E402
 from poslab.experiments.tiny_transformer import ENCODINGS, TinyDecoder  # noqa: E402
-from poslab.experiments.training import evaluate, train_model  # noqa: E402
+from poslab.experiments.training import train_model  # noqa: E402
+from poslab.experiments.two_hop import probe_two_hop  # noqa: E402
 from poslab.threads import one_thread_for_this_process  # noqa: E402
 
 QUICK_TARGET_S = 60.0
@@ -63,16 +66,17 @@ def step_times(encoding: str, steps: int) -> tuple[float, float]:
     return statistics.median(walls), statistics.median(cpus)
 
 
-def testing_cpu_s(encoding: str) -> tuple[float, float]:
-    """CPU seconds of testing one (barely trained) model at the quick mode's size: (accuracy and perplexity, probe)."""
+def testing_cpu_s(encoding: str) -> tuple[float, float, float]:
+    """CPU seconds of testing one (barely trained) model at the quick mode's size, over all its arms:
+    (accuracy and perplexity, passkey probe, two-hop probe)."""
     model = train_model(replace(QUICK, steps=1), encoding, 0)
-    cpu = time.process_time()
-    for eval_len in QUICK.eval_lens:
-        if model.longest_sequence is None or eval_len <= model.longest_sequence:
-            evaluate(model, QUICK, eval_len, 0)
-    scored = time.process_time() - cpu
-    probe(model, QUICK, encoding, 0)
-    return scored, time.process_time() - cpu - scored
+    times = [0.0, 0.0, 0.0]
+    for arm in QUICK.arms_of(encoding):
+        for index, step in enumerate((evaluate_all, probe, probe_two_hop)):
+            cpu = time.process_time()
+            step(model, QUICK, arm, 0)
+            times[index] += time.process_time() - cpu
+    return times[0], times[1], times[2]
 
 
 def quick_mode(jobs: int) -> tuple[float, float]:
@@ -112,12 +116,12 @@ def main() -> int:
     cpu_per_step, testing = [], []
     for encoding in ENCODINGS:
         wall, cpu = step_times(encoding, args.steps)
-        scored, probed = testing_cpu_s(encoding)
+        scored, probed, hops = testing_cpu_s(encoding)
         cpu_per_step.append(cpu)
-        testing.append(scored + probed)
+        testing.append(scored + probed + hops)
         print(
-            f"  {encoding:<11} step {wall:6.1f} ms wall {cpu:6.1f} ms CPU; testing {scored:4.1f} s CPU, "
-            f"probe {probed:4.1f} s CPU"
+            f"  {encoding:<11} step {wall:6.1f} ms wall {cpu:6.1f} ms CPU; testing {len(QUICK.arms_of(encoding))} "
+            f"arm(s) {scored:4.1f} s CPU, passkey {probed:4.1f} s CPU, two-hop {hops:4.1f} s CPU"
         )
     mean_cpu = statistics.mean(cpu_per_step)
     full_steps = len(FULL.encodings) * len(FULL.seeds) * FULL.steps

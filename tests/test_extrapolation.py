@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from poslab.experiments import extrapolation as experiment
-from poslab.experiments import training
+from poslab.experiments import measure, training
 from poslab.experiments.config import FULL, ExperimentConfig
 from poslab.experiments.result_files import (
     COLUMNS,
@@ -25,6 +25,7 @@ from poslab.experiments.result_files import (
     sidecar_path,
 )
 from poslab.experiments.results import ExtrapolationResults
+from poslab.experiments.rope_arms import ARMS, SCALED_ARMS
 from poslab.experiments.tasks import IGNORE, recall_targets
 from poslab.experiments.terminal_progress import ProgressBar
 from poslab.experiments.tiny_transformer import ENCODINGS, CannotRun, ModelConfig, TinyDecoder
@@ -70,8 +71,9 @@ def test_parallel_runs_give_the_same_numbers_as_one_process():
         serial = experiment.run_experiment(config, "quick", "test", jobs=1)
     pooled = experiment.run_experiment(config, "quick", "test", jobs=2)
     assert pooled.measurements == serial.measurements and pooled.probes == serial.probes
-    assert len(serial.measurements) == 2 * 2 * len(config.eval_lens)
-    assert len(serial.probes) == 2 * 2 * len(config.eval_lens) * len(config.probe_depths)
+    arms = 1 + 1 + len(config.rope_scalings)  # ALiBi; RoPE, and RoPE with each schedule
+    assert len(serial.measurements) == 2 * arms * len(config.eval_lens)
+    assert len(serial.probes) == 2 * arms * len(config.eval_lens) * len(config.probe_depths) * 2  # passkey, two-hop
 
 
 def test_learned_table_refuses_lengths_past_its_rows():
@@ -80,7 +82,7 @@ def test_learned_table_refuses_lengths_past_its_rows():
         training.evaluate(model, TINY, 32, seed=0)
     with pytest.raises(ValueError, match="cannot run"):
         model(torch.zeros(1, 17, dtype=torch.long))
-    rows = experiment.evaluate_all(model, TINY, "learned", seed=0)
+    rows = measure.evaluate_all(model, TINY, "learned", seed=0)
     assert [(m.eval_len, m.status, m.accuracy is None) for m in rows] == [
         (16, "ok", False),
         (32, "cannot_run", True),
@@ -107,9 +109,10 @@ def test_learning_rate_warms_up_then_decays_to_a_tenth():
 def test_results_round_trip_through_csv_and_json(tmp_path):
     config = replace(TINY, steps=2)
     results = experiment.run_experiment(config, "quick", "test command")
-    assert {(m.encoding, m.eval_len) for m in results.measurements} == {
-        (e, n) for e in ENCODINGS for n in config.eval_lens
-    }
+    assert {(m.encoding, m.eval_len) for m in results.measurements} == {(e, n) for e in ARMS for n in config.eval_lens}
+    # At the training length a scaled arm is RoPE itself (s = 1): the same numbers, exactly.
+    at_train = {m.encoding: m for m in results.measurements if m.eval_len == config.train_len}
+    assert {at_train[arm].accuracy for arm in ("rope", *SCALED_ARMS)} == {at_train["rope"].accuracy}
     assert ExtrapolationResults.from_json(results.to_json()) == results
     save_results(results, tmp_path / "r.csv")
     loaded = load_results(tmp_path / "r.csv")
@@ -124,7 +127,8 @@ def test_results_round_trip_through_csv_and_json(tmp_path):
                 assert getattr(saved, name) == pytest.approx(getattr(original, name), abs=1e-4)
     # The original six columns first, in their order; new ones only after them.
     assert (tmp_path / "r.csv").read_text().splitlines()[0] == ",".join(COLUMNS) + ",perplexity"
-    assert passkey_path(tmp_path / "r.csv").read_text().splitlines()[0] == ",".join(PROBE_COLUMNS)
+    assert passkey_path(tmp_path / "r.csv").read_text().splitlines()[0] == ",".join(PROBE_COLUMNS) + ",probe"
+    assert {p.probe for p in loaded.probes} == {"passkey", "two_hop"} and loaded.record.two_hop_chance == 1 / (7 * 6)
 
 
 def test_a_file_made_before_perplexity_and_the_probe_still_loads(tmp_path):
@@ -214,6 +218,7 @@ PROBE_HEADER = ",".join(PROBE_COLUMNS)
         ("rope,0,64,512,0.5,256,48,,ok", "status is ok but retrieved is empty"),
         ("learned,0,64,128,0.0,127,48,3,cannot_run", "retrieved 3 is given but status is cannot_run"),
         ("rope,0,64,512,,256,48,3,ok", "line 2: depth is empty"),
+        ("rope+yarn,0,64,512,0.5,256,48,12,ok", None),
     ],
 )
 def test_passkey_loader_checks_each_row(row, message):
@@ -328,11 +333,12 @@ def test_progress_bar_into_a_file_writes_few_whole_lines():
 def test_shipped_results_cover_every_encoding_length_seed_and_depth():
     results = load_results(experiment.SHIPPED_CSV)
     record = results.record
-    config = ExperimentConfig(
-        **{key: tuple(value) if isinstance(value, list) else value for key, value in record.config.items()}
-    )
+    plain = {key: tuple(value) if isinstance(value, list) else value for key, value in record.config.items()}
+    config = ExperimentConfig(**{"rope_scalings": (), **plain})  # a run made before the arms has none
+    arms = [arm for e in config.encodings for arm in config.arms_of(e)]
+    kinds = ["passkey"] + (["two_hop"] if record.two_hop else [])
     cells = {(m.encoding, m.seed, m.eval_len): m for m in results.measurements}
-    assert set(cells) == {(e, s, n) for e in ENCODINGS for s in record.seeds for n in config.eval_lens}
+    assert set(cells) == {(e, s, n) for e in arms for s in record.seeds for n in config.eval_lens}
     assert len(record.seeds) >= 3 and record.mode == "full"
     assert record.command.startswith("python -m poslab.experiments.extrapolation --out ")
     for (encoding, _, eval_len), m in cells.items():
@@ -340,9 +346,14 @@ def test_shipped_results_cover_every_encoding_length_seed_and_depth():
         assert (m.status == "cannot_run") == past_table
         assert (m.perplexity is None) == past_table
     assert max(m.accuracy for m in results.measurements if m.eval_len == config.train_len) >= 0.5
-    probes = {(p.encoding, p.seed, p.eval_len, p.depth): p for p in results.probes}
+    probes = {(p.encoding, p.seed, p.eval_len, p.depth, p.probe): p for p in results.probes}
     assert set(probes) == {
-        (e, s, n, d) for e in ENCODINGS for s in record.seeds for n in config.eval_lens for d in config.probe_depths
+        (e, s, n, d, k)
+        for e in arms
+        for s in record.seeds
+        for n in config.eval_lens
+        for d in config.probe_depths
+        for k in kinds
     }
     assert all(
         p.trials == config.probe_trials
@@ -352,3 +363,16 @@ def test_shipped_results_cover_every_encoding_length_seed_and_depth():
     assert record.probe_chance == pytest.approx(1 / (config.vocab_size - 1))
     # The columns a reader of the first shipped file relied on are still the first six, in order.
     assert experiment.SHIPPED_CSV.read_text().splitlines()[0].split(",")[:6] == list(COLUMNS)
+
+
+def test_passkey_file_holds_both_probes_apart_and_refuses_an_unknown_one():
+    header = PROBE_HEADER + ",probe"
+    rows = ["rope,0,64,512,0.5,256,48,12,ok,passkey", "rope,0,64,512,0.5,256,48,3,ok,two_hop"]
+    assert [(p.probe, p.retrieved) for p in parse_probes("\n".join([header, *rows]))] == [
+        ("passkey", 12),
+        ("two_hop", 3),
+    ]
+    with pytest.raises(ValueError, match="line 2: probe 'three_hop' is not one of passkey, two_hop"):
+        parse_probes("\n".join([header, "rope,0,64,512,0.5,256,48,3,ok,three_hop"]))
+    with pytest.raises(ValueError, match="a second row for .* probe two_hop"):
+        parse_probes("\n".join([header, rows[1], rows[1]]))

@@ -15,6 +15,7 @@ from poslab.lessons import get_lesson
 from poslab.viz import extrapolation as lesson
 from poslab.viz import extrapolation_data as data
 from poslab.viz.common import convention_problems
+from poslab.viz.extrapolation_extension import extension_reading
 from poslab.viz.extrapolation_reading import reading
 from poslab.viz.passkey_reading import perplexity_reading, probe_reading
 from tests.app_harness import button, chart_titles
@@ -226,7 +227,15 @@ def test_perplexity_reading_by_hand():
 
 def test_probe_reading_answers_the_question_from_the_data():
     text = probe_reading(PAPER_LIKE)
-    assert "the needles retrieved were: RoPE 97%, learned 83%, ALiBi 77%, NoPE 43% (a guess gets 7%)" in text
+    assert (
+        "**At the training length (64 tokens)** the needles retrieved, over every depth, were: RoPE 97%, "
+        "learned 83%, ALiBi 77%, NoPE 43% (a guess gets 7%)."
+    ) in text
+    # Distances at 64 tokens: 63, 32 and 2 back; 32 = 2 x V or more are rare in training. The shares are
+    # computed by hand below (test_share_of_far_gaps...): 63 back 0.0024%, 32 back 5.3% -> "5%".
+    assert "inside the training length, but not every one is at a distance the task trained on" in text
+    assert "it lies 63 or more back in 0.0024%, 32 or more back in 5% of the answers" in text
+    assert "within the gaps seen in training" not in text
     assert (
         "**At 512 tokens, needles 64 or more tokens back** (beyond any gap in training): NoPE 35%, RoPE 10%, ALiBi 10%"
     ) in text
@@ -238,8 +247,14 @@ def test_probe_reading_answers_the_question_from_the_data():
     # NoPE's 35% against ALiBi's 10% over 40 far needles each: 25 points, more than two standard errors of a
     # difference, sqrt(2) / sqrt(40) = 22 points.
     assert "The best at far needles was NoPE (35%)" in text
-    assert "**The very start stands out** at 512 tokens: a needle at depth 0 was found more often" in text
-    assert "by NoPE 60% against 10%" in text
+    # At 512 tokens, depth 0 against the middle (depth 50%): NoPE 60% against 10%, a lead; RoPE 10% against
+    # 10% and ALiBi 10% against 10%, none: the start helps what sees absolute position, not RoPE.
+    assert (
+        "**The very start stands out for some encodings** at 512 tokens: a needle at depth 0 (the key at position "
+        "0, its value at 1) was found more often than one in the middle by NoPE 60% against 10%; no lead beyond the "
+        "noise for RoPE 10% against 10% and ALiBi 10% against 10%."
+    ) in text
+    assert "RoPE sees only the offset between query and key" in text and "lost in the middle" not in text
     # 20 needles per cell (10 per seed, 2 seeds): two standard errors at most 1 / sqrt(20) = 22 points.
     assert "learned cannot run at 512 tokens" in text and "uncertain by up to ±22 points" in text
     rope = probe_reading(ROPE_WINS)
@@ -278,7 +293,8 @@ def test_charts_follow_the_course_conventions_and_keep_cannot_run_off_the_axis()
     perplexity = view.perplexity_chart.to_dict()["layer"]
     assert perplexity[1]["encoding"]["y"]["scale"] == {"type": "log", "domain": [1, 1250.0]}  # 1000 x 1.25
     passkey = view.passkey_charts[512].to_dict()
-    assert passkey["title"] == "t: passkey retrieval at 512 tokens"
+    assert passkey["title"]["text"] == "t: passkey retrieval at 512 tokens"
+    assert passkey["title"]["offset"] > 0 and passkey["padding"]["top"] > 0  # room for a title of two lines
     # The shaded needles: the key at position 512 - 1 - 64 = 447 or before, depth 447 / (512 - 3) = 0.878.
     shaded = [layer for layer in passkey["layer"] if layer.get("mark", {}).get("type") == "rect"]
     assert len(shaded) == 1
@@ -315,8 +331,15 @@ def test_provenance_says_where_the_numbers_come_from():
     assert (
         "Passkey probe: 10 needles per seed at each of 3 depths and 4 lengths." in text and "load average" not in text
     )
-    busy = ExtrapolationResults(PAPER_LIKE.measurements, replace(PAPER_LIKE.record, cores=2, load_average=15.2))
-    assert "CPU per training step; load average 15.2 on 2 cores as it ended)" in lesson.provenance(busy)
+    busy = replace(
+        PAPER_LIKE.record,
+        cores=2,
+        load_average=15.2,
+        command="python -m poslab.experiments.extrapolation --out /srv/x/r.csv",
+    )
+    shown = lesson.provenance(ExtrapolationResults(PAPER_LIKE.measurements, busy))
+    assert "`python -m poslab.experiments.extrapolation --out r.csv`" in shown and "/srv" not in shown
+    assert "load average" not in shown and "15.2" not in shown  # the server's business, not the student's
 
 
 def test_lesson_has_text_and_predict_before_reveal_checks():
@@ -347,21 +370,28 @@ def test_page_shows_the_shipped_results_and_their_readings(lesson_page):
     assert reading(shipped) in markdown and shipped_perplexity(shipped) in markdown
     assert len(at.get("vega_lite_chart")) == 2 and len(at.table) == 2  # accuracy, perplexity
     assert probe_reading(shipped) not in markdown  # the probe waits for the prediction
-    assert any(shipped.record.command in caption.value for caption in at.caption)
+    assert any(lesson.shown_command(shipped.record.command) in caption.value for caption in at.caption)
+    assert not any("load average" in caption.value or "/tmp/" in caption.value for caption in at.caption)
     assert button(at, "Run the quick mode live") is not None
     assert any("No quick run has finished on this server yet" in caption.value for caption in at.caption)
     button(at, "Skip: show me").click().run()
     assert not at.exception, at.exception
-    assert probe_reading(shipped) in [block.value for block in at.markdown]
+    markdown = [block.value for block in at.markdown]
+    assert probe_reading(shipped) in markdown and extension_reading(shipped) in markdown
     charts = at.get("vega_lite_chart")
-    assert len(charts) == 3 and "passkey retrieval at 512 tokens" in chart_titles(at)[2]
-    assert len(at.table) == 3  # the probe's, by depth and length
+    assert len(charts) == 4 and "passkey retrieval at 512 tokens" in chart_titles(at)[2]
+    assert "RoPE's passkey retrieval by distance" in chart_titles(at)[3]
+    with_arms = any(p.encoding == "rope+yarn" for p in shipped.probes)
+    assert len(at.table) == 3 + 2 * with_arms  # the probe's; effective lengths and their scores
     at.select_slider(key="extrapolation-probe-length-shipped").set_value(128).run()
     assert "passkey retrieval at 128 tokens" in chart_titles(at)[2]
+    at.selectbox(key="extrapolation-distance-arm-shipped").set_value("ALiBi").run()
+    assert "ALiBi's passkey retrieval by distance" in chart_titles(at)[3]
 
 
 def test_page_live_run_in_a_child_process(lesson_page, monkeypatch):
-    shortened = functools.partial(lesson.quick_run_view, steps=2, encodings=("learned", "alibi"))
+    # One cheap model: learned runs only at the training length (the arms are tested in test_extrapolation_extension).
+    shortened = functools.partial(lesson.quick_run_view, steps=2, encodings=("learned",))
     monkeypatch.setattr(lesson, "quick_run_view", shortened)
     at = lesson_page("extrapolation")
     at.number_input(key="extrapolation-seed").set_value(3).run()
@@ -371,6 +401,7 @@ def test_page_live_run_in_a_child_process(lesson_page, monkeypatch):
     titles = chart_titles(at)
     assert {"Your quick run (seed 3, 2 steps): accuracy", "Your quick run (seed 3, 2 steps): perplexity"} <= set(titles)
     assert "Your quick run (seed 3, 2 steps): passkey retrieval at 512 tokens" in titles
+    assert "Your quick run (seed 3, 2 steps): learned's passkey retrieval by distance" in titles  # the first arm
     assert any("learned cannot run" in block.value for block in at.markdown)
     assert any(caption.value.startswith("Your quick run took") for caption in at.caption)
     at.run()  # a rerun (any widget) keeps the live result without training again

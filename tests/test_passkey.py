@@ -9,7 +9,7 @@ import pytest
 import torch
 from torch import nn
 
-from poslab.experiments.config import QUICK
+from poslab.experiments.config import FULL, QUICK
 from poslab.experiments.passkey import count_retrieved, needle_batch, needle_position, probe
 from poslab.experiments.tasks import IGNORE, recall_targets
 from poslab.experiments.tiny_transformer import CannotRun
@@ -29,12 +29,12 @@ class Oracle(nn.Module):
         if self.longest is not None and seq_len > self.longest:
             raise CannotRun(f"{seq_len} > {self.longest}")
 
-    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+    def forward(self, tokens: torch.Tensor, last: int | None = None) -> torch.Tensor:
         targets = recall_targets(tokens)
         logits = torch.zeros(*tokens.shape, self.vocab_size)
         answered = targets != IGNORE
         logits[answered, targets[answered]] = self.margin
-        return logits
+        return logits if last is None else logits[:, -last:]
 
 
 class Constant(Oracle):
@@ -44,10 +44,10 @@ class Constant(Oracle):
         super().__init__(vocab_size, 0.0)
         self.token = token
 
-    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+    def forward(self, tokens: torch.Tensor, last: int | None = None) -> torch.Tensor:
         logits = torch.zeros(*tokens.shape, self.vocab_size)
         logits[..., self.token] = 1.0
-        return logits
+        return logits if last is None else logits[:, -last:]
 
 
 @pytest.mark.parametrize(
@@ -122,7 +122,7 @@ def test_perplexity_and_accuracy_by_hand():
 
 
 def test_probe_rows_cover_lengths_and_depths_and_stop_where_a_table_ends():
-    config = replace(QUICK, probe_trials=8)
+    config = replace(QUICK, probe_trials=8, probe_depths=FULL.probe_depths)
     rows = probe(Oracle(V, 5.0, longest=128), config, "learned", seed=3)
     assert [(r.eval_len, r.depth) for r in rows] == [(n, d) for n in config.eval_lens for d in config.probe_depths]
     assert all(r.retrieved == 8 and r.status == "ok" for r in rows if r.eval_len <= 128)
@@ -141,13 +141,13 @@ class Recorder(Constant):
         if seq_len in self.refuse:
             raise CannotRun(str(seq_len))
 
-    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+    def forward(self, tokens: torch.Tensor, last: int | None = None) -> torch.Tensor:
         self.seen.append(tokens.clone())
-        return super().forward(tokens)
+        return super().forward(tokens, last)
 
 
 def test_every_encoding_of_a_seed_gets_the_same_needles_whatever_could_not_run():
-    config = replace(QUICK, probe_trials=4)
+    config = replace(QUICK, probe_trials=4, probe_depths=FULL.probe_depths)
     everywhere, blocked = Recorder(), Recorder(refuse=(128,))
     probe(everywhere, config, "rope", seed=1)
     probe(blocked, config, "rope", seed=1)

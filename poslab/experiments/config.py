@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from poslab.experiments.rope_arms import SCALINGS
 from poslab.experiments.tiny_transformer import ENCODINGS, ModelConfig
 
 
@@ -28,6 +29,9 @@ class ExperimentConfig:
     # start, 1 = just before the query), and how many needles per (length, depth) and seed.
     probe_depths: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
     probe_trials: int = 48
+    # RoPE's context-extension schedules tested on the trained RoPE model (``rope_arms``); the
+    # passkey and two-hop probes (``two_hop``) use the depths and trials above.
+    rope_scalings: tuple[str, ...] = SCALINGS
 
     @property
     def eval_lens(self) -> tuple[int, ...]:
@@ -42,6 +46,15 @@ class ExperimentConfig:
         """A guess among the V - 1 tokens that can be a needle's value (any token but its key)."""
         return 1.0 / (self.vocab_size - 1)
 
+    @property
+    def two_hop_chance(self) -> float:
+        """A blind guess at both answers of a chain: one of V - 1 tokens, then one of V - 2."""
+        return 1.0 / ((self.vocab_size - 1) * (self.vocab_size - 2))
+
+    def arms_of(self, encoding: str) -> tuple[str, ...]:
+        """What one trained model is tested as: itself, and for RoPE each scaling too."""
+        return (encoding, *(f"rope+{name}" for name in self.rope_scalings)) if encoding == "rope" else (encoding,)
+
     def model_config(self, encoding: str) -> ModelConfig:
         return ModelConfig(encoding, self.vocab_size, self.train_len, self.n_layers, self.n_heads, self.d_model)
 
@@ -54,5 +67,15 @@ FULL = ExperimentConfig()
 # Quick mode: the same model in 150 steps. Measured at 64 tokens over seeds 0-2: with the full run's
 # lr and warmup RoPE reached 48-73% and ALiBi 60-65%; a higher lr and shorter warmup, at the same
 # cost, gave RoPE 72-91%, ALiBi 67-71%, sinusoidal 39-48%. The probe's needles cost a forward pass
-# of a whole sequence each, so quick mode tests fewer of them.
-QUICK = replace(FULL, seeds=(0,), steps=150, learning_rate=4e-3, warmup_steps=20, eval_tokens=4_096, probe_trials=16)
+# of a whole sequence each, so quick mode tests fewer of them: 16 per cell, at three depths (the
+# start, the middle, just before the query), for eight arms and two probes.
+QUICK = replace(
+    FULL,
+    seeds=(0,),
+    steps=150,
+    learning_rate=4e-3,
+    warmup_steps=20,
+    eval_tokens=4_096,
+    probe_trials=16,
+    probe_depths=(0.0, 0.5, 1.0),
+)

@@ -3,9 +3,11 @@
 A toy version of the first figure of Press et al., "Train Short, Test Long" (ALiBi, ICLR 2022):
 one small decoder (``tiny_transformer``) per encoding and seed learns the recall task (``tasks``) on
 sequences of ``train_len`` tokens (``training``), then is scored on sequences 1, 2, 4 and 8 times as
-long: accuracy and perplexity over every scored position, and the passkey probe (``passkey``), one
-needle at a chosen depth. A learned table has no rows past ``train_len``: those cells are recorded
-as ``cannot_run``, never as a number.
+long: accuracy and perplexity over every scored position, the passkey probe (``passkey``), one
+needle at a chosen depth, and the two-hop probe (``two_hop``), a chain of two needles. The RoPE
+model is also tested with PI, NTK-aware scaling and YaRN (``rope_arms``), with no new training
+(``measure``). A learned table has no rows past ``train_len``: those cells are recorded as
+``cannot_run``, never as a number.
 
     python -m poslab.experiments.extrapolation --out results.csv          # full run
     python -m poslab.experiments.extrapolation --out quick.csv --quick    # one seed, short training
@@ -33,19 +35,23 @@ import torch
 
 import poslab
 from poslab.experiments.config import FULL, QUICK, ExperimentConfig
-from poslab.experiments.passkey import probe
+from poslab.experiments.measure import measure_model
 from poslab.experiments.result_files import save_results
-from poslab.experiments.results import CANNOT_RUN, OK, ExtrapolationResults, Measurement, ProbeMeasurement, RunRecord
+from poslab.experiments.results import ExtrapolationResults, Measurement, ProbeMeasurement, RunRecord
 from poslab.experiments.tasks import TASK_DESCRIPTION
 from poslab.experiments.terminal_progress import ProgressBar
-from poslab.experiments.tiny_transformer import ENCODINGS, CannotRun, TinyDecoder
-from poslab.experiments.training import evaluate, train_model
+from poslab.experiments.tiny_transformer import ENCODINGS
+from poslab.experiments.training import train_model
 from poslab.threads import one_thread_for_this_process
 
 SHIPPED_CSV = Path(__file__).resolve().parent.parent / "data" / "extrapolation.csv"
 PROBE_DESCRIPTION = (
     "passkey: one key-value needle at a chosen depth in filler that never holds the key; "
     "the last token asks for the key again, and the model must predict the value"
+)
+TWO_HOP_DESCRIPTION = (
+    "two-hop: needles A B and, later, B C in filler that never holds A or B; the model is asked A, "
+    "must answer B, then C after its own answer"
 )
 
 
@@ -58,18 +64,6 @@ class RunProgress:
 
 
 Progress = Callable[[RunProgress], None]
-
-
-def evaluate_all(model: TinyDecoder, config: ExperimentConfig, encoding: str, seed: int) -> list[Measurement]:
-    """One Measurement per evaluation length; a length the model cannot represent is ``cannot_run``."""
-    rows = []
-    for eval_len in config.eval_lens:
-        try:
-            score = evaluate(model, config, eval_len, seed)
-            rows.append(Measurement(encoding, seed, config.train_len, eval_len, score.accuracy, OK, score.perplexity))
-        except CannotRun:
-            rows.append(Measurement(encoding, seed, config.train_len, eval_len, None, CANNOT_RUN))
-    return rows
 
 
 def versions() -> dict[str, str]:
@@ -99,12 +93,8 @@ def train_and_evaluate(
     wall, cpu = time.perf_counter(), time.process_time()
     model = train_model(config, encoding, seed, on_step)
     train_wall, train_cpu = time.perf_counter() - wall, time.process_time() - cpu
-    return RunOutcome(
-        tuple(evaluate_all(model, config, encoding, seed)),
-        tuple(probe(model, config, encoding, seed)),
-        train_wall,
-        train_cpu,
-    )
+    measurements, probes = measure_model(model, config, encoding, seed)
+    return RunOutcome(tuple(measurements), tuple(probes), train_wall, train_cpu)
 
 
 def _outcomes_in_this_process(config, runs, on_progress: Progress | None) -> list[RunOutcome]:
@@ -180,6 +170,8 @@ def run_experiment(
         probe_chance=config.probe_chance,
         cores=os.cpu_count(),
         load_average=round(os.getloadavg()[0], 1),
+        two_hop=TWO_HOP_DESCRIPTION,
+        two_hop_chance=config.two_hop_chance,
     )
     return ExtrapolationResults(
         tuple(m for o in outcomes for m in o.measurements), record, tuple(p for o in outcomes for p in o.probes)

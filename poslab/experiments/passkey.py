@@ -29,6 +29,7 @@ import torch
 
 from poslab.experiments.config import ExperimentConfig
 from poslab.experiments.results import CANNOT_RUN, OK, ProbeMeasurement
+from poslab.experiments.rope_arms import arm_model
 from poslab.experiments.tiny_transformer import CannotRun, TinyDecoder
 from poslab.experiments.training import ATTENTION_BUDGET
 
@@ -84,26 +85,26 @@ def count_retrieved(model: TinyDecoder, needles: Needles) -> int:
     chunk = max(1, ATTENTION_BUDGET // seq_len)
     hits = 0
     for start in range(0, trials, chunk):
-        last = model(needles.tokens[start : start + chunk])[:, -1]  # (B, T, V) -> (B, V)
+        last = model(needles.tokens[start : start + chunk], last=1)[:, -1]  # (B, 1, V) -> (B, V)
         hits += int(last.argmax(dim=-1).eq(needles.values[start : start + chunk]).sum())
     return hits
 
 
-def probe(model: TinyDecoder, config: ExperimentConfig, encoding: str, seed: int) -> list[ProbeMeasurement]:
-    """One row per (test length, depth). Every encoding gets the same needles for a seed: the batch
-    is drawn even where the model cannot run, so the stream stays in step."""
+def probe(model: TinyDecoder, config: ExperimentConfig, arm: str, seed: int) -> list[ProbeMeasurement]:
+    """One row per (test length, depth) for one arm (``rope_arms``). Every arm gets the same needles
+    for a seed: the batch is drawn even where the model cannot run, so the stream stays in step."""
     generator = torch.Generator().manual_seed(PROBE_SEED_OFFSET + seed)
     rows = []
     for eval_len in config.eval_lens:
         for depth in config.probe_depths:
             needles = needle_batch(config.probe_trials, eval_len, depth, config.vocab_size, generator)
             try:
-                retrieved, status = count_retrieved(model, needles), OK
+                retrieved, status = count_retrieved(arm_model(model, arm, eval_len, config.train_len), needles), OK
             except CannotRun:
                 retrieved, status = None, CANNOT_RUN
             rows.append(
                 ProbeMeasurement(
-                    encoding,
+                    arm,
                     seed,
                     config.train_len,
                     eval_len,

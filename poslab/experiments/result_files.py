@@ -1,7 +1,7 @@
 """The extrapolation experiment's files: two CSVs and a JSON sidecar, and the loaders' checks.
 
     results.csv           encoding,seed,train_len,eval_len,accuracy,status,perplexity
-    results_passkey.csv   encoding,seed,train_len,eval_len,depth,distance,trials,retrieved,status
+    results_passkey.csv   encoding,seed,train_len,eval_len,depth,distance,trials,retrieved,status,probe
     results.json          how the rows were made (``RunRecord``)
 
 The first six columns of ``results.csv`` are its original ones, in their original order. Columns
@@ -25,6 +25,7 @@ from poslab.experiments.results import ExtrapolationResults, Measurement, ProbeM
 COLUMNS = ("encoding", "seed", "train_len", "eval_len", "accuracy", "status")
 ADDED_COLUMNS = ("perplexity",)  # written always; read when present
 PROBE_COLUMNS = ("encoding", "seed", "train_len", "eval_len", "depth", "distance", "trials", "retrieved", "status")
+PROBE_ADDED_COLUMNS = ("probe",)  # passkey or two_hop; a file without it holds passkey rows
 WHOLE = ("seed", "train_len", "eval_len", "distance", "trials", "retrieved")
 NUMBERS = ("accuracy", "perplexity", "depth")
 MAY_BE_EMPTY = ("accuracy", "perplexity", "retrieved")
@@ -62,7 +63,8 @@ def measurements_to_csv(measurements: tuple[Measurement, ...] | list[Measurement
 
 
 def probes_to_csv(probes: tuple[ProbeMeasurement, ...] | list[ProbeMeasurement]) -> str:
-    return _to_csv(PROBE_COLUMNS, [[getattr(p, name) for name in PROBE_COLUMNS] for p in probes])
+    names = PROBE_COLUMNS + PROBE_ADDED_COLUMNS
+    return _to_csv(names, [[getattr(p, name) for name in names] for p in probes])
 
 
 def _field(row: dict, name: str, line: int) -> object:
@@ -114,7 +116,8 @@ def _parse(
             raise ValueError(
                 f"line {line}: a second row for "
                 + ", ".join(
-                    f"{name} {value}" for name, value in zip(("encoding", "seed", "eval_len", "depth"), key(parsed))
+                    f"{name} {value}"
+                    for name, value in zip(("encoding", "seed", "eval_len", "depth", "probe"), key(parsed))
                 )
             )
         seen.add(key(parsed))
@@ -131,7 +134,17 @@ def parse_measurements(text: str) -> tuple[Measurement, ...]:
 
 def parse_probes(text: str) -> tuple[ProbeMeasurement, ...]:
     """Parse and check the passkey CSV; the first problem found raises ``ValueError``."""
-    return _parse(text, PROBE_COLUMNS, (), ProbeMeasurement, lambda p: (p.encoding, p.seed, p.eval_len, p.depth))
+    return _parse(
+        text,
+        PROBE_COLUMNS,
+        PROBE_ADDED_COLUMNS,
+        _probe_row,
+        lambda p: (p.encoding, p.seed, p.eval_len, p.depth, p.probe),
+    )
+
+
+def _probe_row(probe: str | None = None, **fields: object) -> ProbeMeasurement:
+    return ProbeMeasurement(**fields) if probe is None else ProbeMeasurement(**fields, probe=probe)
 
 
 def save_results(results: ExtrapolationResults, csv_path: str | Path) -> None:

@@ -1,12 +1,14 @@
 """Results of the extrapolation experiment, as plain dataclasses that round-trip through JSON.
 
 * ``Measurement``: one (encoding, seed, test length): accuracy and perplexity on the recall task;
-* ``ProbeMeasurement``: one (encoding, seed, test length, needle depth) of the passkey probe;
+* ``ProbeMeasurement``: one (arm, seed, test length, needle depth) of a probe: the passkey or the
+  two-hop chain (``two_hop``);
 * ``RunRecord``: how they were made (command, configuration, seeds, versions, run time).
 
 A status is ``ok`` or ``cannot_run`` (a learned table has no rows past its training length, so
-there is no number to report, and every number of that row is empty). The files they are saved
-in, and the loaders' checks, are in ``result_files``.
+there is no number to report, and every number of that row is empty). The ``encoding`` column
+holds an arm (``rope_arms``): a trained encoding, or RoPE with a context-extension schedule. The
+files they are saved in, and the loaders' checks, are in ``result_files``.
 """
 
 from __future__ import annotations
@@ -16,11 +18,14 @@ import math
 from dataclasses import MISSING, asdict, dataclass, fields
 from typing import Literal, get_args
 
-from poslab.experiments.tiny_transformer import ENCODINGS
+from poslab.experiments.rope_arms import ARMS
 
 Status = Literal["ok", "cannot_run"]
 OK, CANNOT_RUN = get_args(Status)
 STATUSES: tuple[str, ...] = get_args(Status)
+ProbeKind = Literal["passkey", "two_hop"]
+PASSKEY, TWO_HOP = get_args(ProbeKind)
+PROBE_KINDS: tuple[str, ...] = get_args(ProbeKind)
 
 
 def _share_problem(name: str, value: float) -> str | None:
@@ -30,8 +35,8 @@ def _share_problem(name: str, value: float) -> str | None:
 
 
 def _common_problem(encoding: str, status: str, train_len: int, eval_len: int) -> str | None:
-    if encoding not in ENCODINGS:
-        return f"unknown encoding {encoding!r} (known: {', '.join(ENCODINGS)})"
+    if encoding not in ARMS:
+        return f"unknown encoding {encoding!r} (known: {', '.join(ARMS)})"
     if status not in STATUSES:
         return f"status {status!r} is not one of {', '.join(STATUSES)}"
     if train_len < 1 or eval_len < 1:
@@ -67,7 +72,8 @@ class Measurement:
 
 @dataclass(frozen=True)
 class ProbeMeasurement:
-    """``retrieved`` of ``trials`` needles, ``distance`` tokens back from the query (``passkey``)."""
+    """``retrieved`` of ``trials`` needles, ``distance`` tokens back from the query (``passkey``); for
+    the two-hop probe (``two_hop``), chains followed to their end, the first needle ``distance`` back."""
 
     encoding: str
     seed: int
@@ -78,6 +84,7 @@ class ProbeMeasurement:
     trials: int
     retrieved: int | None  # None exactly when status is cannot_run
     status: Status
+    probe: ProbeKind = PASSKEY  # files made before the two-hop probe hold passkey rows only
 
     def __post_init__(self) -> None:
         problem = _common_problem(self.encoding, self.status, self.train_len, self.eval_len) or self._problem()
@@ -85,6 +92,8 @@ class ProbeMeasurement:
             raise ValueError(problem)
 
     def _problem(self) -> str | None:
+        if self.probe not in PROBE_KINDS:
+            return f"probe {self.probe!r} is not one of {', '.join(PROBE_KINDS)}"
         if not (math.isfinite(self.depth) and 0.0 <= self.depth <= 1.0):
             return f"depth {self.depth} is outside [0, 1]"
         if not 1 <= self.distance < self.eval_len:
@@ -125,6 +134,8 @@ class RunRecord:
     cores: int | None = None  # of the machine; None in runs recorded before it was
     load_average: float | None = None  # the machine's 1-minute load average as the run ended: wall times
     # on a busy machine are longer than on an idle one, the CPU times much less so
+    two_hop: str | None = None  # one line describing the two-hop probe; None: a run made without it
+    two_hop_chance: float | None = None
 
     @classmethod
     def from_dict(cls, raw: dict) -> RunRecord:

@@ -42,3 +42,13 @@ def recall_batch(
     """A batch of random token sequences ``[B, T]`` and their recall targets ``[B, T]``."""
     tokens = torch.randint(vocab_size, (batch_size, seq_len), generator=generator)
     return tokens, recall_targets(tokens)
+
+
+def share_of_gaps_at_least(gap: int, seq_len: int, vocab_size: int) -> float:
+    """The share of a training sequence's answers whose last earlier match is ``gap`` or more tokens
+    back. At position t the match is g back with probability p q^(g-1) (p = 1/V, q = 1 - p) for
+    g <= t, so answers at t number 1 - q^t and those with g >= gap q^(gap-1) - q^t."""
+    q = 1.0 - 1.0 / vocab_size
+    answered = sum(1.0 - q**t for t in range(seq_len))
+    far = sum(q ** (gap - 1) - q**t for t in range(gap, seq_len))
+    return far / answered

@@ -24,8 +24,10 @@ from torch import nn
 
 from poslab.encodings import (
     LearnedPositionalEmbedding,
+    RopeSchedule,
     alibi_bias,
     apply_rope,
+    apply_rotary,
     attention,
     sinusoidal_encoding,
 )
@@ -61,15 +63,23 @@ class CausalSelfAttention(nn.Module):
         self.qkv = nn.Linear(config.d_model, 3 * config.d_model, bias=False)
         self.proj = nn.Linear(config.d_model, config.d_model, bias=False)
 
-    def forward(self, x: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, bias: torch.Tensor, rope: RopeSchedule | None = None, queries: int | None = None
+    ) -> torch.Tensor:
+        """``queries``: only the last this many positions ask (every position is still a key)."""
         B, T, width = x.shape
         H, D = self.n_heads, width // self.n_heads
         q, k, v = self.qkv(x).split(width, dim=2)
         q = q.view(B, T, H, D).transpose(1, 2)  # (B, T, H*D) -> (B, H, T, D)
         k = k.view(B, T, H, D).transpose(1, 2)  # (B, T, H*D) -> (B, H, T, D)
         v = v.view(B, T, H, D).transpose(1, 2)  # (B, T, H*D) -> (B, H, T, D)
-        if self.use_rope:
+        if self.use_rope and rope is None:
             q, k = apply_rope(q), apply_rope(k)
+        elif self.use_rope:  # a context-extension schedule, applied at test time only
+            q = apply_rotary(q, rope.inv_freq) * rope.attention_scale
+            k = apply_rotary(k, rope.inv_freq) * rope.attention_scale
+        if queries is not None:
+            q, bias, T = q[:, :, -queries:], bias[..., -queries:, :], queries  # (B, H, T', D), T' = queries
         out, _ = attention(q, k, v, bias)  # (B, H, T, D)
         out = out.transpose(1, 2).reshape(B, T, width)  # (B, H, T, D) -> (B, T, H*D)
         return self.proj(out)
@@ -87,8 +97,10 @@ class Block(nn.Module):
             nn.Linear(4 * config.d_model, config.d_model),
         )
 
-    def forward(self, x: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
-        x = x + self.attention(self.norm_attention(x), bias)
+    def forward(
+        self, x: torch.Tensor, bias: torch.Tensor, rope: RopeSchedule | None = None, queries: int | None = None
+    ) -> torch.Tensor:
+        x = (x if queries is None else x[:, -queries:]) + self.attention(self.norm_attention(x), bias, rope, queries)
         return x + self.mlp(self.norm_mlp(x))
 
 
@@ -125,7 +137,11 @@ class TinyDecoder(nn.Module):
         future = torch.ones(seq_len, seq_len, dtype=torch.bool).triu(1)
         return torch.zeros(seq_len, seq_len).masked_fill(future, float("-inf"))  # (T, T)
 
-    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+    def forward(self, tokens: torch.Tensor, rope: RopeSchedule | None = None, last: int | None = None) -> torch.Tensor:
+        """``rope``: RoPE's frequencies and attention scale from a context-extension schedule
+        (``poslab.encodings.rope_scaling``) in place of the trained ones; RoPE models only.
+        ``last``: the logits of the last this many positions only, ``[B, last, V]`` (a probe's
+        answers): the top block then computes nothing for the positions before them."""
         T = tokens.shape[1]
         self.check_length(T)
         x = self.token_embedding(tokens)  # (B, T, H*D)
@@ -134,6 +150,8 @@ class TinyDecoder(nn.Module):
         elif self.learned_positions is not None:
             x = self.learned_positions(x)
         bias = self.attention_bias(T)
-        for block in self.blocks:
-            x = block(x, bias)
+        if rope is not None and self.config.encoding != "rope":
+            raise ValueError(f"a RoPE schedule given to a model with {self.config.encoding!r} positions")
+        for index, block in enumerate(self.blocks):
+            x = block(x, bias, rope, last if index == len(self.blocks) - 1 else None)
         return self.head(self.norm_out(x))  # (B, T, V)

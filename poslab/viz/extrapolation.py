@@ -8,6 +8,7 @@ tables (``extrapolation_data``), and the sentences that read them (``extrapolati
 
 from __future__ import annotations
 
+import shlex
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,8 +20,9 @@ from poslab.experiments.extrapolation import SHIPPED_CSV
 from poslab.experiments.lab_runner import FinishedRun, LabProgressCallback, QuickRuns
 from poslab.experiments.result_files import load_results
 from poslab.experiments.results import ExtrapolationResults
-from poslab.viz.extrapolation_charts import Measure, length_chart, passkey_chart
+from poslab.viz.extrapolation_charts import Measure, length_chart
 from poslab.viz.extrapolation_data import (
+    TITLES,
     chart_frame,
     percent,
     probe_frame,
@@ -28,7 +30,9 @@ from poslab.viz.extrapolation_data import (
     summary_table,
     train_len_of,
 )
+from poslab.viz.extrapolation_extension import effective_table, extension_reading, scores_table
 from poslab.viz.extrapolation_reading import reading
+from poslab.viz.passkey_charts import distance_chart, distance_frame, passkey_chart
 from poslab.viz.passkey_reading import perplexity_reading, probe_reading
 
 
@@ -68,8 +72,20 @@ def passkey_description(results: ExtrapolationResults, eval_len: int) -> str:
             + ", ".join(f"{percent(row['mean'])} at {int(row['distance'])} back" for _, row in ran.iterrows())
         )
     return (
-        f"Line chart of passkey retrieval at {eval_len} tokens against the needle's distance from the query "
-        f"(log scale), one line per encoding with its seed range as a band. " + "; ".join(parts) + "."
+        f"Line chart of passkey retrieval at {eval_len} tokens against the needle's depth, each depth labelled "
+        f"with its distance from the query, one line per arm with its seed range as a band. " + "; ".join(parts) + "."
+    )
+
+
+def distance_description(results: ExtrapolationResults, arm: str) -> str:
+    frame = distance_frame(results, arm)
+    parts = [
+        f"{length}: " + ", ".join(f"{percent(r['mean'])} at {int(r['distance'])} back" for _, r in rows.iterrows())
+        for length, rows in frame.sort_values(["eval_len", "distance"]).groupby("length", sort=False)
+    ]
+    return (
+        f"Line chart of {TITLES[arm]}'s passkey retrieval against the needle's distance from the query (log scale), "
+        f"one line per test length. " + ("; ".join(parts) if parts else "No length could run") + "."
     )
 
 
@@ -94,6 +110,10 @@ class ExtrapolationView:
     passkey_charts: dict[int, alt.LayerChart]  # per test length; empty: a run without the probe
     probe_reading: str
     probe_table: pd.DataFrame | None
+    distance_charts: dict[str, alt.LayerChart]  # per arm (its title); empty: a run without the probe
+    extension_reading: str
+    effective_table: pd.DataFrame
+    scores_table: pd.DataFrame
     provenance: str  # Markdown
     run_time_s: float
 
@@ -125,6 +145,19 @@ def view(results: ExtrapolationResults, title: str) -> ExtrapolationView:
         },
         probe_reading(results),
         probe_table(results) if results.probes else None,
+        {
+            TITLES[arm]: distance_chart(
+                results,
+                arm,
+                f"{title}: {TITLES[arm]}'s passkey retrieval by distance",
+                distance_description(results, arm),
+            )
+            for arm in sorted({p.encoding for p in results.probes}, key=list(TITLES).index)
+            if not distance_frame(results, arm).empty
+        },
+        extension_reading(results),
+        effective_table(results),
+        scores_table(results),
         provenance(results),
         results.record.run_time_s,
     )
@@ -141,18 +174,32 @@ def provenance(results: ExtrapolationResults) -> str:
         else " No passkey probe in this run."
     )
     return (
-        f"{r.mode.capitalize()} run: `{r.command}`; {len(c['encodings'])} encodings x seeds "
+        f"{r.mode.capitalize()} run: `{shown_command(r.command)}`; {len(c['encodings'])} encodings x seeds "
         f"{', '.join(map(str, r.seeds))} x {c['steps']} steps of batch {c['batch_size']} at "
         f"{c['train_len']} tokens, vocabulary {c['vocab_size']}, {c['n_layers']} layers, width {c['d_model']}."
-        f"{probe} Took {minutes} min {seconds:02d} s ({r.ms_per_step:.0f} ms wall, {r.cpu_ms_per_step:.0f} ms "
-        f"CPU per training step{_load(r)}); torch {r.versions.get('torch', '?')}, finished {r.finished_at}."
+        f"{probe}{_arms(c)} Took {minutes} min {seconds:02d} s ({r.cpu_ms_per_step:.0f} ms of CPU per training "
+        f"step); torch {r.versions.get('torch', '?')}, finished {r.finished_at}."
     )
 
 
-def _load(record) -> str:
-    if record.load_average is None:
+def _arms(config: dict) -> str:
+    scalings = config.get("rope_scalings")
+    if not scalings or "rope" not in config.get("encodings", ()):
         return ""
-    return f"; load average {record.load_average:g} on {record.cores} cores as it ended"
+    return (
+        f" RoPE also tested with {', '.join(scalings)} from the course's schedules, at factor test length / "
+        f"{config['train_len']}, with no new training; a two-hop probe with the same needles per cell."
+    )
+
+
+def shown_command(command: str) -> str:
+    """The command with each file given by its name alone: where it was written on the server is not the
+    student's business (a quick run's folder is a temporary one anyway)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return command
+    return shlex.join(Path(word).name if "/" in word and not word.startswith("-") else word for word in words)
 
 
 def quick_estimate(last: FinishedRun | None, running: int, slots: int, now: float | None = None) -> str:

@@ -11,11 +11,9 @@ import altair as alt
 import pandas as pd
 
 from poslab.experiments.results import ExtrapolationResults
-from poslab.experiments.tiny_transformer import ENCODINGS
+from poslab.experiments.rope_arms import ARMS
 from poslab.viz.common import axis_title, y_axis_title
-from poslab.viz.extrapolation_data import COLORS, TITLES, chart_frame, percent, probe_frame, train_len_of
-
-ENCODING_TITLES = [TITLES[e] for e in ENCODINGS]
+from poslab.viz.extrapolation_data import COLORS, TITLES, chart_frame, train_len_of
 
 
 @dataclass(frozen=True)
@@ -30,12 +28,17 @@ class Measure:
     value_format: str  # d3 format of the tooltip
 
 
-def _encoding_channels(legend: alt.Legend) -> dict:
-    palette = alt.Scale(domain=ENCODING_TITLES, range=[COLORS[e] for e in ENCODINGS])
+def arms_in(frame: pd.DataFrame) -> list[str]:
+    """The arms a chart's frame holds, in ``ARMS`` order: the legend lists these and no others."""
+    return [arm for arm in ARMS if TITLES[arm] in set(frame["encoding"])]
+
+
+def _encoding_channels(legend: alt.Legend, arms: list[str]) -> dict:
+    palette = alt.Scale(domain=[TITLES[e] for e in arms], range=[COLORS[e] for e in arms])
     return {"color": alt.Color("encoding:N", title="encoding", scale=palette, legend=legend)}
 
 
-def _y(measure: Measure, field: str, upper: float) -> alt.Y:
+def y_encoding(measure: Measure, field: str, upper: float) -> alt.Y:
     title = y_axis_title(measure.name, measure.unit)
     if measure.log:
         scale = alt.Scale(type="log", domain=[1, upper])
@@ -44,30 +47,30 @@ def _y(measure: Measure, field: str, upper: float) -> alt.Y:
     return alt.Y(f"{field}:Q", title=title, scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%"))
 
 
-def _lines(frame: pd.DataFrame, x: alt.X, measure: Measure, upper: float, tooltip: list) -> list[alt.Chart]:
+def lines(frame: pd.DataFrame, x: alt.X, measure: Measure, upper: float, tooltip: list) -> list[alt.Chart]:
     """The seed band and the mean line with its points, for the rows that ran."""
     # One legend for every layer (switching it off in one switches it off in all), drawn at full opacity:
     # the faint band's swatches made it look switched off.
     legend = alt.Legend(orient="bottom", labelLimit=400, symbolOpacity=1, symbolStrokeWidth=2)
-    channels = _encoding_channels(legend)
+    arms = arms_in(frame)
+    titles = [TITLES[e] for e in arms]
+    channels = _encoding_channels(legend, arms)
     runs = alt.Chart(frame[frame["status"] == "ok"])
     band = runs.mark_area(opacity=0.2).encode(
-        x=x, y=_y(measure, "low", upper), y2="high:Q", tooltip=tooltip, **channels
+        x=x, y=y_encoding(measure, "low", upper), y2="high:Q", tooltip=tooltip, **channels
     )
     lines = runs.mark_line(point=alt.OverlayMarkDef(size=60, filled=True)).encode(
         x=x,
-        y=_y(measure, "mean", upper),
+        y=y_encoding(measure, "mean", upper),
         tooltip=tooltip,
-        shape=alt.Shape("encoding:N", title="encoding", scale=alt.Scale(domain=ENCODING_TITLES), legend=legend),
-        strokeDash=alt.StrokeDash(
-            "encoding:N", title="encoding", scale=alt.Scale(domain=ENCODING_TITLES), legend=legend
-        ),
+        shape=alt.Shape("encoding:N", title="encoding", scale=alt.Scale(domain=titles), legend=legend),
+        strokeDash=alt.StrokeDash("encoding:N", title="encoding", scale=alt.Scale(domain=titles), legend=legend),
         **channels,
     )
     return [band, lines]
 
 
-def _cannot_run(
+def cannot_run(
     frame: pd.DataFrame, x: alt.X, field: str, measure: Measure, upper: float, label: str, at_top: bool
 ) -> alt.Chart:
     """ "cannot run" at the floor or the ceiling of the chart (where the lines leave room): there is no
@@ -87,10 +90,10 @@ def _cannot_run(
         )
         .encode(
             x=x,
-            y=_y(measure, "mean", upper),
+            y=y_encoding(measure, "mean", upper),
             text="label:N",
             tooltip=[alt.Tooltip("label:N", title="status")],
-            **_encoding_channels(legend),
+            **_encoding_channels(legend, arms_in(frame)),
         )
     )
 
@@ -100,10 +103,10 @@ def _training_rule(x: alt.X, field: str, at: float) -> alt.Chart:
     return alt.Chart(pd.DataFrame({field: [at]})).mark_rule(strokeDash=[4, 4], color="black").encode(x=x)
 
 
-def _reference(measure: Measure, upper: float) -> list[alt.Chart]:
+def reference(measure: Measure, upper: float) -> list[alt.Chart]:
     """A dotted horizontal rule, labelled, at what guessing gets."""
     marks = pd.DataFrame({"mean": [measure.reference], "label": [measure.reference_label]})
-    y = _y(measure, "mean", upper)
+    y = y_encoding(measure, "mean", upper)
     rule = alt.Chart(marks).mark_rule(strokeDash=[2, 2], color="gray").encode(y=y)
     text = (
         alt.Chart(marks)
@@ -141,71 +144,10 @@ def length_chart(results: ExtrapolationResults, measure: Measure, title: str, de
         alt.Tooltip("high:Q", title="highest seed", format=measure.value_format),
         alt.Tooltip("seeds:Q"),
     ]
-    layers = _lines(frame, x, measure, upper, tooltip)
+    layers = lines(frame, x, measure, upper, tooltip)
     if (frame["status"] == "cannot run").any():
         # Accuracy leaves the floor free past the training length, perplexity the ceiling.
-        layers.append(_cannot_run(frame, x, "eval_len", measure, upper, ": cannot run from here on", measure.log))
+        layers.append(cannot_run(frame, x, "eval_len", measure, upper, ": cannot run from here on", measure.log))
     return alt.layer(
-        *layers, _training_rule(x, "eval_len", train_len), *_reference(measure, upper), title=title
+        *layers, _training_rule(x, "eval_len", train_len), *reference(measure, upper), title=title
     ).properties(height=340, description=description)
-
-
-def _beyond_training(eval_len: int, train_len: int) -> pd.DataFrame:
-    """The depths whose needle is ``train_len`` or more tokens back: the key at position
-    ``eval_len - 1 - train_len`` or before, depth ``position / (eval_len - 3)``. Empty at the training length."""
-    last_position = eval_len - 1 - train_len
-    if last_position < 0:
-        return pd.DataFrame()
-    return pd.DataFrame(
-        {"depth": [0.0], "depth_end": [last_position / (eval_len - 3)], "label": [f"needles {train_len}+ tokens back"]}
-    )
-
-
-def passkey_chart(results: ExtrapolationResults, eval_len: int, title: str, description: str) -> alt.LayerChart:
-    """Retrieval against the needle's depth at one test length; each depth's tick also says how far back it is."""
-    frame = probe_frame(results)
-    frame = frame[frame["eval_len"] == eval_len].assign(depth_label=lambda f: f["depth"].map(percent))
-    train_len = train_len_of(results)
-    measure = Measure(
-        "retrieval",
-        "share of needles",
-        False,
-        results.record.probe_chance or 0.0,
-        f"chance {percent(results.record.probe_chance or 0.0)}",
-        ".0%",
-    )
-    depths = sorted(frame["depth"].unique().tolist())
-    back = f"({eval_len - 1} - floor(datum.value * {eval_len - 3} + 0.5)) + ' back'"
-    x_title, x_scale = (
-        axis_title("needle depth", "0% the start, 100% just before the query"),
-        alt.Scale(domain=[-0.03, 1.03], nice=False),
-    )
-    x = alt.X(
-        "depth:Q",
-        title=x_title,
-        scale=x_scale,
-        axis=alt.Axis(values=depths, labelExpr=f"[format(datum.value, '.0%'), {back}]", labelLineHeight=13, grid=False),
-    )
-    tooltip = [
-        alt.Tooltip("encoding:N"),
-        alt.Tooltip("depth_label:N", title="needle depth"),
-        alt.Tooltip("distance:Q", title="tokens back from the query"),
-        alt.Tooltip("mean:Q", title="retrieved (mean)", format=".0%"),
-        alt.Tooltip("low:Q", title="lowest seed", format=".0%"),
-        alt.Tooltip("high:Q", title="highest seed", format=".0%"),
-        alt.Tooltip("needles:Q"),
-    ]
-    layers = []
-    beyond = _beyond_training(eval_len, train_len)
-    if not beyond.empty:  # shade the needles farther back than any gap the models trained on
-        region = alt.Chart(beyond)
-        layers += [
-            region.mark_rect(opacity=0.07, color="black").encode(x=x, x2="depth_end:Q"),
-            region.mark_text(align="right", baseline="top", dx=-4, dy=4, y=0, color="gray", fontSize=11).encode(
-                x=alt.X("depth_end:Q", scale=x_scale, title=x_title), text="label:N"
-            ),
-        ]
-    layers += _lines(frame, x, measure, 1.0, tooltip)
-    if (frame["status"] == "cannot run").any():
-        layers.append(_cannot_run(frame, x, "depth", measure, 1.0, ": cannot run at this length", at_top=True))
-    return alt.layer(*layers, *_reference(measure, 1.0), title=title).properties(height=340, description=description)

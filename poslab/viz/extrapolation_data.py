@@ -15,11 +15,36 @@ from typing import Literal
 
 import pandas as pd
 
-from poslab.experiments.results import CANNOT_RUN, ExtrapolationResults, Measurement, ProbeMeasurement
-from poslab.experiments.tiny_transformer import ENCODINGS
+from poslab.experiments.results import (
+    CANNOT_RUN,
+    PASSKEY,
+    ExtrapolationResults,
+    Measurement,
+    ProbeKind,
+    ProbeMeasurement,
+)
+from poslab.experiments.rope_arms import ARMS
 
-TITLES = {"none": "NoPE", "sinusoidal": "sinusoidal", "learned": "learned", "rope": "RoPE", "alibi": "ALiBi"}
-COLORS = {"none": "#7f7f7f", "sinusoidal": "#1f77b4", "learned": "#9467bd", "rope": "#ff7f0e", "alibi": "#2ca02c"}
+TITLES = {
+    "none": "NoPE",
+    "sinusoidal": "sinusoidal",
+    "learned": "learned",
+    "rope": "RoPE",
+    "alibi": "ALiBi",
+    "rope+linear": "RoPE+PI",
+    "rope+ntk": "RoPE+NTK",
+    "rope+yarn": "RoPE+YaRN",
+}
+COLORS = {
+    "none": "#7f7f7f",
+    "sinusoidal": "#1f77b4",
+    "learned": "#9467bd",
+    "rope": "#ff7f0e",
+    "alibi": "#2ca02c",
+    "rope+linear": "#d62728",
+    "rope+ntk": "#8c564b",
+    "rope+yarn": "#e377c2",
+}
 Metric = Literal["accuracy", "perplexity"]
 
 
@@ -44,11 +69,11 @@ def _spread(values: list[float]) -> tuple[float | None, float | None, float | No
 
 
 def _order(encoding: str) -> int:
-    return ENCODINGS.index(encoding)
+    return ARMS.index(encoding)
 
 
 def summarize(measurements: Sequence[Measurement], metric: Metric = "accuracy") -> tuple[Cell, ...]:
-    """Mean and min-max over seeds, per (encoding, eval_len), in ``ENCODINGS`` order."""
+    """Mean and min-max over seeds, per (arm, eval_len), in ``ARMS`` order."""
     groups: dict[tuple[str, int], list[Measurement]] = {}
     for m in measurements:
         groups.setdefault((m.encoding, m.eval_len), []).append(m)
@@ -78,9 +103,12 @@ class ProbeCell:
         return self.mean is not None
 
 
-def summarize_probes(probes: Sequence[ProbeMeasurement]) -> tuple[ProbeCell, ...]:
+def summarize_probes(probes: Sequence[ProbeMeasurement], kind: ProbeKind = PASSKEY) -> tuple[ProbeCell, ...]:
+    """Mean and min-max over seeds of one probe's rows, per (arm, eval_len, depth)."""
     groups: dict[tuple[str, int, float], list[ProbeMeasurement]] = {}
     for p in probes:
+        if p.probe != kind:
+            continue
         groups.setdefault((p.encoding, p.eval_len, p.depth), []).append(p)
     cells = []
     for (encoding, eval_len, depth), rows in sorted(
@@ -105,10 +133,10 @@ class Reach:
 
 
 def retrieval_by_reach(probes: Sequence[ProbeMeasurement], train_len: int, eval_len: int) -> dict[str, Reach]:
-    """Per encoding at ``eval_len``: retrieval of near and far needles, mean and range over seeds."""
+    """Per arm at ``eval_len``: passkey retrieval of near and far needles, mean and range over seeds."""
     reach = {}
-    for encoding in ENCODINGS:
-        rows = [p for p in probes if p.encoding == encoding and p.eval_len == eval_len]
+    for encoding in ARMS:
+        rows = [p for p in probes if p.encoding == encoding and p.eval_len == eval_len and p.probe == PASSKEY]
         if not rows:
             continue
 
@@ -158,8 +186,8 @@ def chart_frame(results: ExtrapolationResults, metric: Metric = "accuracy") -> p
     )
 
 
-def probe_frame(results: ExtrapolationResults) -> pd.DataFrame:
-    """One row per probe cell, with the depth as a percentage and the needle's distance."""
+def probe_frame(results: ExtrapolationResults, kind: ProbeKind = PASSKEY) -> pd.DataFrame:
+    """One row per probe cell, with the depth and the needle's distance."""
     return pd.DataFrame(
         [
             {
@@ -174,7 +202,7 @@ def probe_frame(results: ExtrapolationResults) -> pd.DataFrame:
                 "needles": c.trials * c.n_seeds,
                 "status": "ok" if c.can_run else "cannot run",
             }
-            for c in summarize_probes(results.probes)
+            for c in summarize_probes(results.probes, kind)
         ]
     )
 

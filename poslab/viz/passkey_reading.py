@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import math
 
-from poslab.experiments.results import ExtrapolationResults
+from poslab.experiments.results import PASSKEY, ExtrapolationResults
+from poslab.experiments.tasks import share_of_gaps_at_least
 from poslab.experiments.tiny_transformer import ENCODINGS
 from poslab.viz.extrapolation_data import (
     TITLES,
@@ -22,6 +23,8 @@ from poslab.viz.extrapolation_reading import names
 RETRIEVES = 0.5  # far needles found with at least half of the margin over chance that near ones get
 CAN_RETRIEVE = 0.2  # near needles found this far above chance: the model retrieves at all
 STANDS_OUT = 0.15  # a needle at the very start found this much more often than one in the middle
+SEES_ABSOLUTE = ("none", "sinusoidal", "learned")  # NoPE by the causal mask: the first token sees only itself
+RARE_GAP = 2  # needles at least this many vocabularies back: gaps the training answers rarely need
 WORSE_THAN_GUESS = 1.1  # a perplexity this many times the vocabulary size: clearly worse than a guess
 
 
@@ -88,19 +91,14 @@ def probe_reading(results: ExtrapolationResults) -> str:
     at_train = {
         e: r.near
         for e, r in retrieval_by_reach(results.probes, train_len, train_len).items()
-        if r.near and r.near.can_run
+        if r.near and r.near.can_run and e in ENCODINGS
     }
     far = {
         e: r
         for e, r in retrieval_by_reach(results.probes, train_len, longest).items()
-        if r.far is not None and r.far.can_run
+        if r.far is not None and r.far.can_run and e in ENCODINGS
     }
-    lines = [
-        f"**At {train_len} tokens**, where every needle is within the gaps seen in training, the needles "
-        f"retrieved were: "
-        + ", ".join(f"{TITLES[e]} {_share(c)}" for e, c in sorted(at_train.items(), key=lambda item: -item[1].mean))
-        + f" (a guess gets {percent(chance)})."
-    ]
+    lines = [_training_length(results, at_train, train_len, chance)]
     if far:
         ranked = sorted(far, key=lambda e: -far[e].far.mean)
         lines.append(
@@ -170,26 +168,63 @@ def _answer(results: ExtrapolationResults, far: dict[str, Reach], train_len: int
     return text
 
 
+def _training_length(results: ExtrapolationResults, at_train: dict[str, Cell], train_len: int, chance: float) -> str:
+    """Retrieval at the training length, and how rarely training asked for the farthest needles' gaps."""
+    text = (
+        f"**At the training length ({train_len} tokens)** the needles retrieved, over every depth, were: "
+        + ", ".join(f"{TITLES[e]} {_share(c)}" for e, c in sorted(at_train.items(), key=lambda item: -item[1].mean))
+        + f" (a guess gets {percent(chance)})."
+    )
+    vocab = round(1 / results.record.chance_accuracy)
+    distances = sorted(
+        {p.distance for p in results.probes if p.eval_len == train_len and p.probe == PASSKEY}, reverse=True
+    )
+    rare = [d for d in distances if d >= RARE_GAP * vocab]
+    if rare:
+        shares = ", ".join(f"{d} or more back in {_small(share_of_gaps_at_least(d, train_len, vocab))}" for d in rare)
+        text += (
+            f" Every needle there is less than {train_len} tokens back, inside the training length, but not "
+            f"every one is at a distance the task trained on: the recall rule's match is usually a few tokens "
+            f"back, and in training sequences it lies {shares} of the answers. Distance and length are two "
+            f"things: the chart of retrieval against distance below draws one line per test length."
+        )
+    return text
+
+
+def _small(share: float) -> str:
+    """A share that may be tiny: "5%", "0.6%", "0.0023%"."""
+    return f"{100 * share:.0f}%" if share >= 0.01 else f"{100 * share:.2g}%"
+
+
 def _start_of_sequence(results: ExtrapolationResults, longest: int, chance: float) -> list[str]:
-    """Needles at the very first position against those in the middle, where one stands out."""
+    """Needles at the very first positions against those in the middle, encoding by encoding."""
     cells = [c for c in summarize_probes(results.probes) if c.eval_len == longest and c.can_run]
-    standing_out = []
+    leads, flat = {}, {}
     for encoding in ENCODINGS:
         start = [c for c in cells if c.encoding == encoding and c.depth == 0.0]
         middle = [c.mean for c in cells if c.encoding == encoding and 0.0 < c.depth < 1.0]
         if not (start and middle):
             continue
-        lead = start[0].mean - sum(middle) / len(middle)
+        mid = sum(middle) / len(middle)
+        lead = start[0].mean - mid
+        shown = f"{TITLES[encoding]} {percent(start[0].mean)} against {percent(mid)}"
         if lead >= max(STANDS_OUT, difference_noise(start[0].trials * start[0].n_seeds)):
-            standing_out.append(
-                f"{TITLES[encoding]} {percent(start[0].mean)} against {percent(sum(middle) / len(middle))}"
-            )
-    if not standing_out:
-        return []
-    return [
-        f"**The very start stands out** at {longest} tokens: a needle at depth 0 was found more often than "
-        f"one in the middle by {', '.join(standing_out)}. Likely because the first positions attend over only a "
-        f"token or two, so the step that copies each token's predecessor forward is cleanest there, with or "
-        f"without a positional encoding: a cousin of the 'lost in the middle' curves of long-context models "
-        f"(Liu et al., 2024), where the start of the context is used best."
-    ]
+            leads[encoding] = shown
+        else:
+            flat[encoding] = shown
+    if not leads:
+        return [f"At {longest} tokens no encoding found a needle at the very start more often than one in the middle."]
+    text = (
+        f"**The very start stands out for some encodings** at {longest} tokens: a needle at depth 0 (the key at "
+        f"position 0, its value at 1) was found more often than one in the middle by {names(list(leads.values()))}"
+        + (f"; no lead beyond the noise for {names(list(flat.values()))}." if flat else ".")
+    )
+    if set(leads) <= set(SEES_ABSOLUTE) and "rope" in flat:
+        text += (
+            " Positions 0 and 1 are absolute positions every training sequence had. An encoding that sees "
+            "absolute position finds the needle where it trained, however long the sequence: sinusoidal adds "
+            "those positions' codes to the tokens, a learned table has rows for them, and NoPE can tell the first "
+            "positions by the causal mask alone (the first token attends only to itself). RoPE sees only the "
+            "offset between query and key, which is beyond training there, so the start gives it nothing."
+        )
+    return [text]

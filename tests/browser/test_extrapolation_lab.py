@@ -1,6 +1,7 @@
 """The extrapolation lab in Chromium: the shipped charts draw, the prediction opens the passkey probe,
-the probe's length control redraws its chart, and a live quick run (a child process on the server)
-shows its time left, then its own accuracy, perplexity and passkey charts."""
+the probe's length control and the distance chart's arm redraw their charts, every chart title lies
+inside its chart's box, and a live quick run (a child process on the server) shows its time left,
+then its own accuracy, perplexity, passkey and distance charts."""
 
 from __future__ import annotations
 
@@ -24,6 +25,14 @@ CHART_TITLES = """[...document.querySelectorAll('[data-testid="stVegaLiteChart"]
                                           : text.textContent).join(' '))"""
 
 
+# Each title line's box against its chart's svg: a line above the svg's top is cut off on screen.
+TITLES_OUTSIDE = """[...document.querySelectorAll('[data-testid="stVegaLiteChart"] svg')].flatMap(svg => {
+    const box = svg.getBoundingClientRect();
+    return [...svg.querySelectorAll('.role-title-text tspan, .role-title-text')]
+        .filter(line => line.getBoundingClientRect().height > 0 && line.getBoundingClientRect().top < box.top - 4)
+        .map(line => line.textContent); })"""
+
+
 def chart_titles(page) -> list[str]:
     return page.evaluate(f"() => {CHART_TITLES}")
 
@@ -41,16 +50,23 @@ def test_the_probe_opens_after_the_prediction_and_follows_its_length(page, app_u
     assert len(report) == 2 and drawn(report), report  # accuracy and perplexity
     page.get_by_role("button", name="Skip: show me").click()
     wait_for_run(page)
-    report = wait_for_charts(page, minimum=3)
-    assert len(report) == 3 and drawn(report), report
+    report = wait_for_charts(page, minimum=4)
+    assert len(report) == 4 and drawn(report), report  # and the distance chart
     assert any("passkey retrieval at 512 tokens" in title for title in chart_titles(page)), chart_titles(page)
+    assert any("RoPE's passkey retrieval by distance" in title for title in chart_titles(page)), chart_titles(page)
+    assert page.evaluate(f"() => {TITLES_OUTSIDE}") == []  # two-line titles inside their charts
     page.get_by_text("Does the encoding that extrapolates in perplexity also retrieve?").first.wait_for()
     slider = page.get_by_role("slider", name="test length for the chart (tokens)").first
     slider.focus()
     page.keyboard.press("ArrowLeft")  # one stop down: 256 tokens
     wait_for_run(page)
     wait_for_title(page, "passkey retrieval at 256 tokens")
-    assert drawn(wait_for_charts(page, minimum=3))
+    assert drawn(wait_for_charts(page, minimum=4))
+    page.get_by_role("combobox", name="arm").first.click()
+    page.get_by_role("option", name="ALiBi", exact=True).click()
+    wait_for_run(page)
+    wait_for_title(page, "ALiBi's passkey retrieval by distance")
+    page.get_by_text("Effective length").first.wait_for()
     assert not exception_boxes(page) and not page.console_log.errors, page.console_log.errors
     problems = blocking_violations(page, "lab with the probe") + structure_problems(page, "lab with the probe")
     assert not problems, "\n".join(problems)  # the tour judges the page before the probe opens
@@ -65,10 +81,11 @@ def test_a_live_quick_run_shows_its_time_left_then_its_own_charts(page, app_url)
     page.get_by_text(re.compile(r"s left at this run's pace|almost done")).first.wait_for(timeout=QUICK_RUN_TIMEOUT_MS)
     page.get_by_text("Quick run finished in").first.wait_for(timeout=QUICK_RUN_TIMEOUT_MS)
     wait_for_run(page)
-    report = wait_for_charts(page, timeout_ms=30_000, minimum=before + 3)
-    assert len(report) == before + 3 and drawn(report), report  # accuracy, perplexity, passkey of the live run
+    report = wait_for_charts(page, timeout_ms=30_000, minimum=before + 4)
+    assert len(report) == before + 4 and drawn(report), report  # accuracy, perplexity, passkey, distance
     titles = " ".join(chart_titles(page))
     assert "Your quick run (seed 0, 150 steps): passkey retrieval at 512 tokens" in titles, titles
+    assert "Your quick run (seed 0, 150 steps): RoPE's passkey retrieval by distance" in titles, titles
     page.get_by_text(re.compile(r"Your quick run took \d+ s from the button to the results")).first.wait_for()
     page.get_by_text(re.compile(r"The last quick run on this server took \d+ s")).first.wait_for()
     assert not exception_boxes(page) and not page.console_log.errors, page.console_log.errors
