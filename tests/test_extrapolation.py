@@ -32,8 +32,18 @@ from poslab.experiments.tiny_transformer import ENCODINGS, CannotRun, ModelConfi
 from poslab.threads import one_intra_op_thread
 
 # Small enough for a test: 16-token sequences over 8 symbols (chance 1/8), few needles.
+# One scaled arm and two depths: every code path of the arms and probes, at a test's cost.
 TINY = replace(
-    FULL, seeds=(0,), train_len=16, vocab_size=8, steps=150, warmup_steps=20, eval_tokens=2_048, probe_trials=4
+    FULL,
+    seeds=(0,),
+    train_len=16,
+    vocab_size=8,
+    steps=150,
+    warmup_steps=20,
+    eval_tokens=2_048,
+    probe_trials=4,
+    rope_scalings=("yarn",),
+    probe_depths=(0.0, 1.0),
 )
 
 
