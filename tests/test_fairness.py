@@ -127,10 +127,10 @@ def test_every_point_a_flipped_rope_sign_loses_is_accounted_for(grading):
 VALUE_READING = (
     # learned: an explicit check that reads the positions' values and raises IndexError
     (
-        "        require(seq_len <= self.max_len,",
+        "        require(\n            seq_len <= self.max_len,",
         "        if int(torch.arange(seq_len, device=x.device).max()) >= self.max_len:\n"
         '            raise IndexError(f"sequence length {seq_len} is past the table (max_len {self.max_len})")\n'
-        "        require(seq_len <= self.max_len,",
+        "        require(\n            seq_len <= self.max_len,",
     ),
     # attention: a branch on the bias's values (a fully masked row), as tiled kernels take
     (

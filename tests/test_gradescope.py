@@ -204,7 +204,7 @@ def runs(package, tmp_path_factory) -> dict:
         zip_path, root = plan[name]
         unpack(zip_path, root, SUBMISSIONS[name])
         os.chmod(root, 0o755)
-        suite_file = next((root / "source" / "grader" / "suite").glob("test_*.py"))
+        suite_file = next((root / "source" / "grader" / "suite").glob("*/test_*.py"))
         before = readable_by(CHILD_LIKE_UID, suite_file)
         run = run_autograder(root)
         run["fallback_package"] = zip_path != package

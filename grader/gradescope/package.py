@@ -26,9 +26,10 @@ from poslab.config import PROJECT_ROOT
 
 LOCAL_PACKAGES = ("grader", "poslab")
 RUNNER = "grader.gradescope.run"
-# Packages whose modules are found by glob at run time, not imported by name: the hidden suite
-# (``grader.suite.collect``) and the worker's code, sent to it as source (``grader.sandboxed``).
-GLOBBED_PACKAGES = ("grader.suite", "grader.sandboxed")
+# Packages whose modules are found at run time, not imported by name: the hidden suite
+# (``grader.suite.collect``), the references (``poslab.encodings``, from the catalogue) and the
+# worker's code, sent to it as source (``grader.sandboxed``).
+GLOBBED_PACKAGES = ("grader.suite", "poslab.encodings", "grader.sandboxed")
 # An exercise's mutants and correct variants prove the suite; judging never imports them.
 INSTRUCTOR_MODULES = ("mutants", "variants")
 TEMPLATES = Path(__file__).resolve().parent / "templates"
