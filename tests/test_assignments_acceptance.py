@@ -211,9 +211,9 @@ def test_the_gradebook_keeps_its_columns_and_says_what_was_counted(graded):
         reader = csv.DictReader(handle)
         rows = {row["id"]: row for row in reader}
     header = reader.fieldnames
-    exercises = ["attention", "sinusoidal", "learned", "rope", "alibi", "t5", "decode"]
-    assert header[:14] == ["id", "name", "lms_id", "late", "status", *exercises, "total", "max"]
-    assert header[14:] == ["assignment", "due", "submitted_at", "lms_late", "counted", "problems"]
+    exercises = ["attention", "sinusoidal", "learned", "rope", "alibi", "t5", "decode", "extend"]
+    assert header[:15] == ["id", "name", "lms_id", "late", "status", *exercises, "total", "max"]
+    assert header[15:] == ["assignment", "due", "submitted_at", "lms_late", "counted", "problems"]
     hedy = rows["lamarrhedy_109"]
     # rope: 2/2 of 6 points, late: 6 x 0.9 = 5.4; alibi: 0; exercises outside encodings: blank
     assert (hedy["late"], hedy["rope"], hedy["alibi"], hedy["attention"], hedy["total"], hedy["max"]) == (

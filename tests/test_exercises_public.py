@@ -102,6 +102,7 @@ def test_stubs_raise_not_implemented(exercise):
         "t5_relative_bucket": lambda f: f(None),
         "t5_relative_bias": lambda f: f(None, 4, 4),
         "decode": lambda f: f(None, None, None, 1),
+        "scaled_inv_freq": lambda f: f(8),
     }
     for name in exercise.names:
         with pytest.raises(NotImplementedError, match="not implemented yet"):
@@ -113,7 +114,8 @@ def test_spec_states_shapes_and_conventions(exercise):
     text = spec(exercise.id)
     assert all(name.split(".")[-1] in text for name in exercise.names)
     assert any(
-        shape in text for shape in ("[B, H, T", "[B, T", "[n_heads, T, T]", "[seq_len, d_model]", "[n_heads, Tq, Tk]")
+        shape in text
+        for shape in ("[B, H, T", "[B, T", "[n_heads, T, T]", "[seq_len, d_model]", "[n_heads, Tq, Tk]", "[D/2]")
     )
     if exercise.id == "t5":
         assert "key position - query position" in text and "LongTensor" in text
