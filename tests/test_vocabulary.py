@@ -157,7 +157,9 @@ BARE = re.compile(
 )
 NOT_CHECKED_YET: set[str] = set()
 # Streamlit's own words: an st.status container's state ("running", "complete", "error") is its API's.
-THIRD_PARTY = re.compile(r"\bstatus\.update\(|\bst\.status\(")
+THIRD_PARTY = re.compile(
+    r"\bstatus\.update\(|\bst\.status\(|\bvisibilityState\b"
+)  # Streamlit's and the browser's own words
 
 
 def bare_words(paths: list[Path], root: Path = PROJECT_ROOT) -> list[str]:

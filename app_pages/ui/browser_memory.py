@@ -21,12 +21,12 @@ from typing import Literal
 
 import streamlit as st
 
-from app_pages.ui.exercise.editor_look import ACE_THEMES
+from app_pages.ui.dark_theme import ACE_THEMES
 from poslab.lessons import all_lessons
 
 THEME_KEY = "poslab-theme"
 NAME_KEY = "poslab-student"
-NameWish = Literal["remember", "forget", "restore", "none"]
+NameWish = Literal["remember", "forget", "restore", "leave"]  # leave: the browser keeps what it has
 
 SCRIPT = """
 <script>

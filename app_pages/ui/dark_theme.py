@@ -20,6 +20,8 @@ from typing import Literal
 import streamlit as st
 
 ThemeType = Literal["light", "dark"]
+# The code editor's bundled Ace theme for each (the browser's memory switches it at once).
+ACE_THEMES: dict[ThemeType, str] = {"light": "cloud_editor", "dark": "cloud_editor_dark"}
 
 # Both controls are a [data-testid="stButtonGroup"] of buttons: role="radio" for one choice
 # (aria-checked), toggle buttons for several (aria-pressed). Streamlit colours the chosen one in

@@ -117,7 +117,7 @@ def overall_progress(student: str) -> None:
 def _name_wish(found: Resolution) -> browser_memory.NameWish:
     """What the browser does with the name it remembers (typed-name mode only)."""
     if found.mode != "name":
-        return "none"
+        return "leave"
     if found.identity is not None:
         return "remember"
     return "forget" if st.session_state.get(FORGOT_KEY) else "restore"

@@ -26,9 +26,8 @@ Two faults found in Chromium, each fixed at its cause by CSS injected into the e
 
 from __future__ import annotations
 
-from app_pages.ui.dark_theme import ThemeType
+from app_pages.ui.dark_theme import ACE_THEMES, ThemeType
 
-ACE_THEMES: dict[ThemeType, str] = {"light": "cloud_editor", "dark": "cloud_editor_dark"}
 MIN_LINES, MAX_LINES = 12, 60  # Ace grows the editor with the text between the two, then scrolls
 SAVE_AFTER_MS = 1500  # a pause in typing this long sends the text (and on leaving the editor)
 

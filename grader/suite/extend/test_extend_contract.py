@@ -54,7 +54,7 @@ def _first(mask: torch.Tensor) -> int:
 
 def _span(mask: torch.Tensor) -> str:
     found = mask.nonzero().flatten().tolist()
-    return "none" if not found else f"{found[0]} to {found[-1]}" if len(found) > 1 else str(found[0])
+    return "no pair" if not found else f"{found[0]} to {found[-1]}" if len(found) > 1 else str(found[0])
 
 
 @graded(points=1, family="contract", visibility=VISIBLE)
