@@ -9,8 +9,6 @@ module of its own (intake, dispatch, outcomes, leases, status).
 from __future__ import annotations
 
 import logging
-import os
-import socket
 import threading
 import time
 import uuid
@@ -26,7 +24,7 @@ from grader.service.connection import ClusterConnection
 from grader.service.dispatch import Dispatcher
 from grader.service.intake import checked_submission, record_job
 from grader.service.job import GradingJob, ServiceClosed
-from grader.service.leases import LeaseKeeper
+from grader.service.leases import LeaseKeeper, holder_name
 from grader.service.outcomes import outcome_of, record_outcome
 from grader.service.settings import ServiceSettings
 from grader.service.status import JobStatus, RecentStatuses, finished_status, queued_status
@@ -70,7 +68,7 @@ class GradingService:
         }
         self.settings = replace(base, **{name: value for name, value in overrides.items() if value is not None})
         self.store = store
-        self.holder = f"{socket.gethostname()[:60]}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+        self.holder = holder_name(uuid.uuid4().hex[:12])
         self._closing = threading.Event()
         self.connection = ClusterConnection(self.settings)
         self.dispatcher = Dispatcher(self.connection, self.settings, self._finished)
