@@ -103,6 +103,12 @@ def fault_lock(args: argparse.Namespace) -> dict:
         watch = ServerWatch(server.process.pid, server.url)
         asyncio.run(walk(server.url, "bench-warm", list(DEFAULT_PAGES), None, args.timeout))
         watch.wait_quiet()
+        if args.baseline:
+            walks, wall = asyncio.run(
+                class_at_once(server.url, args.sessions, list(DEFAULT_PAGES), None, args.timeout, "calm-")
+            )
+            print_table(f"no fault (the same class, a moment before): wall {wall:.1f} s", page_table(walks))
+            watch.wait_quiet()
         store = server.folder / "store.db"
         holder = hold_sqlite_lock(store, LOCK_SECONDS)
         walks, wall = asyncio.run(
@@ -125,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--faults", default=",".join(FAULTS), help="comma-separated, of: " + ", ".join(FAULTS))
     parser.add_argument("--sessions", type=int, default=30)
     parser.add_argument("--timeout", type=float, default=120.0)
+    parser.add_argument("--baseline", action="store_true", help="the class once without the fault first (the load)")
     args = parser.parse_args(argv)
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start")
     results, failed = [], False
