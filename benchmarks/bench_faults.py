@@ -26,22 +26,28 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+import sqlalchemy as sa
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.bench_sessions import DEFAULT_PAGES, class_at_once, page_table, print_table, walk  # noqa: E402
-from benchmarks.server_watch import AppServer, ServerWatch  # noqa: E402
+from benchmarks.bench_sessions import DEFAULT_PAGES, class_at_once, page_table, percentile, print_table, walk  # noqa: E402
+from benchmarks.server_watch import AppServer, ClassServer, ServerWatch  # noqa: E402
+from benchmarks.streamlit_client import PageRun, ProtocolSession  # noqa: E402
 
 LESSONS = ("rope", "sinusoidal", "position-problem")
 LOCK_SECONDS = 8.0
 P95_TARGET = 1.5
+PG_BIN = os.environ.get("PG_BIN", "/usr/lib/postgresql/15/bin")
 
 
 def hold_sqlite_lock(path: Path, seconds: float) -> subprocess.Popen:
@@ -111,19 +117,239 @@ def fault_lock(args: argparse.Namespace) -> dict:
             watch.wait_quiet()
         store = server.folder / "store.db"
         holder = hold_sqlite_lock(store, LOCK_SECONDS)
+        locked = time.perf_counter()
         walks, wall = asyncio.run(
             class_at_once(server.url, args.sessions, list(DEFAULT_PAGES), None, args.timeout, "lock-")
         )
         holder.wait()
+        during = [run for runs in walks for run in runs if run.problem is None and run.ended <= locked + LOCK_SECONDS]
         students = [f"lock-{index:03d}" for index in range(args.sessions)]
         lost = {"visits": missing_visits(sqlite_visits(store), students, wait=20.0)}
-        notes = [f"the store was locked {LOCK_SECONDS:g} s from the class's start; wall time for all {wall:.1f} s"]
+        notes = [
+            f"the store was locked {LOCK_SECONDS:g} s from the class's start; wall time for all {wall:.1f} s",
+            f"page runs that ended while the store was locked: {len(during)}"
+            + (f", p95 {percentile([run.seconds for run in during], 0.95):.2f} s" if during else ""),
+        ]
         return report("store locked 8 s", walks, lost, notes)
     finally:
         server.stop()
 
 
-FAULTS: dict[str, Callable[[argparse.Namespace], dict]] = {"lock": fault_lock}
+# -- the app killed while the class types and hands in --------------------------------------------------
+
+SUBMITTED = ("Starting the grader", "In the queue", "Grading your code", "Graded", "already have a submission")
+
+
+async def type_and_hand_in(base_url: str, student: str, timeout: float, acks: dict) -> list[PageRun]:
+    """Open Exercises, type (a draft), hand in, type again; each acknowledgement noted as the page gave it."""
+    try:
+        session, first = await ProtocolSession.open(base_url, student, "exercise", timeout)
+    except Exception as error:  # noqa: BLE001 - the app was already down: nothing acknowledged
+        return [PageRun("exercise", problem=f"could not connect: {type(error).__name__}")]
+    runs = [first]
+    try:
+        for step, action in enumerate(("type", "hand in", "type")):
+            if action == "type":
+                code = f"# {student}, typed {step}\n"
+                run = await session.send_component(
+                    first, "code_editor", {"id": f"{student}-{step}", "type": "blur", "text": code}
+                )
+                if run.problem is None and any("Draft saved at" in text for text in run.texts):
+                    acks.setdefault("drafts", {})[student] = step
+            else:
+                run = await session.click(first, "Submit for grading")
+                if run.problem is None and any(phrase in text for text in run.texts for phrase in SUBMITTED):
+                    acks.setdefault("submissions", set()).add(student)
+            run.page = f"exercise ({action})"
+            runs.append(run)
+            if run.problem is not None:
+                break
+    finally:
+        await session.close()
+    return runs
+
+
+def typed_step(code: str | None) -> int:
+    """The step a stored draft was typed at (a later one than acknowledged may have been saved too)."""
+    return int(code.split()[-1]) if code else -1
+
+
+def graded_once(path: Path, students: set[str], wait: float) -> tuple[int, int]:
+    """(acknowledged submissions not graded once within ``wait`` s, graded more than once)."""
+    deadline = time.monotonic() + wait
+    while True:
+        with sqlite3.connect(path, timeout=10) as conn:
+            queued = conn.execute("SELECT count(*) FROM grading_jobs WHERE status = 'queued'").fetchone()[0]
+            counts = dict(
+                conn.execute("SELECT student, count(*) FROM attempts WHERE kind = 'submission' GROUP BY student")
+            )
+            failed = {row[0] for row in conn.execute("SELECT student FROM grading_jobs WHERE status = 'failed'")}
+        if not queued or time.monotonic() > deadline:
+            missing = sum(1 for student in students if counts.get(student, 0) < 1 and student not in failed)
+            return missing, sum(1 for student in students if counts.get(student, 0) > 1)
+        time.sleep(1)
+
+
+def fault_kill(args: argparse.Namespace) -> dict:
+    server = AppServer.start(ROOT)
+    folder, url = server.folder, server.url
+    env = {"POSLAB_DATA_DIR": str(folder), "POSLAB_DB_URL": f"sqlite:///{folder / 'store.db'}"}
+    try:
+        ServerWatch(server.process.pid, url).wait_quiet()
+        acks: dict = {}
+
+        async def class_then_kill():
+            students = [f"kill-{index:03d}" for index in range(args.sessions)]
+            walks = [asyncio.create_task(type_and_hand_in(url, student, args.timeout, acks)) for student in students]
+            while len(acks.get("submissions", ())) < args.sessions // 2 and not all(w.done() for w in walks):
+                await asyncio.sleep(0.05)
+            server.process.send_signal(signal.SIGKILL)  # the app only; its judges see it go and stop
+            return await asyncio.gather(*walks)
+
+        walks = asyncio.run(class_then_kill())
+        server.process.wait()
+        print(
+            f"  killed with {len(acks.get('submissions', ()))} submissions and {len(acks.get('drafts', {}))} drafts acknowledged"
+        )
+        started = time.monotonic()
+        server = AppServer.start(ROOT, env=env, port=int(url.rsplit(":", 1)[1]))
+        restart = time.monotonic() - started
+        submitted = acks.get("submissions", set())
+        not_graded, twice = graded_once(folder / "store.db", submitted, wait=180.0)
+        with sqlite3.connect(folder / "store.db") as conn:
+            stored = dict(conn.execute("SELECT student, code FROM drafts"))
+        drafts_lost = sum(
+            1 for student, step in acks.get("drafts", {}).items() if typed_step(stored.get(student)) < step
+        )
+        lost = {"submissions not graded": not_graded, "graded twice": twice, "drafts": drafts_lost}
+        notes = [f"app restarted in {restart:.1f} s; {len(submitted)} acknowledged submissions checked"]
+        return report("app SIGKILL and restart", walks, lost, notes)
+    finally:
+        server.stop()
+
+
+# -- PostgreSQL restarted under two app processes --------------------------------------------------------
+
+
+def restart_postgres(data_dir: Path) -> float:
+    """``pg_ctl restart -m fast`` of the test server (``.ci/postgres.sh``'s folder); seconds it took."""
+    started = time.monotonic()
+    subprocess.run(
+        [
+            "runuser",
+            "-u",
+            "postgres",
+            "--",
+            f"{PG_BIN}/pg_ctl",
+            "-D",
+            str(data_dir / "data"),
+            "-m",
+            "fast",
+            "-w",
+            "restart",
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return time.monotonic() - started
+
+
+def fault_postgres(args: argparse.Namespace) -> dict:
+    base, pg_dir = os.environ.get("POSLAB_TEST_PG_URL", ""), os.environ.get("POSLAB_TEST_PG_DIR", "")
+    if not base or not pg_dir:
+        print('\nPostgreSQL restart: skipped (start one with: eval "$(bash .ci/postgres.sh)")')
+        return {"fault": "PostgreSQL restart (skipped)", "worst_p95": 0.0, "exceptions": 0, "lost": {}}
+    schema = f"faults_{os.getpid()}"
+    admin = sa.create_engine(base)
+    with admin.begin() as conn:
+        conn.execute(sa.text(f"CREATE SCHEMA {schema}"))  # a name of our own making, not input
+    url = sa.make_url(base).update_query_dict({"options": f"-csearch_path={schema}"}).render_as_string(False)
+    server = ClassServer.start(ROOT, 2, url, judges=1)
+    try:
+        asyncio.run(walk(server.url, "bench-warm", list(DEFAULT_PAGES), None, args.timeout))
+
+        async def class_and_restart():
+            students = asyncio.create_task(
+                class_at_once(server.url, args.sessions, list(DEFAULT_PAGES), None, args.timeout, "pg-")
+            )
+            await asyncio.sleep(2.0)
+            took = await asyncio.to_thread(restart_postgres, Path(pg_dir))
+            return await students, took
+
+        (walks, wall), took = asyncio.run(class_and_restart())
+        students = [f"pg-{index:03d}" for index in range(args.sessions)]
+        engine = sa.create_engine(url)
+
+        def visits() -> set[tuple[str, str]]:
+            with engine.connect() as conn:
+                return set(conn.execute(sa.text("SELECT DISTINCT student, lesson FROM visits")).all())
+
+        lost = {"visits": missing_visits(visits, students, wait=20.0)}
+        engine.dispose()
+        notes = [f"PostgreSQL restarted 2 s into the class, in {took:.1f} s; wall time for all {wall:.1f} s"]
+        return report("PostgreSQL restart", walks, lost, notes)
+    finally:
+        server.stop()
+        with admin.begin() as conn:
+            conn.execute(sa.text(f"DROP SCHEMA {schema} CASCADE"))
+        admin.dispose()
+
+
+# -- the data folder full ---------------------------------------------------------------------------------
+
+
+def fault_disk(args: argparse.Namespace) -> dict:
+    folder = Path(tempfile.mkdtemp(prefix="poslab-full-"))
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(folder)], capture_output=True)
+    if mounted.returncode != 0:
+        print(f"\ndisk full: skipped (mounting a tmpfs needs root: {mounted.stderr.decode().strip()})")
+        return {"fault": "disk full (skipped)", "worst_p95": 0.0, "exceptions": 0, "lost": {}}
+    store = folder / "store.db"
+    server = None
+    try:
+        server = AppServer.start(ROOT, env={"POSLAB_DATA_DIR": str(folder), "POSLAB_DB_URL": f"sqlite:///{store}"})
+        asyncio.run(walk(server.url, "bench-warm", list(DEFAULT_PAGES), None, args.timeout))
+        ServerWatch(server.process.pid, server.url).wait_quiet()
+        filler = folder / "filler"
+        with open(filler, "wb") as out:
+            try:
+                while True:
+                    out.write(b"\0" * 65536)
+                    out.flush()
+            except OSError:
+                pass
+
+        async def class_then_free():
+            students = asyncio.create_task(
+                class_at_once(server.url, args.sessions, list(DEFAULT_PAGES), None, args.timeout, "disk-")
+            )
+            await asyncio.sleep(LOCK_SECONDS)
+            filler.unlink()
+            return await students
+
+        walks, wall = asyncio.run(class_then_free())
+        students = [f"disk-{index:03d}" for index in range(args.sessions)]
+        lost = {"visits": missing_visits(sqlite_visits(store), students, wait=20.0)}
+        with sqlite3.connect(store) as conn:
+            integrity = conn.execute("PRAGMA integrity_check").fetchone()[0]
+        lost["integrity problems"] = 0 if integrity == "ok" else 1
+        notes = [
+            f"the data folder full for {LOCK_SECONDS:g} s from the class's start, then freed; wall {wall:.1f} s; "
+            f"store integrity after: {integrity}"
+        ]
+        return report("disk full", walks, lost, notes)
+    finally:
+        if server is not None:
+            server.stop()
+        subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+FAULTS: dict[str, Callable[[argparse.Namespace], dict]] = {
+    "lock": fault_lock,
+    "kill": fault_kill,
+    "postgres": fault_postgres,
+    "disk": fault_disk,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

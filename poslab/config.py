@@ -25,8 +25,9 @@ is unset or empty takes its default:
                                 from one of them is believed about ``X-Forwarded-For`` (default:
                                 none, the header is ignored)
 
-The other variables are read beside what they configure: the sandbox's in ``grader/settings.py``,
-the grading service's in ``grader/service/``, the app's own (``POSLAB_GRADER_START``,
+The other variables are read beside what they configure: the store's waits in
+``poslab/store/limits.py``, the sandbox's in ``grader/settings.py``, the grading service's in
+``grader/service/``, the app's own (``POSLAB_GRADER_START``,
 ``POSLAB_LOCAL_WORKSPACE``) in ``app_pages/ui/``. The README's Configuration table lists every one.
 """
 

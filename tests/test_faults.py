@@ -105,7 +105,7 @@ def test_a_page_run_that_waits_on_the_store_lets_other_students_pages_go(monkeyp
     def waiting_run():
         with gate.slot():
             order.append("waiting run starts")
-            assert store_calls._waited("save your draft", slow_call, object()) == "saved"
+            assert store_calls.off_the_gate("save your draft", lambda: slow_call(None)) == "saved"
             order.append("waiting run ends")
 
     first = threading.Thread(target=waiting_run)
@@ -319,3 +319,30 @@ def test_a_killed_app_loses_no_acknowledged_draft_and_its_jobs_are_graded_once_a
     assert sorted(record.id for record in regraded) == sorted(jobs) and len(jobs) == 30
     finished = [store.finish_grading_job(job, {"score": 1}, []) for job in jobs + jobs]
     assert finished == [True] * 30 + [False] * 30  # graded once, whoever finishes it twice
+
+
+def test_a_store_call_that_answers_at_once_keeps_the_run_s_turn():
+    gate, order = RunGate(1), []
+    inside = threading.Event()
+
+    def quick_run():
+        with gate.slot():
+            with gate.let_go_after(0.5):
+                inside.set()
+                time.sleep(0.05)  # a store call as it usually is
+            time.sleep(0.1)
+            order.append("first run ends")
+
+    first = threading.Thread(target=quick_run)
+    first.start()
+    assert inside.wait(5)
+
+    def other_run():
+        with gate.slot():
+            order.append("another student's page")
+
+    other = threading.Thread(target=other_run)
+    other.start()
+    first.join(5)
+    other.join(5)
+    assert order == ["first run ends", "another student's page"]

@@ -1,19 +1,20 @@
 """The app's one progress store, and every call into it ending in a sentence when it fails.
 
-A call runs in a thread of its own while the page's run waits for it. A call that takes longer than
-a store call takes (``GATE_FREED_AFTER``: the store is busy, a server restarts, a disk is slow) lets
-the run's turn go (``run_gate``), so other students' pages go on while this one waits; after
-``NOTICE_AFTER`` the page says what it is waiting for. The store bounds the wait (``StoreLimits``).
+A call that takes longer than a store call takes (``GATE_FREED_AFTER``: the store is busy, a server
+restarts, a disk is slow) lets the run's turn go (``run_gate.let_go_after``), so other students' pages
+go on while this one waits; after ``NOTICE_AFTER`` the page says what it is waiting for. The store
+bounds the wait (``StoreLimits``).
 """
 
 from __future__ import annotations
 
 import errno
+import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
 
 from app_pages.runtime.process import one_per_process
 from app_pages.runtime.run_gate import page_runs
@@ -27,7 +28,6 @@ T = TypeVar("T")
 RUN_PROGRESS_KEY = "progress_this_run"
 GATE_FREED_AFTER = 0.2  # seconds: a store call takes a few milliseconds when nothing is wrong
 NOTICE_AFTER = 1.5
-CALLERS = 16  # threads for store calls, shared by the process's sessions
 
 
 @one_per_process  # shared with the server's start-up and its sign-in route (process.py)
@@ -50,33 +50,35 @@ def store() -> Store | None:
     return None
 
 
-@one_per_process
-def _callers(size: int) -> ThreadPoolExecutor:
-    return ThreadPoolExecutor(max_workers=size, thread_name_prefix="store-call")
+def _say_waiting(action: str) -> Callable[[], None]:
+    """What the watchdog calls when a call has waited ``NOTICE_AFTER``: a toast in this run's page."""
+    context = get_script_run_ctx(suppress_warning=True)
 
-
-def _waited(action: str, call: Callable[[Store], T], opened: Store) -> T:
-    """``call(opened)`` in a store thread; a long wait frees the run's turn and then says so."""
-    future: Future[T] = _callers(CALLERS).submit(call, opened)
-    try:
-        return future.result(timeout=GATE_FREED_AFTER)
-    except TimeoutError:
-        pass
-    with page_runs().let_go():
-        try:
-            return future.result(timeout=NOTICE_AFTER - GATE_FREED_AFTER)
-        except TimeoutError:
-            pass
-        notice = st.empty()
-        notice.info(
+    def toast() -> None:
+        add_script_run_ctx(threading.current_thread(), context)  # the page's, in a thread of its own
+        st.toast(
             f"Waiting for the progress database to {action}: it is slow to answer right now. "
             "This page goes on as soon as it does, or says what could not be done.",
             icon=":material/hourglass_top:",
         )
-        try:
-            return future.result()
-        finally:
-            notice.empty()
+
+    def start() -> None:
+        if context is not None:
+            threading.Thread(target=toast, name="store-call-notice", daemon=True).start()
+
+    return start
+
+
+def off_the_gate(action: str, work: Callable[[], T]) -> T:
+    """``work()``, a call that writes to or reads the store; if it waits, other students' pages go on
+    meanwhile, and after ``NOTICE_AFTER`` the page says so. What it raises is raised here."""
+    gate = page_runs()
+    notice = gate.watchdog.schedule(NOTICE_AFTER, _say_waiting(action))
+    try:
+        with gate.let_go_after(GATE_FREED_AFTER):
+            return work()
+    finally:
+        gate.watchdog.cancel(notice)
 
 
 def store_call(action: str, call: Callable[[Store], T], fallback: T, *, in_place: bool = False) -> T:
@@ -87,7 +89,7 @@ def store_call(action: str, call: Callable[[Store], T], fallback: T, *, in_place
     if opened is None:
         return fallback
     try:
-        return call(opened) if in_place else _waited(action, call, opened)
+        return call(opened) if in_place else off_the_gate(action, lambda: call(opened))
     except (ValueError, KeyError) as error:
         st.warning(f"Could not {action}: {error.args[0] if error.args else error}")
     except StoreError as error:  # busy or too new: its message says what to do
