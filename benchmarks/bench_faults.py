@@ -174,19 +174,24 @@ def typed_step(code: str | None) -> int:
     return int(code.split()[-1]) if code else -1
 
 
-def graded_once(path: Path, students: set[str], wait: float) -> tuple[int, int]:
-    """(acknowledged submissions not graded once within ``wait`` s, graded more than once)."""
+def graded_once(path: Path, students: set[str], wait: float) -> dict[str, int]:
+    """Of the acknowledged submissions, after up to ``wait`` s: missing from the store, graded more than
+    once, and still queued (recorded and held by the restarted app, its judges not done yet)."""
     deadline = time.monotonic() + wait
     while True:
         with sqlite3.connect(path, timeout=10) as conn:
-            queued = conn.execute("SELECT count(*) FROM grading_jobs WHERE status = 'queued'").fetchone()[0]
+            jobs = dict(conn.execute("SELECT student, status FROM grading_jobs"))
             counts = dict(
                 conn.execute("SELECT student, count(*) FROM attempts WHERE kind = 'submission' GROUP BY student")
             )
-            failed = {row[0] for row in conn.execute("SELECT student FROM grading_jobs WHERE status = 'failed'")}
+        queued = sum(1 for student in students if jobs.get(student) == "queued")
         if not queued or time.monotonic() > deadline:
-            missing = sum(1 for student in students if counts.get(student, 0) < 1 and student not in failed)
-            return missing, sum(1 for student in students if counts.get(student, 0) > 1)
+            return {
+                "submissions missing": sum(1 for student in students if student not in jobs),
+                "graded twice": sum(1 for student in students if counts.get(student, 0) > 1),
+                "still queued": queued,
+                "graded once": sum(1 for student in students if counts.get(student, 0) == 1),
+            }
         time.sleep(1)
 
 
@@ -215,14 +220,22 @@ def fault_kill(args: argparse.Namespace) -> dict:
         server = AppServer.start(ROOT, env=env, port=int(url.rsplit(":", 1)[1]))
         restart = time.monotonic() - started
         submitted = acks.get("submissions", set())
-        not_graded, twice = graded_once(folder / "store.db", submitted, wait=180.0)
+        graded = graded_once(folder / "store.db", submitted, wait=args.grading_wait)
         with sqlite3.connect(folder / "store.db") as conn:
             stored = dict(conn.execute("SELECT student, code FROM drafts"))
         drafts_lost = sum(
             1 for student, step in acks.get("drafts", {}).items() if typed_step(stored.get(student)) < step
         )
-        lost = {"submissions not graded": not_graded, "graded twice": twice, "drafts": drafts_lost}
-        notes = [f"app restarted in {restart:.1f} s; {len(submitted)} acknowledged submissions checked"]
+        lost = {
+            "submissions": graded["submissions missing"],
+            "graded twice": graded["graded twice"],
+            "drafts": drafts_lost,
+        }
+        notes = [
+            f"app restarted in {restart:.1f} s; of {len(submitted)} acknowledged submissions, "
+            f"{graded['graded once']} graded once, {graded['still queued']} still queued after "
+            f"{args.grading_wait:g} s (recorded, claimed by the restarted app: its judges had not graded them yet)"
+        ]
         return report("app SIGKILL and restart", walks, lost, notes)
     finally:
         server.stop()
@@ -357,6 +370,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--faults", default=",".join(FAULTS), help="comma-separated, of: " + ", ".join(FAULTS))
     parser.add_argument("--sessions", type=int, default=30)
     parser.add_argument("--timeout", type=float, default=120.0)
+    parser.add_argument("--grading-wait", type=float, default=180.0, help="kill: seconds to wait for the regrading")
     parser.add_argument("--baseline", action="store_true", help="the class once without the fault first (the load)")
     args = parser.parse_args(argv)
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start")

@@ -11,6 +11,7 @@ What is still queued when the process is killed is lost: at most the last second
 
 from __future__ import annotations
 
+import atexit
 import logging
 import threading
 from collections.abc import Callable, Iterable
@@ -22,6 +23,7 @@ Visit = tuple[str, str]  # (student, lesson)
 MAX_QUEUED = 10_000
 FIRST_RETRY_SECONDS = 0.25
 MAX_RETRY_SECONDS = 4.0
+EXIT_FLUSH_SECONDS = 3.0
 
 
 class QueuedVisits:
@@ -49,6 +51,7 @@ class QueuedVisits:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="store-queued-visits", daemon=True)
                 self._thread.start()
+                atexit.register(self.flush, EXIT_FLUSH_SECONDS)  # a stop (not a kill) writes what is queued
             self._changed.notify_all()
         return True
 
