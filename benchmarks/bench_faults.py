@@ -259,7 +259,7 @@ def fault_postgres(args: argparse.Namespace) -> dict:
         print('\nPostgreSQL restart: skipped (start one with: eval "$(bash .ci/postgres.sh)")')
         return {"fault": "PostgreSQL restart (skipped)", "worst_p95": 0.0, "exceptions": 0, "lost": {}}
     schema = f"faults_{os.getpid()}"
-    admin = sa.create_engine(base)
+    admin = sa.create_engine(base, pool_pre_ping=True)  # its connection outlives the restart
     with admin.begin() as conn:
         conn.execute(sa.text(f"CREATE SCHEMA {schema}"))  # a name of our own making, not input
     url = sa.make_url(base).update_query_dict({"options": f"-csearch_path={schema}"}).render_as_string(False)
