@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import json
 import time
 import urllib.request
 from dataclasses import dataclass, field
@@ -80,8 +81,10 @@ class PageRun:
     reruns: int = 0  # st.rerun() inside the run (FINISHED_EARLY_FOR_RERUN)
     sliders: list[Slider] = field(default_factory=list)
     buttons: dict[str, tuple[str, str]] = field(default_factory=dict)  # label -> (widget id, fragment id)
+    components: dict[str, tuple[str, str]] = field(default_factory=dict)  # component name -> (id, fragment id)
     texts: list[str] = field(default_factory=list)  # what the run wrote: Markdown, text, boxes, bars, links
     problem: str | None = None  # the session could not complete this run (a timeout, a lost connection)
+    ended: float = 0.0  # time.perf_counter() when the run ended
 
 
 def run_sessions(coroutine):
@@ -194,6 +197,21 @@ class ProtocolSession:
             label=f"{self.page} ({label})",
         )
 
+    async def send_component(self, last_run: PageRun, name_part: str, value: dict) -> PageRun:
+        """A custom component (e.g. the code editor) sends ``value`` (JSON), in its fragment."""
+        found = next((key for key in last_run.components if name_part in key), None)
+        if found is None:
+            return PageRun(self.page, problem=f"no component {name_part!r} ({', '.join(last_run.components)})")
+        widget_id, fragment_id = last_run.components[found]
+        return await self._rerun(
+            self.page,
+            page_name="",
+            page_hash=self.page_hash,
+            widgets=[WidgetState(id=widget_id, json_value=json.dumps(value))],
+            fragment_id=fragment_id,
+            label=f"{self.page} ({name_part})",
+        )
+
     async def close(self) -> None:
         if self._socket is not None:
             await self._socket.close()
@@ -229,7 +247,8 @@ class ProtocolSession:
             self._run.problem = f"{type(error).__name__}: no end of the run within {self.timeout:g} s"
         except Exception as error:  # noqa: BLE001 - a closed websocket: said in the run's figures
             self._run.problem = f"{type(error).__name__}: {error}"
-        self._run.seconds = time.perf_counter() - start
+        self._run.ended = time.perf_counter()
+        self._run.seconds = self._run.ended - start
         self.page = page
         return self._run
 
@@ -278,6 +297,9 @@ class ProtocolSession:
             run.texts.append(getattr(getattr(element, kind), written))
         if kind == "button":
             run.buttons[element.button.label] = (element.button.id, message.delta.fragment_id)
+        elif kind == "component_instance":
+            component = element.component_instance
+            run.components[component.component_name] = (component.id, message.delta.fragment_id)
         if kind == "exception":
             run.exceptions.append(f"{element.exception.type}: {element.exception.message}"[:300])
         elif kind == "alert" and element.alert.format == Alert.ERROR:

@@ -30,8 +30,9 @@ is unset or empty takes its default:
                                 space-separated (``parse_instructors``; default: none). Another's
                                 wrong passwords never block a named instructor
 
-The other variables are read beside what they configure: the sandbox's in ``grader/settings.py``,
-the grading service's in ``grader/service/``, the app's own (``POSLAB_GRADER_START``,
+The other variables are read beside what they configure: the store's waits in
+``poslab/store/limits.py``, the sandbox's in ``grader/settings.py``, the grading service's in
+``grader/service/``, the app's own (``POSLAB_GRADER_START``,
 ``POSLAB_LOCAL_WORKSPACE``) in ``app_pages/ui/``. The README's Configuration table lists every one.
 """
 

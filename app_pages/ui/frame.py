@@ -106,7 +106,8 @@ def record_visit(lesson_id: str) -> None:
     recorded = st.session_state.setdefault(VISITS_KEY, set())
     if student is None or (student, lesson_id) in recorded:
         return
-    store_call("save your visit", lambda opened: opened.record_visit(student, lesson_id), None)
+    # Queued: nobody waits for a visit to be written (poslab/store/queued_writes.py).
+    store_call("save your visit", lambda opened: opened.record_visit_soon(student, lesson_id), None, in_place=True)
     recorded.add((student, lesson_id))
 
 

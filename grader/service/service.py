@@ -7,8 +7,6 @@ background. The package's documentation tells the whole story; each part is a mo
 from __future__ import annotations
 
 import logging
-import os
-import socket
 import threading
 import uuid
 from collections.abc import Mapping, Sequence
@@ -22,7 +20,7 @@ from grader.service.connection import ClusterConnection
 from grader.service.dispatch import Dispatcher
 from grader.service.intake import checked_submission, record_job
 from grader.service.job import GradingJob, ServiceClosed
-from grader.service.leases import LeaseKeeper
+from grader.service.leases import LeaseKeeper, holder_name
 from grader.service.outcomes import outcome_of, record_outcome
 from grader.service.settings import ServiceSettings
 from grader.service.status import (
@@ -65,7 +63,7 @@ class GradingService:
         overrides = dict(grader=settings, scheduler=scheduler, judges=judges, suite=suite, warm_modes=warm_modes)
         self.settings = replace(base, **{name: value for name, value in overrides.items() if value is not None})
         self.store = store
-        self.holder = f"{socket.gethostname()[:60]}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+        self.holder = holder_name(uuid.uuid4().hex[:12])
         self._closing = threading.Event()
         self.connection = ClusterConnection(self.settings)
         self.dispatcher = Dispatcher(self.connection, self.settings, self._finished)

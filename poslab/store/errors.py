@@ -44,3 +44,25 @@ class SchemaVersionError(StoreError):
         )
         self.found = found
         self.head = head
+
+
+class StoreFullError(StoreError):
+    """The disk (or the database's quota) is full: nothing of this change was written."""
+
+    def __init__(self, where: str) -> None:
+        super().__init__(
+            f"The disk that holds the progress database ({where}) is full, so this change was not saved; "
+            "everything saved before is safe. Tell your instructor: once space is freed, saving works again."
+        )
+        self.where = where
+
+
+class StoreInterruptedError(StoreError):
+    """The connection to the database server broke while a change was being committed."""
+
+    def __init__(self, where: str) -> None:
+        super().__init__(
+            f"The connection to the progress database at {where} broke while this change was being saved, "
+            "so it may not have been saved. Please check, and do it again if it is missing."
+        )
+        self.where = where

@@ -204,16 +204,27 @@ class GradingJobsMixin:
         )
         self._write(lambda conn: conn.execute(statement))
 
-    def claim_abandoned_jobs(self, holder: str, lease_seconds: float) -> tuple[GradingJobRecord, ...]:
-        """Take the queued jobs whose lease ran out (their replica stopped), oldest first."""
+    def queued_job_holders(self) -> tuple[str, ...]:
+        """The replicas holding queued jobs (to tell the ones known to be gone)."""
+        table = schema.grading_jobs
+        query = sa.select(table.c.lease_holder).where(table.c.status == QUEUED, table.c.lease_holder.is_not(None))
+        return tuple(sorted(set(self._read(lambda conn: conn.execute(query.distinct()).scalars().all()))))
+
+    def claim_abandoned_jobs(
+        self, holder: str, lease_seconds: float, stopped_holders: Iterable[str] = ()
+    ) -> tuple[GradingJobRecord, ...]:
+        """Take the queued jobs whose lease ran out, or whose holder is known to have stopped (a replica
+        killed on this machine), oldest first."""
         holder = _holder(holder)
+        stopped = [_holder(name) for name in stopped_holders]
         table = schema.grading_jobs
 
         def claim(conn: Connection) -> list[str]:
             now = _now()
-            expired = sa.and_(
-                table.c.status == QUEUED, sa.or_(table.c.lease_until.is_(None), table.c.lease_until <= now)
-            )
+            ran_out = sa.or_(table.c.lease_until.is_(None), table.c.lease_until <= now)
+            if stopped:
+                ran_out = sa.or_(ran_out, table.c.lease_holder.in_(stopped))
+            expired = sa.and_(table.c.status == QUEUED, ran_out)
             candidates = conn.execute(sa.select(table.c.id).where(expired).order_by(table.c.at, table.c.id)).scalars()
             claimed = []
             for job_id in list(candidates):

@@ -12,6 +12,7 @@ import logging
 import threading
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -30,8 +31,10 @@ from .class_queries import ClassQueriesMixin
 from .engine import create_store_engine, run_transaction
 from .extensions import ExtensionsMixin
 from .jobs import GradingJobsMixin
+from .limits import StoreLimits
 from .password_failures import PasswordFailuresMixin
 from .progress import ScoredAttempt, StudentActivity, class_table, student_progress
+from .queued_writes import QueuedVisits
 from .results import Comment, StudentProgress
 from .signin import SignInMixin
 from .validation import clean_comment, clean_student, require_bool, require_hint_tier, require_id
@@ -59,20 +62,31 @@ class Store(
 
     ``url``: any SQLAlchemy URL; default ``Settings.from_env().db_url``.
     ``catalogue``: the lesson, quick-check and exercise ids accepted; default: the course's.
-    ``lock_wait_seconds``: how long a call waits for a locked SQLite file before ``StoreBusyError``.
+    ``limits``: how long a call may wait (default ``StoreLimits.from_env()``); ``lock_wait_seconds``
+    replaces its wait for a database held by another program (then ``StoreBusyError``).
     """
 
     def __init__(
-        self, url: str | None = None, *, catalogue: Catalogue | None = None, lock_wait_seconds: float = 10.0
+        self,
+        url: str | None = None,
+        *,
+        catalogue: Catalogue | None = None,
+        lock_wait_seconds: float | None = None,
+        limits: StoreLimits | None = None,
     ) -> None:
-        if lock_wait_seconds <= 0:
-            raise ValueError(f"lock_wait_seconds must be greater than 0, got {lock_wait_seconds!r}")
+        limits = limits or StoreLimits.from_env()
+        if lock_wait_seconds is not None:
+            if lock_wait_seconds <= 0:
+                raise ValueError(f"lock_wait_seconds must be greater than 0, got {lock_wait_seconds!r}")
+            limits = replace(limits, wait_seconds=lock_wait_seconds)
         self.url = url or Settings.from_env().db_url
-        self.lock_wait_seconds = lock_wait_seconds
+        self.limits = limits
+        self.lock_wait_seconds = limits.wait_seconds
         self._fixed_catalogue = catalogue
-        self._engine = create_store_engine(self.url, lock_wait_seconds)
+        self._engine = create_store_engine(self.url, limits)
         self._schema_ready = False
         self._schema_lock = threading.Lock()
+        self._queued_visits = QueuedVisits(self._write_visits)
 
     def __repr__(self) -> str:
         return f"Store({sa.make_url(self.url).render_as_string(hide_password=True)!r})"
@@ -119,7 +133,7 @@ class Store(
             log.info("upgraded the progress database %s from schema revision %s to %s", where, done.before, done.after)
 
     def _run(self, work: Callable[[Connection], T], *, write: bool) -> T:
-        return run_transaction(self._engine, work, write=write, lock_wait_seconds=self.lock_wait_seconds)
+        return run_transaction(self._engine, work, write=write, limits=self.limits)
 
     def _write(self, work: Callable[[Connection], T]) -> T:
         self._ensure_schema()
@@ -138,6 +152,20 @@ class Store(
 
     def record_visit(self, student: str, lesson: str) -> None:
         self._insert(schema.visits, student=clean_student(student), lesson=self.catalogue.require_lesson(lesson))
+
+    def record_visit_soon(self, student: str, lesson: str) -> bool:
+        """Queue the visit and return at once: a thread writes it when the store is free (``queued_writes``).
+        False if the queue was full and it was dropped."""
+        visit = (clean_student(student), self.catalogue.require_lesson(lesson))
+        return self._queued_visits.add(visit, _now())
+
+    def flush_queued_writes(self, timeout: float) -> bool:
+        """Wait until the queued visits are written; False if ``timeout`` s passed first."""
+        return self._queued_visits.flush(timeout)
+
+    def _write_visits(self, visits: dict[tuple[str, str], datetime]) -> None:
+        rows = [{"student": student, "lesson": lesson, "at": at} for (student, lesson), at in visits.items()]
+        self._write(lambda conn: conn.execute(sa.insert(schema.visits), rows))
 
     def complete_lesson(self, student: str, lesson: str) -> None:
         """The student marks the lesson done."""
@@ -178,6 +206,7 @@ class Store(
         """One student's progress; a student with no activity gets all-zero progress."""
         student = clean_student(student)
         activity = self._read(lambda conn: _activities(conn, student)).get(student, StudentActivity())
+        activity.visited.update(self._queued_visits.pending(student))  # queued, not yet written
         return student_progress(student, activity, self.catalogue)
 
     def class_progress(self) -> pd.DataFrame:

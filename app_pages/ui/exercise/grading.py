@@ -32,11 +32,12 @@ import streamlit as st
 from app_pages.runtime import sandbox_notice
 from app_pages.runtime.process import one_per_process
 from app_pages.runtime.run_gate import page_runs
-from app_pages.ui.store_calls import open_store, store, store_call
+from app_pages.ui.store_calls import off_the_gate, open_store, store, store_call
 from grader import api
 from grader.service import GradingService, JobStatus, SubmissionRejected, WatchState
 from poslab.config import PROJECT_ROOT, Settings
 from poslab.exercises import Exercise
+from poslab.store import DATABASE_ERRORS, StoreError
 from poslab.vocabulary import AttemptKind, GradingMode
 
 JOB_KEY = "grading_job"  # this session's submission: a Watch
@@ -265,8 +266,13 @@ def submit(student: str, files: Mapping[str, str], exercises: tuple[str, ...]) -
     service = grading_service()
     if service is None:
         return False
-    try:
-        job = service.submit(student, files, exercises=exercises, mode=grading_mode())
+    try:  # the job is recorded in the store: a busy store holds this student alone
+        job = off_the_gate(
+            "hand in your code", lambda: service.submit(student, files, exercises=exercises, mode=grading_mode())
+        )
+    except (StoreError, *DATABASE_ERRORS) as error:  # said, never lost in silence
+        st.error(f"Handing in your code failed. {error}", icon=":material/block:")
+        return False
     except ValueError as error:  # SubmissionRejected, or AlreadyPending, which names the pending job
         # By its job_id, not its class: a service made before a module reload raises the class it imported.
         pending_id = getattr(error, "job_id", None)
