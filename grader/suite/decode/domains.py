@@ -59,6 +59,7 @@ class DecodeCase:
     scale: float = 1.0  # of q and k
     value_scale: float = 1.0
     seed: int = 0
+    spelled: bool = True  # pass cache, window and pairing even at their defaults; False: leave those out
 
     def __post_init__(self) -> None:
         """The spec's domain: a point outside it is a mistake of the suite, said at once."""
@@ -180,6 +181,7 @@ def decode_domain(
         draw(st.sampled_from([1.0, 1e-3, 0.1, 4.0, 30.0])),
         draw(MAGNITUDES),
         draw(SEEDS),
+        draw(st.booleans()),
     )
 
 
