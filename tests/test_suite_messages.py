@@ -83,6 +83,7 @@ def _cases_of(exercise: str) -> tuple:
     return tuple(case for case in collect() if case.exercise == exercise and case.family != "speed")
 
 
+@cache  # the strict xfails ask again for the mutants the diagnosis test ran
 def _failures(source: str, exercise: str) -> tuple[LocalStudent, list[tuple[str, str]]]:
     student = LocalStudent.from_source(source)
     failed = []
