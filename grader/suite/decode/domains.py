@@ -59,7 +59,6 @@ class DecodeCase:
     scale: float = 1.0  # of q and k
     value_scale: float = 1.0
     seed: int = 0
-    spelled: bool = True  # pass cache, window and pairing even at their defaults; False: leave those out
 
     def __post_init__(self) -> None:
         """The spec's domain: a point outside it is a mistake of the suite, said at once."""
@@ -82,6 +81,12 @@ class DecodeCase:
             and self.dtype in (torch.float32, torch.float64)
         ):
             raise ValueError(f"{self} is outside decode's spec")
+
+    @property
+    def spelled(self) -> bool:
+        """Whether cache, window and pairing are passed at their defaults too: the cases of odd seed leave
+        them out (told apart by the seed, so no new draw moves the other drawn cases)."""
+        return self.seed % 2 == 0
 
     @property
     def cached_slots(self) -> int:
@@ -181,7 +186,6 @@ def decode_domain(
         draw(st.sampled_from([1.0, 1e-3, 0.1, 4.0, 30.0])),
         draw(MAGNITUDES),
         draw(SEEDS),
-        draw(st.booleans()),
     )
 
 
