@@ -60,15 +60,18 @@ def _mistakes(positions: torch.Tensor, d_model: int, base: float) -> dict:
     if base == 10000.0:
         wrong_frequencies["the default base is 1000 instead of 10000"] = sinusoid_frequencies(d_model, 1000.0)
     variants = {}
-    for layout in SINUSOIDAL_LAYOUTS:
-        variants[f"positions start at 1 instead of 0, in the {layout} layout"] = lambda layout=layout: (
-            oracle_sinusoidal(positions + 1, d_model, base, layout)
+    # With d_model = 2 the two layouts are one table: a message may not name either.
+    layouts = SINUSOIDAL_LAYOUTS if d_model > 2 else SINUSOIDAL_LAYOUTS[:1]
+    for layout in layouts:
+        where = f"in the {layout} layout" if d_model > 2 else "in either layout (with d_model = 2 they are the same)"
+        variants[f"positions start at 1 instead of 0, {where}"] = lambda layout=layout: oracle_sinusoidal(
+            positions + 1, d_model, base, layout
         )
-        variants[f"sin and cos are swapped, in the {layout} layout"] = lambda layout=layout: _swap_sin_cos(
+        variants[f"sin and cos are swapped, {where}"] = lambda layout=layout: _swap_sin_cos(
             oracle_sinusoidal(positions, d_model, base, layout), layout
         )
         for mistake, omega in wrong_frequencies.items():
-            variants[f"{mistake}, in the {layout} layout"] = lambda layout=layout, omega=omega: oracle_sinusoidal(
+            variants[f"{mistake}, {where}"] = lambda layout=layout, omega=omega: oracle_sinusoidal(
                 positions, d_model, base, layout, omega.double()
             )
     return variants

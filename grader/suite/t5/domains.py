@@ -169,7 +169,7 @@ def relative_bias_cases(draw) -> RelativeBiasCase:
     return RelativeBiasCase(
         num_buckets,
         draw(sizes(1, 4)),
-        draw(sizes(1, 40)),
+        draw(sizes(1, 40) if bidirectional is not None else st.sampled_from([160, 129, 7])),  # keys M before it
         keys,
         bidirectional,
         max_distance,
