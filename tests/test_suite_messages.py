@@ -74,7 +74,6 @@ ACCEPTED: dict[str, tuple[str, ...]] = {
 KNOWN_UNTRUE = {
     ("decode_prefill_ignores_window", "decode: a small window"),
     ("decode_prefill_ignores_window", "decode: window masks the full forward"),
-    ("extend_llama3_bands_swapped", "extend: llama3 frequencies"),
 }
 
 

@@ -90,8 +90,9 @@ def frequency_mistakes(case: ExtendCase) -> dict[str, Callable[[], torch.Tensor]
     common = {
         "the exponent is i/D instead of 2i/D": lambda: b ** (-torch.arange(d // 2, dtype=torch.float64) / d),
         "the frequencies are multiplied by s instead of divided": lambda: theta * s,
-        "the scaling is ignored: these are the default frequencies": lambda: theta,
+        "these are the default frequencies, as if the scaling were ignored": lambda: theta,
         "every frequency is divided by s, as linear does": lambda: theta / s,
     }
     by_type = {"yarn": _yarn_mistakes, "llama3": _llama3_mistakes, "dynamic": _dynamic_mistakes}
-    return common | (by_type[case.rope_type](case) if case.rope_type in by_type else {})
+    # A type's own mistakes first: where one gives the same values as a generic one, it is the likelier cause.
+    return (by_type[case.rope_type](case) if case.rope_type in by_type else {}) | common

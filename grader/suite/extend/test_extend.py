@@ -83,7 +83,7 @@ def test_default_frequencies(student, case):
     expect_frequencies(student, case)
 
 
-@graded(points=2, family="factor one", visibility=HIDDEN)
+@graded(points=2, family="default", visibility=HIDDEN)
 @for_each(cases(factor=1.0, seq="within"), count=8)
 def test_a_factor_of_one_changes_nothing(student, case):
     """A factor of 1 gives the default frequencies (dynamic: within L) and attention_factor 1."""
@@ -124,7 +124,7 @@ def test_yarn_frequencies(student, case):
     expect_frequencies(student, case)
 
 
-@graded(points=2, family="attention factor", visibility=HIDDEN)
+@graded(points=2, family="attention factor", visibility=VISIBLE)
 @for_each(cases(), count=8, edges=attention_edges())
 def test_attention_factor(student, case):
     """attention_factor: yarn's is the config's when given, else 0.1 ln(s) + 1; every other type's is 1."""

@@ -18,7 +18,7 @@ from grader.suite.extend.tolerances import frequency_tolerance
 BAND_TYPES = st.sampled_from(["yarn", "llama3"]).flatmap(lambda kind: cases(kind))
 
 
-@graded(points=2, family="bands", visibility=HIDDEN)
+@graded(points=2, family="bands", visibility=VISIBLE)
 @for_each(BAND_TYPES, count=8)
 def test_fast_pairs_kept_slow_pairs_divided(student, case: ExtendCase):
     """yarn and llama3 keep the fastest pairs, divide the slowest by s, and are monotone between."""
@@ -89,7 +89,7 @@ BAD_CALLS = (
 )
 
 
-@graded(points=1, family="errors", visibility=HIDDEN)
+@graded(points=1, family="contract", visibility=HIDDEN)
 def test_raises_value_error_outside_the_domain(student):
     """ValueError for an unknown rope_type, a factor below 1 and an odd head_dim."""
     for args, kwargs, what in BAD_CALLS:
