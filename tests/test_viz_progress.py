@@ -8,6 +8,7 @@ import pytest
 from poslab.exercises import Exercise
 from poslab.lessons import Lesson
 from poslab.store import ExerciseProgress, LessonProgress, StudentProgress
+from poslab.viz.class_charts import pass_rate_chart, score_distribution_chart
 from poslab.viz.common import convention_problems
 from poslab.viz.progress import (
     EXERCISE_PAGE,
@@ -16,8 +17,6 @@ from poslab.viz.progress import (
     lesson_rows,
     lesson_steps,
     next_steps,
-    pass_rate_chart,
-    score_distribution_chart,
 )
 
 LESSONS = (

@@ -13,7 +13,7 @@ from grader.lms.grades import suite_maxima
 from poslab.class_roll import class_roll
 from poslab.course_grades import assignment_roll
 from poslab.store import RosterMember
-from poslab.viz.progress import score_distribution_chart
+from poslab.viz.class_charts import score_distribution_chart
 
 
 def roster() -> tuple[RosterMember, ...] | None:

@@ -7,7 +7,7 @@ import streamlit as st
 
 from app_pages.ui import frame
 from grader.gradebook import GradebookError, load_gradebook
-from poslab.viz.progress import pass_rate_chart, score_distribution_chart
+from poslab.viz.class_charts import pass_rate_chart, score_distribution_chart
 
 
 def gradebook_section() -> None:
