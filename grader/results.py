@@ -14,38 +14,12 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 
-from grader.vocabulary import ExerciseStatus, Isolation, SubmissionStatus, Visibility
+from grader.vocabulary import ExerciseStatus, Isolation, SubmissionStatus, Visibility, family_words
 from poslab.exercises import EXERCISE_IDS
 from poslab.vocabulary import TestStatus
 
 # name, lms_id and late say who an LMS download's submission is (empty and false for files and folders).
 GRADEBOOK_HEADER = ("id", "name", "lms_id", "late", "status", *EXERCISE_IDS, "total", "max")
-
-# How a summary names a property family ("hidden tests: 2 about values failed, 4 points").
-FAMILY_WORDS = {
-    "values": "values",
-    "shape": "shape and type",
-    "dtype_device": "dtype and device",
-    "inputs": "inputs and views",
-    "stability": "numerical stability",
-    "equivariance": "permutation equivariance",
-    "bias": "the bias",
-    "relative": "relative positions",
-    "breaks_equivariance": "encoding the order",
-    "long_sequence": "long sequences",
-    "speed": "speed",
-    "parameters": "the parameters",
-    "length_limit": "the length limit",
-    "identity": "position 0",
-    "norm": "lengths",
-    "half_precision": "half precision",
-    "slopes": "the slopes",
-    "causality": "the causal mask",
-}
-
-
-def family_words(family: str) -> str:
-    return FAMILY_WORDS.get(family, family.replace("_", " ") or "other properties")
 
 
 @dataclass(frozen=True)

@@ -72,3 +72,30 @@ PUBLIC_TEST_FAMILY = "public"  # the property family of every public test (they 
 NOT_IMPLEMENTED = (
     "is not implemented yet"  # a test's output when the name it needs is missing or raises NotImplementedError
 )
+
+
+# How a summary names a property family ("hidden tests: 2 about values failed, 4 points").
+FAMILY_WORDS = {
+    "values": "values",
+    "shape": "shape and type",
+    "dtype_device": "dtype and device",
+    "inputs": "inputs and views",
+    "stability": "numerical stability",
+    "equivariance": "permutation equivariance",
+    "bias": "the bias",
+    "relative": "relative positions",
+    "breaks_equivariance": "encoding the order",
+    "long_sequence": "long sequences",
+    "speed": "speed",
+    "parameters": "the parameters",
+    "length_limit": "the length limit",
+    "identity": "position 0",
+    "norm": "lengths",
+    "half_precision": "half precision",
+    "slopes": "the slopes",
+    "causality": "the causal mask",
+}
+
+
+def family_words(family: str) -> str:
+    return FAMILY_WORDS.get(family, family.replace("_", " ") or "other properties")

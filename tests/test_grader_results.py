@@ -75,6 +75,7 @@ def test_scores_add_up_per_exercise_and_in_the_gradebook_row():
         "alibi",
         "t5",
         "decode",
+        "extend",
         "total",
         "max",
     )
@@ -88,6 +89,7 @@ def test_scores_add_up_per_exercise_and_in_the_gradebook_row():
         "0",
         "0",
         "1.5",
+        "0",
         "0",
         "0",
         "0",

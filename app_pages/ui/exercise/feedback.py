@@ -11,8 +11,8 @@ from collections.abc import Sequence
 
 import streamlit as st
 
-from grader.results import FamilyLoss, SubmissionResult, TestOutcome, family_words
-from grader.vocabulary import ExerciseStatus
+from grader.results import FamilyLoss, SubmissionResult, TestOutcome
+from grader.vocabulary import ExerciseStatus, family_words
 from poslab.vocabulary import TestStatus
 
 

@@ -9,7 +9,7 @@ import streamlit as st
 
 from app_pages.ui.store_calls import store_call
 from grader.gradebook import graded_run
-from grader.results import family_words
+from grader.vocabulary import family_words
 from poslab.pass_by_student import pass_rates_by_student
 
 
