@@ -4,6 +4,7 @@ import streamlit as st
 
 from app_pages.ui import caching, frame
 from poslab.viz import rope as lesson
+from poslab.viz import rope_pairing
 
 LESSON = "rope"
 
@@ -51,7 +52,7 @@ frame.chart(caching.cached(lesson.decay_chart, head_dim=head_dim, base=float(bas
 frame.text(LESSON, "decay")
 
 st.header("Interleaved or half-split pairs")
-pairs = caching.cached(lesson.pairing_view, head_dim=head_dim, d_model=2 * head_dim, seq_len=16, base=float(base))
+pairs = caching.cached(rope_pairing.pairing_view, head_dim=head_dim, d_model=2 * head_dim, seq_len=16, base=float(base))
 st.dataframe(pairs.pairs, hide_index=True)
 vectors, relative_a, relative_b = frame.row(3)
 vectors.metric("max |rope_interleaved(q) − rope_half(q)|", f"{pairs.vector_difference:.3f}")

@@ -9,6 +9,7 @@ import torch
 
 from poslab.encodings.rope import apply_rotary, rope_inverse_frequencies
 from poslab.viz import rope as lesson
+from poslab.viz import rope_pairing
 from poslab.viz.common import convention_problems
 
 
@@ -76,21 +77,21 @@ def test_decay_bound_trends_down_with_distance():
 
 
 def test_interleaved_to_half_order_by_hand():
-    assert lesson.interleaved_to_half_order(8) == (0, 2, 4, 6, 1, 3, 5, 7)
+    assert rope_pairing.interleaved_to_half_order(8) == (0, 2, 4, 6, 1, 3, 5, 7)
 
 
 def test_permuting_the_coordinates_maps_one_convention_onto_the_other():
     generator = torch.Generator().manual_seed(7)
     x = torch.randn(5, 8, generator=generator, dtype=torch.float64)
     freqs = rope_inverse_frequencies(8)
-    order = list(lesson.interleaved_to_half_order(8))
+    order = list(rope_pairing.interleaved_to_half_order(8))
     interleaved = apply_rotary(x, freqs, pairing="interleaved")
     half = apply_rotary(x[:, order], freqs, pairing="half")
     assert torch.allclose(half, interleaved[:, order], atol=1e-12)
 
 
 def test_pairing_view_numbers():
-    view = lesson.pairing_view(16, 32, 8)
+    view = rope_pairing.pairing_view(16, 32, 8)
     assert view.vector_difference > 0.1  # different vectors for the same weights
     assert view.shift_error_interleaved < 1e-9 and view.shift_error_half < 1e-9
     assert view.swapped_score_error > 0.1  # wrong convention: different scores
