@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import os
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -23,13 +24,31 @@ CATALOGUE = HERE.parent / "poslab" / "exercises.py"
 
 def _file_of() -> dict[str, str]:
     """Each name the exercises ask for -> its stub, read from the catalogue's ``Exercise(...)`` lines
-    with ast (importing the project here would load torch and the app before any test)."""
+    with ast (importing the project here would load torch and the app before any test). Where the
+    catalogue is not beside this folder (the grader's sandbox holds only the submission and these
+    tests), each top-level name defined in the files here."""
+    if not CATALOGUE.is_file():
+        return _defined_here()
     found: dict[str, str] = {}
-    tree = ast.parse(CATALOGUE.read_text(encoding="utf-8")) if CATALOGUE.is_file() else ast.Module([], [])
-    for node in ast.walk(tree):
+    for node in ast.walk(ast.parse(CATALOGUE.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Exercise" and len(node.args) == 4:
             names, filename = ast.literal_eval(node.args[2]), ast.literal_eval(node.args[3])
             found.update(dict.fromkeys(names, filename))
+    return found
+
+
+def _defined_here() -> dict[str, str]:
+    found: dict[str, str] = {}
+    for path in sorted(HERE.glob("*.py")):
+        if path.name == "conftest.py" or path.name.startswith("test_"):
+            continue
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (SyntaxError, UnicodeDecodeError, ValueError):
+            continue  # the test that loads it says what is wrong
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                found.setdefault(node.name, path.name)
     return found
 
 
@@ -58,6 +77,7 @@ def _load_file(filename: str) -> ModuleType:
     path = HERE / filename
     spec = importlib.util.spec_from_file_location(f"exercise_{path.stem}", path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # as an import does: a dataclass in the file looks its module up there
     spec.loader.exec_module(module)
     return module
 

@@ -229,6 +229,7 @@ def test_import_problems_are_sentences_and_cost_only_their_exercise(tmp_path):
         "alibi": 0.0,
         "t5": 0.0,
         "decode": 0.0,
+        "extend": 0.0,
     }
     assert result.status == "import_failed"
     # What did not import is one message, not a "not implemented" failure per test (issue 11).
