@@ -18,6 +18,7 @@ from typing import Any, Literal, Protocol
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from . import signin_links as links
 from .columns import ID_CHARS
 from .signin_schema import MAX_EMAIL_CHARS, MAX_SECTION_CHARS, roster_students, signin_links, signin_sessions
 from .validation import MAX_NAME_CHARS, clean_student
@@ -111,7 +112,7 @@ class SignInMixin:
         def replace(conn: Connection) -> RosterChange:
             before = set(conn.execute(sa.select(roster_students.c.key)).scalars())
             removed = before - set(rows)
-            _withdraw(conn, removed, now)
+            links.withdraw(conn, removed, now)
             conn.execute(sa.delete(roster_students))
             if rows:
                 conn.execute(sa.insert(roster_students), [{**row, "added_at": now} for row in rows.values()])
@@ -165,8 +166,8 @@ class SignInMixin:
             unknown = [key for key in wanted if key not in rostered]
             if unknown:
                 raise KeyError(f"not on the roster: {', '.join(unknown[:5])}")
-            _revoke(conn, rostered, now)
-            _end_sign_ins(conn, rostered, now)
+            links.revoke(conn, rostered, now)
+            links.end_sign_ins(conn, rostered, now)
             tokens = {key: new_secret() for key in dict.fromkeys(wanted)}
             if tokens:
                 conn.execute(
@@ -190,13 +191,13 @@ class SignInMixin:
         """Revoke the students' links and end their sign-ins; how many links were live."""
         wanted = {clean_student(key) for key in keys}
         now = _now()
-        return self._write(lambda conn: _withdraw(conn, wanted, now))
+        return self._write(lambda conn: links.withdraw(conn, wanted, now))
 
     def link_holder(self, token: str) -> RosterMember | LinkRefusal:
         """Whom a link would sign in (read only: the page that asks before signing in), or why nobody."""
         if not _plausible(token):
             return "unknown"
-        found = self._read(lambda conn: _live_link(conn, digest(token), _now()))
+        found = self._read(lambda conn: links.live_link(conn, digest(token), _now()))
         if isinstance(found, str):
             return found
         return RosterMember(found.key, found.name, found.email, found.lms_id, found.section, None, None)
@@ -208,7 +209,7 @@ class SignInMixin:
         token_hash, session, now = digest(token), new_secret(), _now()
 
         def use(conn: Connection) -> SignIn | LinkRefusal:
-            link = _live_link(conn, token_hash, now)
+            link = links.live_link(conn, token_hash, now)
             if isinstance(link, str):
                 return link
             conn.execute(
@@ -268,7 +269,7 @@ class SignInMixin:
         """Sign out every browser the students are signed in on (their links stay valid); how many."""
         wanted = {clean_student(key) for key in keys}
         now = _now()
-        return self._write(lambda conn: _end_sign_ins(conn, wanted, now))
+        return self._write(lambda conn: links.end_sign_ins(conn, wanted, now))
 
     def end_sign_in(self, session: str) -> None:
         """Sign the browser out: its cookie names no one from now on, in every app process."""
@@ -284,52 +285,3 @@ class SignInMixin:
 
 def _plausible(token: object) -> bool:
     return isinstance(token, str) and 16 <= len(token) <= 256
-
-
-def _live_link(conn: Connection, token_hash: str, now: datetime) -> Any:
-    """The rostered student (a roster row) a link signs in, or why it signs in nobody."""
-    link = conn.execute(sa.select(signin_links).where(signin_links.c.token_hash == token_hash)).first()
-    if link is None:
-        return "unknown"
-    if link.revoked_at is not None:
-        return "revoked"
-    if link.expires_at <= now:
-        return "expired"
-    student = conn.execute(sa.select(roster_students).where(roster_students.c.key == link.student)).first()
-    return "not_rostered" if student is None else student
-
-
-def _revoke(conn: Connection, students: set[str], now: datetime) -> int:
-    if not students:
-        return 0
-    return conn.execute(
-        sa.update(signin_links)
-        .where(
-            signin_links.c.student.in_(students), signin_links.c.revoked_at.is_(None), signin_links.c.expires_at > now
-        )
-        .values(revoked_at=now)
-    ).rowcount
-
-
-def _withdraw(conn: Connection, students: set[str], now: datetime) -> int:
-    """Revoke the students' links (expired ones included) and end their sign-ins; live links revoked."""
-    if not students:
-        return 0
-    live = _revoke(conn, students, now)
-    conn.execute(
-        sa.update(signin_links)
-        .where(signin_links.c.student.in_(students), signin_links.c.revoked_at.is_(None))
-        .values(revoked_at=now)
-    )
-    _end_sign_ins(conn, students, now)
-    return live
-
-
-def _end_sign_ins(conn: Connection, students: set[str], now: datetime) -> int:
-    if not students:
-        return 0
-    return conn.execute(
-        sa.update(signin_sessions)
-        .where(signin_sessions.c.student.in_(students), signin_sessions.c.ended_at.is_(None))
-        .values(ended_at=now)
-    ).rowcount
