@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app_pages.ui.exercise import grading
+from app_pages.ui.exercise import grading, local_folder
 from app_pages.ui.exercise.feedback import hidden_losses, score_line, summary, visible_failures, visible_passes
 from grader import api
 from grader.results import SubmissionResult, TestOutcome
@@ -132,7 +132,7 @@ def test_the_zip_holds_the_folders_python_files_under_exercises(tmp_path):
     (tmp_path / "rope.py").write_text("def apply_rope(): ...\n")
     (tmp_path / "test_rope.py").write_text("def test_x(): pass\n")
     (tmp_path / "notes.txt").write_text("not python")
-    with zipfile.ZipFile(io.BytesIO(grading.exercises_zip(tmp_path))) as archive:
+    with zipfile.ZipFile(io.BytesIO(local_folder.exercises_zip(tmp_path))) as archive:
         assert sorted(archive.namelist()) == ["exercises/rope.py", "exercises/test_rope.py"]
         assert archive.read("exercises/rope.py") == b"def apply_rope(): ...\n"
 

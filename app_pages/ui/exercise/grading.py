@@ -19,13 +19,10 @@ takes 0.1 to 0.3 s, so most answers come with the click's own run, with no poll 
 
 from __future__ import annotations
 
-import io
 import os
-import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 
 import streamlit as st
 
@@ -35,7 +32,7 @@ from app_pages.runtime.run_gate import page_runs
 from app_pages.ui.store_calls import off_the_gate, open_store, store, store_call
 from grader import api
 from grader.service import GradingService, JobStatus, SubmissionRejected, WatchState
-from poslab.config import PROJECT_ROOT, Settings
+from poslab.config import Settings
 from poslab.exercises import Exercise
 from poslab.store import DATABASE_ERRORS, StoreError
 from poslab.vocabulary import AttemptKind, GradingMode
@@ -44,7 +41,6 @@ JOB_KEY = "grading_job"  # this session's submission: a Watch
 LOOKED_UP_KEY = "grading_job_looked_up"  # the student whose last submission this session looked up
 BY_EXERCISE_KEY = "grading_job_by_exercise"  # (student, exercise id) -> the Watch of its last submission, or None
 PRACTICE_KEY = "practice_runs"  # exercise id -> the Watch of this session's practice run
-LOCAL_WORKSPACE_ENV = "POSLAB_LOCAL_WORKSPACE"
 START_ENV = "POSLAB_GRADER_START"  # "startup" (default): with the server; "on_demand": at the first submission (tests)
 ON_DEMAND = "on_demand"
 
@@ -114,36 +110,6 @@ def in_student_bundle() -> bool:
 
 def grading_mode() -> GradingMode:
     return GradingMode.PUBLIC if in_student_bundle() else GradingMode.HIDDEN
-
-
-def local_workspace() -> bool:
-    """Whether the exercises/ folder next to the app is this student's own (a course on their laptop).
-
-    ``POSLAB_LOCAL_WORKSPACE=1`` or ``0`` decides; unset, it is on in a student bundle (which a
-    student runs on their own machine) and off in a checkout, which may serve a class: there the
-    folder is the server's, not the student's.
-    """
-    raw = os.environ.get(LOCAL_WORKSPACE_ENV, "").strip().lower()
-    if raw in ("1", "true", "yes", "on"):
-        return True
-    if raw in ("0", "false", "no", "off"):
-        return False
-    return in_student_bundle()
-
-
-def exercises_folder() -> Path | None:
-    """The checkout's or bundle's ``exercises/`` folder with the student's files, if there is one."""
-    folder = PROJECT_ROOT / "exercises"
-    return folder if folder.is_dir() and any(folder.glob("*.py")) else None
-
-
-def exercises_zip(folder: Path) -> bytes:
-    """The stubs and public tests of ``folder`` as a zip (``exercises/<name>.py``), for download."""
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for path in sorted(folder.glob("*.py")):
-            archive.write(path, f"exercises/{path.name}")
-    return buffer.getvalue()
 
 
 # -- watching a job ----------------------------------------------------------------------------------
@@ -286,19 +252,6 @@ def submit(student: str, files: Mapping[str, str], exercises: tuple[str, ...]) -
         return True
     _watch_submission(student, Watch(job.id, AttemptKind.SUBMISSION, exercises))
     return True
-
-
-def submit_folder(student: str, folder: Path, exercises: tuple[Exercise, ...]) -> bool:
-    """Grade the student's exercises/ folder as it is on disk: every exercise file found there."""
-    files = {
-        item.filename: (folder / item.filename).read_text(encoding="utf-8", errors="replace")
-        for item in exercises
-        if (folder / item.filename).is_file()
-    }
-    if not files:
-        st.error(f"No exercise files in {folder}.")
-        return False
-    return submit(student, files, tuple(item.id for item in exercises if item.filename in files))
 
 
 # -- practice: the public tests against the draft -----------------------------------------------------

@@ -18,7 +18,7 @@ from datetime import datetime
 import streamlit as st
 
 from app_pages.ui import clock
-from app_pages.ui.exercise import feedback, grading, history, workspace
+from app_pages.ui.exercise import feedback, grading, history, local_folder, workspace
 from grader.results import SubmissionResult
 from grader.submissions import MAX_FILE_BYTES, SubmissionRejected, source_from_upload
 from grader.vocabulary import WatchState
@@ -165,7 +165,7 @@ def _reset(student: str, exercise: Exercise) -> None:
 
 
 def other_ways(student: str, exercise: Exercise) -> None:
-    tabs = ["Upload a file"] + (["My exercises/ folder"] if grading.local_workspace() else [])
+    tabs = ["Upload a file"] + (["My exercises/ folder"] if local_folder.local_workspace() else [])
     upload_tab, *folder_tab = st.tabs(tabs)
     with upload_tab:
         upload_form(student, exercise)
@@ -212,18 +212,18 @@ def upload_form(student: str, exercise: Exercise) -> None:
 
 
 def folder_form(student: str) -> None:
-    folder = grading.exercises_folder()
+    folder = local_folder.exercises_folder()
     if folder is None:
         st.caption("This app is not running next to an exercises/ folder.")
         return
     st.download_button(
         "Download the stubs and public tests (zip)",
-        grading.exercises_zip(folder),
+        local_folder.exercises_zip(folder),
         "exercises.zip",
         mime="application/zip",
         icon=":material/download:",
     )
     st.caption(f"Grades every exercise in `{folder}` as it is saved on disk now.")
     if st.button("Grade my exercises/ folder", key="grade-folder"):
-        if grading.submit_folder(student, folder, EXERCISES):
+        if local_folder.submit_folder(student, folder, EXERCISES):
             st.rerun()
