@@ -24,7 +24,9 @@ ISSUE_LESSON_IDS = {
     "hybrid-schemes",
     "extension-production",
     "inference-engine",
+    "engines-in-practice",
     "precision",
+    "positions-2d-3d",
 }
 
 

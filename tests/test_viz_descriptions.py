@@ -31,10 +31,10 @@ ATTEMPTS = pd.DataFrame(
 )
 DIRECT_BUILDERS = {
     "progress.attempts_chart": lambda module: module.attempts_chart(ATTEMPTS, {"rope": "RoPE"}),
-    "progress.score_distribution_chart": lambda module: module.score_distribution_chart(
+    "class_charts.score_distribution_chart": lambda module: module.score_distribution_chart(
         pd.DataFrame({"student": ["a", "b"], "percent": [10.0, 80.0]})
     ),
-    "progress.pass_rate_chart": lambda module: module.pass_rate_chart(RATES),
+    "class_charts.pass_rate_chart": lambda module: module.pass_rate_chart(RATES),
 }
 # Builders drawn by a lesson page at its default settings (a page test below checks each chart there).
 LESSON_PAGE_BUILDERS = {
@@ -61,6 +61,11 @@ LESSON_PAGE_BUILDERS = {
     "rope_base_bound.bound_chart",
     "long_context.partial_rotary_chart",
     "hybrid.layer_chart",
+    "inference_engine.error_chart",
+    "engine_practice.dynamic_chart",
+    "engine_practice.shift_chart",
+    "passkey_charts.distance_chart",
+    "passkey_charts.passkey_chart",
 }
 
 
