@@ -165,6 +165,7 @@ def test_a_changed_student_sees_nothing_of_the_one_before_typed_names(app_env):
     at.radio(key=f"qc-choice-{LESSON}-{check.id}").set_value(check.correct_index).run()
     at.button(key=f"qc-reveal-{LESSON}-{check.id}").click().run()
     assert revealed(at)
+    at.query_params["exercise"] = "rope"  # Ann's submission is of rope: its page shows it
     go(at, "app_pages/exercise.py")
     button(at, f"Show hint 1 of {len(exercise_hints('rope'))}").click().run()
     assert any("Hint 1 of" in item.value for item in at.markdown)
