@@ -60,7 +60,13 @@ def columns(maxima: dict[str, float], assignment: Assignment | None = None) -> d
 def _filters(table: pd.DataFrame, maxima: dict[str, float]) -> pd.DataFrame:
     sections = sorted({section for section in table["section"] if section})
     first, second, third, fourth = st.columns(4)
-    section = first.selectbox("Section", [EVERY, *sections], key="class-section", disabled=not sections)
+    # Never disabled: a disabled label's grey fails WCAG contrast; the help says why there is one choice.
+    section = first.selectbox(
+        "Section",
+        [EVERY, *sections],
+        key="class-section",
+        help=None if sections else "The roster gives no sections",
+    )
     exercise = second.selectbox(
         "Exercise", [EVERY, *maxima], key="class-exercise", help="The status and the sort in this exercise"
     )
