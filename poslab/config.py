@@ -27,8 +27,12 @@ is unset or empty takes its default:
                                 from one of them is believed about ``X-Forwarded-For`` (default:
                                 none, the header is ignored)
 ``POSLAB_INSTRUCTORS``          the class's named instructors: emails or student keys, comma- or
-                                space-separated (``parse_instructors``; default: none). Another's
-                                wrong passwords never block a named instructor
+                                space-separated (``parse_people``; default: none). With a login
+                                or a roster, the Instructor page opens to them, signed in, with
+                                every right (``poslab.roles``)
+``POSLAB_TAS``                  the class's TAs, written the same way (default: none): they see
+                                the Instructor page and may regrade, nothing more. With either
+                                list set, a signed-in student named in neither is locked out
 
 The other variables are read beside what they configure: the store's waits in
 ``poslab/store/limits.py``, the sandbox's in ``grader/settings.py``, the grading service's in
@@ -86,11 +90,11 @@ def write_private(path: Path, text: str) -> Path:
     return path
 
 
-def parse_instructors(text: str | None) -> frozenset[str]:
-    """``POSLAB_INSTRUCTORS``: emails or student keys, comma-, semicolon- or space-separated.
+def parse_people(text: str | None) -> frozenset[str]:
+    """``POSLAB_INSTRUCTORS`` and ``POSLAB_TAS``: emails or student keys, comma-, semicolon- or space-separated.
 
     Emails are compared in lower case (as ``poslab.lms_sheets.student_key`` keys them); other keys
-    as written. The one parser of the variable: whatever gives instructors their rights reads it here."""
+    as written. The one parser of both: whatever gives instructors or TAs their rights reads them here."""
     entries = (entry.strip() for entry in (text or "").replace(";", ",").replace(",", " ").split())
     return frozenset(entry.lower() if "@" in entry else entry for entry in entries if entry)
 
@@ -118,6 +122,7 @@ class Settings:
     trusted_proxies: tuple[Network, ...] = ()
     data_dir: Path = Path.home() / ".poslab"
     instructors: frozenset[str] = frozenset()
+    tas: frozenset[str] = frozenset()
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -132,5 +137,6 @@ class Settings:
             signin_days=_float(env, "POSLAB_SIGNIN_DAYS", 30.0),
             trusted_proxies=parse_trusted_proxies(env.get("POSLAB_TRUSTED_PROXIES")),
             data_dir=data_dir.expanduser(),
-            instructors=parse_instructors(env.get("POSLAB_INSTRUCTORS")),
+            instructors=parse_people(env.get("POSLAB_INSTRUCTORS")),
+            tas=parse_people(env.get("POSLAB_TAS")),
         )

@@ -43,3 +43,20 @@ class AttemptKind(StrEnum):
 
     SUBMISSION = "submission"  # handed in: it counts (progress, the grade, the per-test pass rates)
     PRACTICE = "practice"  # a run of the public tests on the draft: feedback, never counted
+    SUPERSEDED = "superseded"  # a submission a regrade replaced (``attempts.regrade_of`` names it): history only
+
+
+class AuditAction(StrEnum):
+    """What an instructor or a TA did, as the audit log keeps it (``audit_log.action``)."""
+
+    ISSUE_LINKS = "issue_links"  # new sign-in links (a re-issue withdraws the earlier ones)
+    WITHDRAW_LINKS = "withdraw_links"
+    END_SIGN_INS = "end_sign_ins"
+    ROSTER = "roster"  # the roster replaced or removed
+    EXTENSION = "extension"  # an extension granted
+    WITHDRAW_EXTENSION = "withdraw_extension"
+    OVERRIDE = "override"  # a student's exercise score set by hand
+    CLEAR_OVERRIDE = "clear_override"
+    REGRADE = "regrade"
+    DELETE_COMMENT = "delete_comment"
+    EXPORT = "export"  # the class's code, or its grades, taken out of the app

@@ -122,11 +122,12 @@ def test_an_ipv4_mapped_proxy_is_the_trusted_ipv4_proxy():
 
 
 def test_the_named_instructors_are_parsed_in_one_place():
-    from poslab.config import Settings, parse_instructors
+    from poslab.config import Settings, parse_people
 
-    assert parse_instructors(" Ann@Uni.edu, s123;  bob@uni.edu ") == {"ann@uni.edu", "s123", "bob@uni.edu"}
-    assert parse_instructors("") == frozenset()
+    assert parse_people(" Ann@Uni.edu, s123;  bob@uni.edu ") == {"ann@uni.edu", "s123", "bob@uni.edu"}
+    assert parse_people("") == frozenset()
     assert Settings.from_env({"POSLAB_INSTRUCTORS": "Ann@Uni.edu"}).instructors == {"ann@uni.edu"}
+    assert Settings.from_env({"POSLAB_TAS": "Tom@Uni.edu s9"}).tas == {"tom@uni.edu", "s9"}
 
 
 PASSWORD = "correct horse"

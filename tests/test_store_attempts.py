@@ -213,7 +213,7 @@ def make_version_4_database(url: str) -> None:
 def test_a_version_4_database_migrates_to_5_and_keeps_every_row(store_url):
     make_version_4_database(store_url)
     store = Store(store_url, catalogue=TEST_CATALOGUE)
-    assert store.schema_revision == "0007"
+    assert store.schema_revision == "0008"
     handed_in = store.attempt_details()
     assert [(a.student, a.exercise, a.score, a.public_tests_only, a.details, a.code, a.kind) for a in handed_in] == [
         ("ann", "rope", 3, False, {"first": True}, "first = 1\n", "submission"),

@@ -32,7 +32,7 @@ def at(minute: int) -> datetime:
 def expected_rows(version: int) -> dict[str, list[tuple]]:
     """Every table at the head, for a store of ``version`` as the fixtures wrote it."""
     details = '{"tests": [{"name": "norm", "passed": true}, {"name": "shape", "status": "failed"}]}'
-    practice = [(3, "ann", at(14), "alibi", 1.0, 2.0, True, '{"practice": 1}', "practice = 1\n", "practice")]
+    practice = [(3, "ann", at(14), "alibi", 1.0, 2.0, True, '{"practice": 1}', "practice = 1\n", "practice", None)]
     link, session = "a" * 64, "b" * 64
     return {
         "visits": [(1, "ann", at(0), "intro"), (2, "bob", at(1), "rope")],
@@ -40,8 +40,8 @@ def expected_rows(version: int) -> dict[str, list[tuple]]:
         "check_answers": [(1, "ann", at(3), "rope", "r1", True), (2, "bob", at(4), "rope", "r2", False)],
         "hints": [(1, "bob", at(5), "rope", 2)],
         "attempts": [
-            (1, "ann", at(6), "rope", 3.0, 4.0, False, details, "ann = 1\n", "submission"),
-            (2, "bob", at(7), "alibi", 2.0, 2.0, True, None, None, "submission"),
+            (1, "ann", at(6), "rope", 3.0, 4.0, False, details, "ann = 1\n", "submission", None),
+            (2, "bob", at(7), "alibi", 2.0, 2.0, True, None, None, "submission", None),
             *(practice if version >= 4 else []),  # version 4: a practice run, moved into attempts
         ],
         "comments": [(1, "bob", at(8), "rope", "Why sin and cos?")],
@@ -95,6 +95,8 @@ def expected_rows(version: int) -> dict[str, list[tuple]]:
         else [],
         "password_failures": [(1, at(18), "tab-9", "10.0.0.7")] if version >= 6 else [],
         "extensions": [],  # revision 0007 (after the hand-written versions): tests/test_store_extensions.py
+        "audit_log": [],  # revision 0008: tests/test_store_audit.py
+        "score_overrides": [],
     }
 
 

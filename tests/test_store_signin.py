@@ -167,7 +167,7 @@ def test_a_store_at_revision_0005_upgrades_to_0006_and_keeps_every_row(store_url
     assert not sa.inspect(engine).has_table("roster_students")
     engine.dispose()
     store = Store(store_url, catalogue=TEST_CATALOGUE)
-    assert store.schema_revision == "0007"
+    assert store.schema_revision == "0008"
     assert store.progress("ann").lesson("rope").visited and store.comments("rope")[0].text == "old"
     assert store.draft("ann", "rope").revision == 2
     assert store.sign_in_state() == SignInState(False)  # a migrated store has no roster: typed names, as before

@@ -67,7 +67,7 @@ def import_roster_file(settings: Settings) -> None:
         logger.warning("POSLAB_ROSTER: %s", problem)
     if not roster.students:
         raise RuntimeError(f"POSLAB_ROSTER={path}: no student could be read from it. " + " ".join(roster.problems[:3]))
-    change = open_store(settings.db_url).replace_roster(roster.students)
+    change = open_store(settings.db_url).replace_roster(roster.students, actor="POSLAB_ROSTER")
     logger.info(
         "POSLAB_ROSTER: %d students (%d new, %d left the roster)", len(roster.students), change.added, change.removed
     )

@@ -11,12 +11,13 @@ Instructors script it::
 
 from .attempts import AttemptToRecord
 from .catalogue import Catalogue
+from .class_roster import RosterChange, RosterMember
 from .engine import DATABASE_ERRORS
 from .errors import SchemaVersionError, StoreBusyError, StoreError, StoreUnavailableError
 from .extensions import GrantedExtension
 from .pass_rates import PASS_RATE_COLUMNS, TestRow, pass_rates
 from .results import Attempt, Comment, ExerciseProgress, LessonProgress, PracticeRun, StudentProgress
-from .signin import LinkRefusal, RosterChange, RosterMember, SignIn, SignInState
+from .signin import LinkRefusal, SignIn, SignInState
 from .store import Store
 from .workspace import Draft, DraftSaved
 

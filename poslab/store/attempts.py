@@ -10,9 +10,13 @@ test that ran. Its ``kind`` says why it was kept (``poslab.vocabulary.AttemptKin
 * ``PRACTICE``: a run of the public tests on the draft ("practice runs"). Feedback kept for the
   student; it never counts anywhere.
 
+* ``SUPERSEDED``: a submission a regrade replaced (``regrades.RegradesMixin``): kept, with its
+  score, as history; the regrade's own attempt (a submission, at the same hand-in time) names it
+  in ``regrade_of`` and counts instead.
+
 ``insert_attempt`` is the one place an attempt is written; ``Store.record_attempt``,
-``Store.record_practice_runs`` and ``Store.finish_grading_job`` all call it, after
-``checked_attempt`` has checked the attempt outside the transaction.
+``Store.record_practice_runs``, ``Store.finish_grading_job`` and ``Store.record_regrade`` all call
+it, after ``checked_attempt`` has checked the attempt outside the transaction.
 
 ``AttemptsMixin`` is mixed into ``Store``; it uses the store's transactions and validation.
 """
@@ -81,9 +85,11 @@ def checked_attempt(attempt: AttemptToRecord, kind: AttemptKind, catalogue: Cata
     return CheckedAttempt(values, clean_test_rows(attempt.tests, exercise))
 
 
-def insert_attempt(conn: Connection, student: str, attempt: CheckedAttempt, at: datetime) -> int:
+def insert_attempt(
+    conn: Connection, student: str, attempt: CheckedAttempt, at: datetime, regrade_of: int | None = None
+) -> int:
     """Write one checked attempt and its per-test rows in the caller's transaction; returns its id."""
-    statement = sa.insert(schema.attempts).values(student=student, at=at, **attempt.values)
+    statement = sa.insert(schema.attempts).values(student=student, at=at, regrade_of=regrade_of, **attempt.values)
     attempt_id = conn.execute(statement.returning(schema.attempts.c.id)).scalar_one()
     if attempt.test_rows:
         conn.execute(
@@ -105,6 +111,7 @@ def _attempt(row: Any) -> Attempt:
         details=None if row.details is None else json.loads(row.details),
         code=row.code,
         kind=AttemptKind(row.kind),
+        regrade_of=row.regrade_of,
     )
 
 

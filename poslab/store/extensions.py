@@ -14,6 +14,10 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from poslab.roles import Actor
+from poslab.vocabulary import AuditAction
+
+from .audit import checked_actor, record_action
 from .columns import ID_CHARS, UtcDateTime, metadata
 from .validation import MAX_NAME_CHARS, clean_student
 
@@ -52,26 +56,39 @@ class ExtensionsMixin:
     _read: Callable[[Callable[[Connection], Any]], Any]
     _write: Callable[[Callable[[Connection], Any]], Any]
 
-    def grant_extension(self, assignment: str, student: str, due: datetime, set_by: str = "instructor") -> None:
-        """Give ``student`` their own due date for ``assignment`` (replacing one given before)."""
+    def grant_extension(
+        self, assignment: str, student: str, due: datetime, set_by: Actor | str | None = "instructor"
+    ) -> None:
+        """Give ``student`` their own due date for ``assignment`` (replacing one given before);
+        ``set_by``: who (an ``Actor`` is checked for the right to)."""
         assignment, student = _assignment_id(assignment), clean_student(student)
         if due.tzinfo is None:
             raise ValueError("an extension's due date needs a time zone")
+        who = checked_actor(set_by, AuditAction.EXTENSION)
         table, now = extensions_table, datetime.now(UTC)
-        row = dict(assignment=assignment, student=student, due=due, set_by=set_by[:MAX_SETTER_CHARS], set_at=now)
+        row = dict(assignment=assignment, student=student, due=due, set_by=who.name[:MAX_SETTER_CHARS], set_at=now)
 
         def grant(conn: Connection) -> None:
             mine = (table.c.assignment == assignment) & (table.c.student == student)
             conn.execute(sa.delete(table).where(mine))
             conn.execute(sa.insert(table).values(**row))
+            record_action(conn, who, AuditAction.EXTENSION, student, f"{assignment}: due {due.isoformat()}")
 
         self._write(grant)
 
-    def withdraw_extension(self, assignment: str, student: str) -> bool:
+    def withdraw_extension(self, assignment: str, student: str, *, actor: Actor | str | None = None) -> bool:
         """Remove a student's extension; whether there was one."""
-        table = extensions_table
-        mine = (table.c.assignment == _assignment_id(assignment)) & (table.c.student == clean_student(student))
-        return bool(self._write(lambda conn: conn.execute(sa.delete(table).where(mine)).rowcount))
+        table, who = extensions_table, checked_actor(actor, AuditAction.WITHDRAW_EXTENSION)
+        assignment, student = _assignment_id(assignment), clean_student(student)
+        mine = (table.c.assignment == assignment) & (table.c.student == student)
+
+        def withdraw(conn: Connection) -> bool:
+            if not conn.execute(sa.delete(table).where(mine)).rowcount:
+                return False
+            record_action(conn, who, AuditAction.WITHDRAW_EXTENSION, student, assignment)
+            return True
+
+        return bool(self._write(withdraw))
 
     def granted_extensions(self, assignment: str | None = None) -> tuple[GrantedExtension, ...]:
         """The extensions set in the app (of one assignment, or all), by assignment and student."""

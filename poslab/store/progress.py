@@ -1,7 +1,8 @@
 """Progress computed from stored events: pure functions, no database.
 
 The rules live here: a lesson is done when marked done or when each of its quick checks has been
-answered right at some point; an exercise's grade is its best hidden-suite score; the overall
+answered right at some point; an exercise's grade is its best hidden-suite score, or the score an
+instructor set by hand (an override wins); the overall
 percentage counts every lesson and every exercise equally.
 """
 
@@ -33,6 +34,7 @@ class StudentActivity:
     right_checks: set[tuple[str, str]] = field(default_factory=set)  # (lesson, check id)
     hint_tiers: dict[str, set[int]] = field(default_factory=dict)
     attempts: list[ScoredAttempt] = field(default_factory=list)
+    overrides: dict[str, tuple[float, float]] = field(default_factory=dict)  # exercise -> (score, max) set by hand
     last_active: datetime | None = None
 
     def saw(self, time: datetime | None) -> None:
@@ -69,6 +71,9 @@ def exercise_progress(exercise_id: str, activity: StudentActivity) -> ExercisePr
     public = [attempt for attempt in mine if attempt.public_tests_only]
     best_score, max_score = _best(graded)
     best_public, public_max = _best(public)
+    overridden = exercise_id in activity.overrides
+    if overridden:
+        best_score, max_score = activity.overrides[exercise_id]
     return ExerciseProgress(
         exercise=exercise_id,
         attempts=len(mine),
@@ -78,6 +83,7 @@ def exercise_progress(exercise_id: str, activity: StudentActivity) -> ExercisePr
         best_public_score=best_public,
         public_max_score=public_max,
         hints_used=len(activity.hint_tiers.get(exercise_id, ())),
+        overridden=overridden,
     )
 
 
@@ -95,7 +101,7 @@ def class_table(progresses: list[StudentProgress], catalogue: Catalogue) -> pd.D
     grade_columns = [f"grade:{exercise_id}" for exercise_id in catalogue.exercises]
     columns = [
         "student", "percent", "lessons_visited", "lessons_done", "lessons_total",
-        "exercises_attempted", "exercises_graded", "hints_used", "last_active", *grade_columns,
+        "exercises_attempted", "exercises_graded", "hints_used", "last_active", "overridden", *grade_columns,
     ]  # fmt: skip
     rows = [_class_row(progress) for progress in sorted(progresses, key=lambda item: item.student)]
     table = pd.DataFrame(rows, columns=columns)
@@ -114,7 +120,9 @@ def _class_row(progress: StudentProgress) -> dict[str, object]:
         "exercises_graded": sum(exercise.graded_attempts > 0 for exercise in progress.exercises),
         "hints_used": sum(exercise.hints_used for exercise in progress.exercises),
         "last_active": progress.last_active,
+        "overridden": ", ".join(exercise.exercise for exercise in progress.exercises if exercise.overridden),
     }
     for exercise in progress.exercises:
-        row[f"grade:{exercise.exercise}"] = exercise.best_fraction if exercise.graded_attempts else float("nan")
+        counted = exercise.graded_attempts or exercise.overridden
+        row[f"grade:{exercise.exercise}"] = exercise.best_fraction if counted else float("nan")
     return row

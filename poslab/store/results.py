@@ -30,6 +30,7 @@ class ExerciseProgress:
     best_public_score: float | None  # best public-tests-only score: feedback, not a grade
     public_max_score: float | None
     hints_used: int  # distinct hint tiers revealed
+    overridden: bool = False  # best_score is a score set by hand (``Store.set_override``)
 
     @property
     def best_fraction(self) -> float:
@@ -97,6 +98,7 @@ class Attempt:
     details: Any  # the grader's JSON-able result, as given
     code: str | None
     kind: AttemptKind = AttemptKind.SUBMISSION
+    regrade_of: int | None = None  # the attempt this regrade superseded (kept, of kind SUPERSEDED)
 
     @property
     def result(self) -> Any:

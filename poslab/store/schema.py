@@ -1,9 +1,11 @@
 """Tables of the progress store as they are at the head revision (``alembic/versions`` made them).
 
 Most tables are events: each visit, answer, hint, attempt and comment is a row of its own,
-written once and never updated (a comment may be deleted by its id), so concurrent writers never
-update the same row and progress is computed from the rows when read. Two tables are updated in
-place, each under a rule that keeps concurrent writers apart:
+written once and never updated (a comment may be deleted by its id; a regrade changes the kind of
+the submission it supersedes once, from ``submission`` to ``superseded``, naming the kind it
+expects, and keeps its score), so concurrent writers never update the same row and progress is
+computed from the rows when read. Two tables are updated in place, each under a rule that keeps
+concurrent writers apart:
 
 * ``drafts``: one row per student and exercise, overwritten at each save; the last save wins, and
   a revision counts the saves so a tab can tell that another saved after it;
@@ -11,7 +13,8 @@ place, each under a rule that keeps concurrent writers apart:
   the state it expects (``queued``), so a job is finished once and claimed by one replica.
 
 The roster, sign-in links and sessions and the password limit are in ``signin_schema``, the
-instructor's extensions in ``extensions``; every
+instructor's extensions in ``extensions``, scores set by hand in ``overrides``, the audit log in
+``audit``; every
 table shares ``columns.metadata``. A change here is made in the database by a new revision
 (``docs/store.md``); a test holds the tables here to what the revisions make.
 """
@@ -22,7 +25,7 @@ import sqlalchemy as sa
 
 from poslab.vocabulary import AttemptKind, JobState
 
-from . import extensions, signin_schema  # noqa: F401 (their tables join the metadata: every table is known here)
+from . import audit, extensions, overrides, signin_schema  # noqa: F401 (their tables join the metadata: every table is known here)
 from .columns import ID_CHARS, UtcDateTime, metadata  # noqa: F401 (re-exported: schema.UtcDateTime)
 from .validation import MAX_COMMENT_CHARS, MAX_NAME_CHARS, MAX_TEST_NAME_CHARS
 
@@ -69,6 +72,8 @@ attempts = _event_table(
     sa.CheckConstraint("max_score > 0 AND score >= 0 AND score <= max_score", name="score_in_range"),
     # Handed in, or a practice run (revision 0005; AttemptKind): only submissions count.
     sa.Column("kind", sa.String(16), nullable=False, server_default=AttemptKind.SUBMISSION.value),
+    # A regrade's attempt names the one it superseded (revision 0008): that one's kind became SUPERSEDED.
+    sa.Column("regrade_of", sa.Integer, sa.ForeignKey("attempts.id"), nullable=True, index=True),
 )
 
 comments = _event_table(

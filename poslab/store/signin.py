@@ -1,9 +1,10 @@
-"""The store's roster, sign-in links and sign-in sessions.
+"""The store's sign-in links and sign-in sessions (the roster itself: ``class_roster``).
 
 A link's token and a session's id are random (``secrets.token_urlsafe(32)``: 256 bits) and leave
 this module only once, in clear, to the caller that hands them to the student or the browser;
 the tables keep their SHA-256 digest. A roster is active while it has a student. Everything a
-page needs on each run to know who is signed in is one read (``sign_in_state``).
+page needs on each run to know who is signed in is one read (``sign_in_state``). What an
+instructor does here is in the audit log, in the same transaction; ``actor`` (a keyword) says who.
 """
 
 from __future__ import annotations
@@ -13,15 +14,19 @@ import secrets
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from poslab.roles import Actor
+from poslab.vocabulary import AuditAction
+
 from . import signin_links as links
-from .columns import ID_CHARS
-from .signin_schema import MAX_EMAIL_CHARS, MAX_SECTION_CHARS, roster_students, signin_links, signin_sessions
-from .validation import MAX_NAME_CHARS, clean_student
+from .audit import checked_actor, keys_target, record_action
+from .class_roster import RosterMember
+from .signin_schema import roster_students, signin_links, signin_sessions
+from .validation import clean_student
 
 TOKEN_BYTES = 32
 LinkRefusal = Literal["unknown", "expired", "revoked", "not_rostered"]
@@ -38,34 +43,6 @@ def new_secret() -> str:
 
 def _now() -> datetime:
     return datetime.now(UTC)
-
-
-class RosterEntry(Protocol):
-    """A roster's student as ``poslab.roster.RosterStudent`` gives it."""
-
-    name: str
-    email: str
-    lms_id: str
-    section: str
-    key: str
-
-
-@dataclass(frozen=True)
-class RosterMember:
-    key: str
-    name: str
-    email: str
-    lms_id: str
-    section: str
-    link_expires: datetime | None  # the student's live link (not revoked, not expired), if any
-    link_used: datetime | None  # when that link last signed a browser in
-
-
-@dataclass(frozen=True)
-class RosterChange:
-    added: int
-    removed: int  # their links are revoked and their sign-ins ended; their work stays in the store
-    kept: int
 
 
 @dataclass(frozen=True)
@@ -93,70 +70,18 @@ class SignInMixin:
     _read: Callable[[Callable[[Connection], Any]], Any]
     _write: Callable[[Callable[[Connection], Any]], Any]
 
-    # -- the roster ------------------------------------------------------------------------------
-
-    def replace_roster(self, students: Iterable[RosterEntry]) -> RosterChange:
-        """Make ``students`` the roster; a student no longer on it loses their links and sign-ins."""
-        rows = {}
-        for student in students:
-            key = clean_student(student.key)
-            rows[key] = {
-                "key": key,
-                "name": (student.name.strip() or key)[:MAX_NAME_CHARS],
-                "email": student.email[:MAX_EMAIL_CHARS],
-                "lms_id": student.lms_id[:ID_CHARS],
-                "section": student.section[:MAX_SECTION_CHARS],
-            }
-        now = _now()
-
-        def replace(conn: Connection) -> RosterChange:
-            before = set(conn.execute(sa.select(roster_students.c.key)).scalars())
-            removed = before - set(rows)
-            links.withdraw(conn, removed, now)
-            conn.execute(sa.delete(roster_students))
-            if rows:
-                conn.execute(sa.insert(roster_students), [{**row, "added_at": now} for row in rows.values()])
-            return RosterChange(len(set(rows) - before), len(removed), len(before & set(rows)))
-
-        return self._write(replace)
-
-    def clear_roster(self) -> RosterChange:
-        """No roster: back to typed names; every link is revoked and every sign-in ended."""
-        return self.replace_roster(())
-
-    def roster_members(self) -> tuple[RosterMember, ...]:
-        """The roster by name, each with their live link's expiry and last use."""
-        now = _now()
-        live = (
-            sa.select(
-                signin_links.c.student,
-                sa.func.max(signin_links.c.expires_at).label("expires"),
-                sa.func.max(signin_links.c.last_used_at).label("used"),
-            )
-            .where(signin_links.c.revoked_at.is_(None), signin_links.c.expires_at > now)
-            .group_by(signin_links.c.student)
-            .subquery()
-        )
-        query = (
-            sa.select(roster_students, live.c.expires, live.c.used)
-            .join(live, live.c.student == roster_students.c.key, isouter=True)
-            .order_by(roster_students.c.name, roster_students.c.key)
-        )
-        rows = self._read(lambda conn: conn.execute(query).all())
-        return tuple(
-            RosterMember(row.key, row.name, row.email, row.lms_id, row.section, row.expires, row.used) for row in rows
-        )
-
     # -- links -------------------------------------------------------------------------------------
 
-    def issue_links(self, keys: Iterable[str], lifetime: timedelta) -> dict[str, str]:
+    def issue_links(
+        self, keys: Iterable[str], lifetime: timedelta, *, actor: Actor | str | None = None
+    ) -> dict[str, str]:
         """A new link for each rostered student of ``keys`` (their earlier links revoked, and the
         browsers those signed in signed out: a re-issue is what a leaked link calls for): key -> token.
 
         The tokens exist in clear only in the answer: hand them out now (a lost one is re-issued)."""
         if lifetime <= timedelta(0):
             raise ValueError(f"a link must be valid for some time, got {lifetime}")
-        wanted = [clean_student(key) for key in keys]
+        wanted, who = [clean_student(key) for key in keys], checked_actor(actor, AuditAction.ISSUE_LINKS)
         now = _now()
 
         def issue(conn: Connection) -> dict[str, str]:
@@ -166,8 +91,10 @@ class SignInMixin:
             unknown = [key for key in wanted if key not in rostered]
             if unknown:
                 raise KeyError(f"not on the roster: {', '.join(unknown[:5])}")
-            links.revoke(conn, rostered, now)
+            reissued = links.revoke(conn, rostered, now)
             links.end_sign_ins(conn, rostered, now)
+            detail = f"{len(rostered)} link(s), valid {lifetime.days} days; {reissued} earlier link(s) withdrawn"
+            record_action(conn, who, AuditAction.ISSUE_LINKS, keys_target(rostered), detail)
             tokens = {key: new_secret() for key in dict.fromkeys(wanted)}
             if tokens:
                 conn.execute(
@@ -187,11 +114,20 @@ class SignInMixin:
 
         return self._write(issue)
 
-    def revoke_links(self, keys: Iterable[str]) -> int:
+    def revoke_links(self, keys: Iterable[str], *, actor: Actor | str | None = None) -> int:
         """Revoke the students' links and end their sign-ins; how many links were live."""
-        wanted = {clean_student(key) for key in keys}
-        now = _now()
-        return self._write(lambda conn: links.withdraw(conn, wanted, now))
+        wanted, who, now = (
+            {clean_student(key) for key in keys},
+            checked_actor(actor, AuditAction.WITHDRAW_LINKS),
+            _now(),
+        )
+
+        def withdraw(conn: Connection) -> int:
+            live = links.withdraw(conn, wanted, now)
+            record_action(conn, who, AuditAction.WITHDRAW_LINKS, keys_target(wanted), f"{live} live link(s) withdrawn")
+            return live
+
+        return self._write(withdraw)
 
     def link_holder(self, token: str) -> RosterMember | LinkRefusal:
         """Whom a link would sign in (read only: the page that asks before signing in), or why nobody."""
@@ -265,11 +201,16 @@ class SignInMixin:
 
         return self._read(read)
 
-    def end_sign_ins(self, keys: Iterable[str]) -> int:
+    def end_sign_ins(self, keys: Iterable[str], *, actor: Actor | str | None = None) -> int:
         """Sign out every browser the students are signed in on (their links stay valid); how many."""
-        wanted = {clean_student(key) for key in keys}
-        now = _now()
-        return self._write(lambda conn: links.end_sign_ins(conn, wanted, now))
+        wanted, who, now = {clean_student(key) for key in keys}, checked_actor(actor, AuditAction.END_SIGN_INS), _now()
+
+        def end(conn: Connection) -> int:
+            ended = links.end_sign_ins(conn, wanted, now)
+            record_action(conn, who, AuditAction.END_SIGN_INS, keys_target(wanted), f"{ended} browser(s) signed out")
+            return ended
+
+        return self._write(end)
 
     def end_sign_in(self, session: str) -> None:
         """Sign the browser out: its cookie names no one from now on, in every app process."""

@@ -21,20 +21,25 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from poslab.config import Settings
-from poslab.vocabulary import AttemptKind
+from poslab.roles import Actor
+from poslab.vocabulary import AttemptKind, AuditAction
 
 from . import revisions, schema
 from .attempts import AttemptsMixin
+from .audit import AuditMixin, checked_actor, record_action
 from .backup import backup_sqlite, beside, sqlite_file
 from .catalogue import Catalogue
 from .class_queries import ClassQueriesMixin
+from .class_roster import RosterMixin
 from .engine import create_store_engine, run_transaction
 from .extensions import ExtensionsMixin
 from .jobs import GradingJobsMixin
 from .limits import StoreLimits
+from .overrides import OverridesMixin, read_overrides
 from .password_failures import PasswordFailuresMixin
 from .progress import ScoredAttempt, StudentActivity, class_table, student_progress
 from .queued_writes import QueuedVisits
+from .regrades import RegradesMixin
 from .results import Comment, StudentProgress
 from .signin import SignInMixin
 from .validation import clean_comment, clean_student, require_bool, require_hint_tier, require_id
@@ -54,9 +59,13 @@ class Store(
     GradingJobsMixin,
     WorkspaceMixin,
     SignInMixin,
+    RosterMixin,
     PasswordFailuresMixin,
     ClassQueriesMixin,
     ExtensionsMixin,
+    OverridesMixin,
+    RegradesMixin,
+    AuditMixin,
 ):
     """Progress of every student: visits, quick checks, lessons done, hints, attempts, comments.
 
@@ -191,12 +200,25 @@ class Store(
         lesson = self.catalogue.require_lesson(lesson)
         return self._insert(schema.comments, student=student, lesson=lesson, text=clean_comment(text))
 
-    def delete_comment(self, comment_id: int, author: str | None = None) -> None:
-        """Delete one comment (with ``author``: only if it is theirs); ``KeyError`` if there is none such."""
+    def delete_comment(self, comment_id: int, author: str | None = None, *, actor: Actor | str | None = None) -> None:
+        """Delete one comment: with ``author``, only if it is theirs; without, as an instructor
+        (``actor``; in the audit log). ``KeyError`` if there is none such."""
         comment_id = require_id(comment_id, "comment id")
         table = schema.comments
         where = [table.c.id == comment_id] + ([table.c.student == clean_student(author)] if author is not None else [])
-        deleted = self._write(lambda conn: conn.execute(sa.delete(table).where(*where)).rowcount)
+        who = checked_actor(actor, AuditAction.DELETE_COMMENT) if author is None else None
+
+        def delete(conn: Connection) -> int:
+            found = conn.execute(sa.select(table.c.student, table.c.lesson, table.c.text).where(*where)).first()
+            if found is None:
+                return 0
+            conn.execute(sa.delete(table).where(table.c.id == comment_id))
+            if who is not None:
+                detail = f"on {found.lesson}: {found.text[:200]}"
+                record_action(conn, who, AuditAction.DELETE_COMMENT, found.student, detail)
+            return 1
+
+        deleted = self._write(delete)
         if deleted == 0:
             raise KeyError(f"no comment with id {comment_id}" + (f" by {author}" if author is not None else ""))
 
@@ -265,4 +287,6 @@ def _activities(conn: Connection, student: str | None) -> dict[str, StudentActiv
         activities[row.student].saw(row.last)
     for row in conn.execute(grouped(schema.comments)):
         activities[row.student].saw(row.last)
+    for item in read_overrides(conn, student):
+        activities[item.student].overrides[item.exercise] = (item.score, item.max_score)
     return dict(activities)
