@@ -27,7 +27,7 @@ STATUS_MEANING = {
 }
 ROSTER_FLAG = "not on the roster"
 IDENTITY_COLUMNS = ("name", "section", "key", "roster", "status")
-ACTIVITY_COLUMNS = ("percent", "lessons_done", "exercises_graded", "last_active")
+ACTIVITY_COLUMNS = ("percent", "lessons_done", "exercises_graded", "last_active", "overridden")
 FULL_MARKS = 1.0 - 1e-9  # a best fraction this close to 1 is full marks
 
 
@@ -84,6 +84,7 @@ def class_roll(progress: pd.DataFrame, roster: Sequence[Member], maxima: Mapping
     for column in ("lessons_done", "exercises_graded"):
         table[column] = pd.to_numeric(table[column]).fillna(0).astype(int)
     table["last_active"] = pd.to_datetime(table["last_active"], utc=True)
+    table["overridden"] = table["overridden"].fillna("")  # the exercises whose score was set by hand
     return table
 
 

@@ -65,17 +65,23 @@ def class_grades(
     students: Mapping[str, Sequence[str]],
     assignment: Assignment,
     extensions: ExtensionSource | None,
+    overrides: Mapping[str, Mapping[str, float]] | None = None,
 ) -> dict[str, AssignmentGrade]:
     """{student key: their grade for ``assignment``}. ``students``: {key: every name an extension may
-    use for them (key, email, LMS id, name)}; students seen in ``attempts`` but not there count too."""
+    use for them (key, email, LMS id, name)}; students seen in ``attempts`` but not there count too.
+    ``overrides``: {key: {exercise: fraction}} set by hand (``Store.override_fractions``): they win."""
+    overrides = overrides or {}
     mine: dict[str, list[StoredAttempt]] = {}
     for item in attempts:
         mine.setdefault(item.student, []).append(item)
-    everyone = {**{key: (key,) for key in mine}, **{key: tuple(names) for key, names in students.items()}}
+    everyone = {
+        **{key: (key,) for key in [*mine, *overrides]},
+        **{key: tuple(names) for key, names in students.items()},
+    }
     grades = {}
     for key, names in everyone.items():
         due = student_due(assignment, (key, *names), extensions)
-        grades[key] = grade_assignment(assignment, timed_attempts(mine.get(key, ())), due)
+        grades[key] = grade_assignment(assignment, timed_attempts(mine.get(key, ())), due, overrides.get(key))
     return grades
 
 
@@ -99,6 +105,8 @@ def assignment_roll(table: pd.DataFrame, grades: Mapping[str, AssignmentGrade], 
         if grade is not None and grade.late:
             out["status"] = "late"
         out.update({column: row[column] for column in ACTIVITY_COLUMNS})
+        if grade is not None:  # this assignment's exercises set by hand
+            out["overridden"] = ", ".join(item.exercise for item in grade.exercises if item.counted == "overridden")
         rows.append(out)
     exercises = list(assignment.points)
     shaped = pd.DataFrame(

@@ -10,14 +10,14 @@ so in a sentence. ``assignment_status`` is what the app shows a student before a
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
 from poslab.assignments import UNIT_LENGTH, Assignment, ExtensionSource
 
-Counted = Literal["on_time", "late", "nothing"]
+Counted = Literal["on_time", "late", "nothing", "overridden"]  # overridden: a score set by hand
 
 
 @dataclass(frozen=True)
@@ -102,10 +102,14 @@ def is_late(attempt: Attempt, due: datetime | None, extended: bool) -> bool:
 
 
 def grade_assignment(
-    assignment: Assignment, attempts: Sequence[Attempt], due: datetime | None = None
+    assignment: Assignment,
+    attempts: Sequence[Attempt],
+    due: datetime | None = None,
+    overrides: Mapping[str, float] | None = None,
 ) -> AssignmentGrade:
     """Per exercise of the assignment: the best on-time attempt, or the best late one after its
-    penalty if that is more. ``due``: the student's due date (default: the assignment's)."""
+    penalty if that is more; a score set by hand (``overrides``: exercise -> fraction) instead.
+    ``due``: the student's due date (default: the assignment's)."""
     due = assignment.due if due is None else due
     extended = due is not None and assignment.due is not None and due > assignment.due
     grades, any_late = [], False
@@ -114,6 +118,11 @@ def grade_assignment(
         on_time = [item.fraction for item in mine if not is_late(item, due, extended)]
         late = [item for item in mine if is_late(item, due, extended)]
         any_late = any_late or bool(late)
+        if overrides and exercise in overrides:
+            final = round(overrides[exercise] * points, 6)
+            why = f"{exercise} {points:g} pts: set by hand to {final:g} (overridden)"
+            grades.append(ExerciseGrade(exercise, points, None, None, 0.0, "overridden", final, why))
+            continue
         grades.append(_exercise_grade(assignment, exercise, points, max(on_time, default=None), late, due))
     return AssignmentGrade(assignment.id, due, tuple(grades), any_late)
 

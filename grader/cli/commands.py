@@ -29,6 +29,7 @@ class Command:
 
 COMMANDS: tuple[Command, ...] = (
     Command("grade", "grader.cli.grade", "grade submissions with the hidden suite"),
+    Command("regrade", "grader.cli.regrade", "grade the app's stored submissions again with today's hidden suite"),
     Command("validate", "grader.cli.validate", "check the reference scores full marks and every mutant loses points"),
     Command("release", "grader.cli.release", "write a student bundle (no hidden tests, no mutants)"),
     Command(

@@ -46,8 +46,9 @@ def grades(found: Course, assignment: Assignment, members: tuple[RosterMember, .
     submissions = store_call("load the class's attempts", lambda store: store.graded_submissions(), None)
     if submissions is None:
         return {}
+    overrides = store_call("load the scores set by hand", lambda store: store.override_fractions(), {})
     names = {member.key: (member.key, member.email, member.lms_id, member.name) for member in members}
-    return class_grades(submissions, names, assignment, course.extensions(found, assignment.id))
+    return class_grades(submissions, names, assignment, course.extensions(found, assignment.id), overrides)
 
 
 def extensions_section(keys: list[str]) -> None:

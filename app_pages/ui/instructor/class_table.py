@@ -54,6 +54,9 @@ def columns(maxima: dict[str, float], assignment: Assignment | None = None) -> d
         "last_active": st.column_config.DatetimeColumn(
             "last active", format="YYYY-MM-DD HH:mm", timezone=zone, help=f"In {zone}"
         ),
+        "overridden": st.column_config.TextColumn(
+            "overridden", help="Exercises whose score an instructor set by hand: it counts instead of the attempts"
+        ),
     }
 
 
@@ -96,7 +99,7 @@ def show(table: pd.DataFrame, maxima: dict[str, float], assignment: Assignment |
     st.dataframe(
         shown,
         hide_index=True,
-        column_order=[*order, "exercises_graded", "last_active"],
+        column_order=[*order, "exercises_graded", "last_active", "overridden"],
         column_config=columns(maxima, assignment),
     )
     if assignment is None:
