@@ -26,6 +26,10 @@ class Role(StrEnum):
 
 ROLE_TITLES = {Role.INSTRUCTOR: "instructor", Role.TA: "TA"}
 TA_MAY = frozenset({AuditAction.REGRADE})  # beside viewing everything the page shows
+TA_NOTE = (
+    "As a TA you may view the class and regrade. Overrides, exports, the roster, its links and sign-ins, "
+    "extensions and deleting comments are for instructors (POSLAB_INSTRUCTORS)."
+)
 PASSWORD_ACTOR = "password"  # who an action is recorded as when the shared password unlocked the page
 SCRIPT_ACTOR = "script"  # an action called from Python without an actor (a script, the command line)
 

@@ -1,4 +1,5 @@
-"""The comments under every lesson: plain text, newest first; their author or an unlocked instructor may delete.
+"""The comments under every lesson: plain text, newest first; their author or an instructor may delete
+(a TA may not: ``poslab.roles``; an instructor's deletion is in the audit log).
 
 A comment is signed with its author's name (the roster's; ``poslab.identity.author_name``), never
 an email. With a roster or a login, the comments are the class's: only a signed-in member (or the
@@ -10,11 +11,13 @@ from __future__ import annotations
 import streamlit as st
 
 from app_pages.ui import clock
-from app_pages.ui.identity import current_student, instructor_unlocked, mode, prompt
+from app_pages.ui.identity import acting, current_student, mode, prompt
 from app_pages.ui.store_calls import store_call
 from poslab.identity import author_name
+from poslab.roles import may
 from poslab.store import Comment
 from poslab.store.validation import MAX_COMMENT_CHARS
+from poslab.vocabulary import AuditAction
 
 
 def _comment_key(lesson_id: str) -> str:
@@ -43,8 +46,11 @@ def _post_comment(lesson_id: str, student: str) -> None:
 
 
 def _delete_comment(comment_id: int, author: str | None) -> None:
-    """``author``: the student deleting their own comment (only theirs goes); None: the unlocked instructor."""
-    store_call("delete the comment", lambda opened: opened.delete_comment(comment_id, author=author), None)
+    """``author``: the student deleting their own comment (only theirs goes); None: an instructor (who is logged)."""
+    actor = None if author is not None else acting()
+    if author is None and actor is None:
+        return  # no longer unlocked: nothing is deleted
+    store_call("delete the comment", lambda opened: opened.delete_comment(comment_id, author=author, actor=actor), None)
 
 
 def comment_byline(comment: Comment, author: str) -> str:
@@ -78,8 +84,9 @@ def show_comment(
 
 def comments_section(lesson_id: str) -> None:
     st.divider()
-    student, instructor = current_student(), instructor_unlocked()
-    if student is None and not instructor and mode() != "name":
+    student, actor = current_student(), acting()
+    instructor = may(actor, AuditAction.DELETE_COMMENT)
+    if student is None and actor is None and mode() != "name":
         st.header("Comments")
         st.caption(prompt("comment") + " The comments are shown to the class's signed-in students only.")
         return

@@ -33,6 +33,7 @@ from poslab.identity import (
     resolve,
     sign_in_prompt,
 )
+from poslab.roles import Actor, PageAccess, page_access
 from poslab.signin import app_origin, cookie_name, same_origin
 
 STUDENT_KEY = "student_name"  # the typed name (typed-name mode only); mirrored in the URL as ?student=
@@ -52,6 +53,19 @@ def session_id() -> str:
 
 def instructor_unlocked() -> bool:
     return bool(st.session_state.get(UNLOCKED_KEY))
+
+
+def instructor_access(password_unlocked: bool | None = None) -> PageAccess:
+    """What the Instructor page lets this run do (``poslab.roles.page_access``): named instructors
+    and TAs by their sign-in, else the shared password (``password_unlocked``: default, this session's)."""
+    settings, found = Settings.from_env(), resolution()
+    unlocked = instructor_unlocked() if password_unlocked is None else password_unlocked
+    return page_access(found.mode, found.identity, settings.instructors, settings.tas, unlocked)
+
+
+def acting() -> Actor | None:
+    """Who acts on the class from this session, with their role; None: nobody may."""
+    return instructor_access().actor
 
 
 def user() -> dict:

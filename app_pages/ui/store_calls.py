@@ -19,6 +19,7 @@ from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ct
 from app_pages.runtime.process import one_per_process
 from app_pages.runtime.run_gate import page_runs
 from poslab.config import Settings
+from poslab.roles import ActionRefused
 from poslab.store import DATABASE_ERRORS, Store, StoreError, StudentProgress
 
 T = TypeVar("T")
@@ -92,6 +93,8 @@ def store_call(action: str, call: Callable[[Store], T], fallback: T, *, in_place
         return call(opened) if in_place else off_the_gate(action, lambda: call(opened))
     except (ValueError, KeyError) as error:
         st.warning(f"Could not {action}: {error.args[0] if error.args else error}")
+    except ActionRefused as error:  # a TA asking for an instructor's action: the sentence says who may
+        st.error(f"Could not {action}. {error}")
     except StoreError as error:  # busy or too new: its message says what to do
         st.error(f"Could not {action}. {error}")
     except DATABASE_ERRORS as error:

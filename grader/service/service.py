@@ -154,15 +154,17 @@ class GradingService:
         mode: GradingMode = GradingMode.HIDDEN,
         *,
         student: str | None = None,
+        record: bool = True,
     ) -> GradingJob:
-        """Queue a loaded submission as it is (one with problems is graded as not importable: the CLI)."""
+        """Queue a loaded submission as it is (one with problems is graded as not importable: the CLI).
+        ``record=False``: its outcome is only the job's (a regrade keeps it its own way), never the store's."""
         job = GradingJob(
             uuid.uuid4().hex,
             student or submission.submission_id,
             submission,
             selected_exercises(exercises),
             grading_mode(mode),
-            recorded=self.store is not None,
+            recorded=self.store is not None and record,
         )
         return self._queue(job)
 

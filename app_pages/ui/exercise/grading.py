@@ -27,9 +27,9 @@ from datetime import UTC, datetime
 import streamlit as st
 
 from app_pages.runtime import sandbox_notice
-from app_pages.runtime.process import one_per_process
 from app_pages.runtime.run_gate import page_runs
-from app_pages.ui.store_calls import off_the_gate, open_store, store, store_call
+from app_pages.ui.grading_service import _service, grading_service
+from app_pages.ui.store_calls import off_the_gate, store_call
 from grader import api
 from grader.service import GradingService, JobStatus, SubmissionRejected, WatchState
 from poslab.config import Settings
@@ -75,18 +75,6 @@ def poll_seconds(handed_in: datetime) -> float:
     """How often the page asks about a job handed in at ``handed_in``."""
     waited = (datetime.now(UTC) - handed_in).total_seconds()
     return next(every for until, every in POLL_STEPS if waited < until)
-
-
-@one_per_process  # the server's start-up and every page share it (process.py)
-def _service(db_url: str) -> GradingService:
-    return GradingService.from_env(store=open_store(db_url))
-
-
-def grading_service() -> GradingService | None:
-    """The app's one grading service (one per process and database); None, after saying why, without a store."""
-    if store() is None:
-        return None  # store() has said why: without a store a submission could be lost
-    return _service(Settings.from_env().db_url)
 
 
 def start_with_the_server() -> GradingService | None:

@@ -15,6 +15,7 @@ from poslab.assignments import Assignment, Course
 from poslab.course_grades import class_grades
 from poslab.deadline_text import when
 from poslab.deadlines import AssignmentGrade
+from poslab.roles import Actor
 from poslab.store import RosterMember
 
 PICK_KEY = "instructor-assignment"
@@ -51,7 +52,7 @@ def grades(found: Course, assignment: Assignment, members: tuple[RosterMember, .
     return class_grades(submissions, names, assignment, course.extensions(found, assignment.id), overrides)
 
 
-def extensions_section(keys: list[str]) -> None:
+def extensions_section(keys: list[str], actor: Actor) -> None:
     """Grant or withdraw one student's extension of the chosen assignment; list the ones in force."""
     picked = chosen()
     if picked is None or picked[1].due is None:
@@ -68,7 +69,7 @@ def extensions_section(keys: list[str]) -> None:
         day = first.date_input("New due date", value=assignment.due.astimezone(zone).date(), key="extension-day")
         hour = second.time_input("Time", value=assignment.due.astimezone(zone).time(), key="extension-time")
         if st.form_submit_button("Grant the extension", icon=":material/event_available:"):
-            _grant(assignment, student, datetime.combine(day, hour or time(23, 59)).replace(tzinfo=zone))
+            _grant(assignment, student, datetime.combine(day, hour or time(23, 59)).replace(tzinfo=zone), actor)
     rows = [
         (key, when(due, zone), "assignments file") for key, due in found.extensions.extensions(assignment.id).items()
     ]
@@ -85,11 +86,15 @@ def extensions_section(keys: list[str]) -> None:
             "Withdraw an extension set here", [item.student for item in stored], index=None, key="extension-withdraw"
         )
         if withdraw and st.button("Withdraw it", icon=":material/event_busy:", key="extension-withdraw-button"):
-            store_call("withdraw the extension", lambda store: store.withdraw_extension(assignment.id, withdraw), False)
+            store_call(
+                "withdraw the extension",
+                lambda store: store.withdraw_extension(assignment.id, withdraw, actor=actor),
+                False,
+            )
             st.rerun()
 
 
-def _grant(assignment: Assignment, student: str | None, due: datetime) -> None:
+def _grant(assignment: Assignment, student: str | None, due: datetime, actor: Actor) -> None:
     if not student:
         st.warning("Choose the student first.")
         return
@@ -97,7 +102,7 @@ def _grant(assignment: Assignment, student: str | None, due: datetime) -> None:
         st.warning(f"An extension must be after the assignment's due date, {when(assignment.due, due.tzinfo)}.")
         return
     done = store_call(
-        "grant the extension", lambda store: store.grant_extension(assignment.id, student, due, "instructor"), False
+        "grant the extension", lambda store: store.grant_extension(assignment.id, student, due, actor), False
     )
     if done is None:
         st.success(f"{student} now has until {when(due, due.tzinfo)}.", icon=":material/task_alt:")

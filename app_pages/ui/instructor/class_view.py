@@ -12,8 +12,10 @@ from app_pages.ui.store_calls import store_call
 from grader.lms.grades import suite_maxima
 from poslab.class_roll import class_roll
 from poslab.course_grades import assignment_roll
+from poslab.roles import Actor, may
 from poslab.store import RosterMember
 from poslab.viz.class_charts import score_distribution_chart
+from poslab.vocabulary import AuditAction
 
 
 def roster() -> tuple[RosterMember, ...] | None:
@@ -35,22 +37,24 @@ def _open(keys: list[str]) -> None:
         st.query_params[class_table.STUDENT_PARAM] = chosen
 
 
-def show_class() -> None:
+def show_class(actor: Actor) -> list[str]:
+    """The class table and its charts; the students' keys, for the sections below."""
     st.header("The class")
     picked = assignment_view.chosen(show_picker=True)
     table = roll()
     if table is None:
-        return
+        return []
     if table.empty:
         st.caption("No roster and no student has done anything yet.")
-        return
+        return []
     maxima, counted = suite_maxima(), None
     if picked is not None and picked[0].source:  # an assignments file: the chosen assignment's points and dates
         found, counted = picked
         table = assignment_roll(table, assignment_view.grades(found, counted, roster() or ()), counted)
         maxima = dict(counted.points)
     class_table.show(table, maxima, counted)
-    assignment_view.extensions_section(list(table["key"]))
+    if may(actor, AuditAction.EXTENSION):
+        assignment_view.extensions_section(list(table["key"]), actor)
     labels = dict(
         zip(table["key"], [f"{name} ({key})" if name != key else key for name, key in zip(table["name"], table["key"])])
     )
@@ -65,3 +69,4 @@ def show_class() -> None:
         args=(list(labels),),
     )
     frame.chart(score_distribution_chart(table.rename(columns={"key": "student"})))
+    return list(table["key"])

@@ -19,9 +19,11 @@ import streamlit as st
 from app_pages.runtime.server import app_path
 from app_pages.ui.store_calls import store_call
 from poslab.config import Settings
+from poslab.roles import Actor, may
 from poslab.roster import ACCEPTED, RosterStudent, read_roster
 from poslab.signin import links_csv
 from poslab.store import RosterMember
+from poslab.vocabulary import AuditAction
 
 NEW_LINKS_KEY = "roster-new-links"  # (CSV text, how many) of the links issued in this session
 NOTICE_KEY = "roster-notice"  # what the last action did, said once
@@ -53,11 +55,13 @@ def members_table(members: Sequence[RosterMember]) -> pd.DataFrame:
     )
 
 
-def _issue(keys: Sequence[str], members: Sequence[RosterMember]) -> None:
+def _issue(keys: Sequence[str], members: Sequence[RosterMember], actor: Actor) -> None:
     days = int(st.session_state.get(DAYS_KEY, DEFAULT_LINK_DAYS))
     app_url = (st.session_state.get(URL_KEY) or default_app_url()).strip()
     expires = datetime.now(UTC) + timedelta(days=days)
-    tokens = store_call("issue the links", lambda opened: opened.issue_links(keys, timedelta(days=days)), None)
+    tokens = store_call(
+        "issue the links", lambda opened: opened.issue_links(keys, timedelta(days=days), actor=actor), None
+    )
     if tokens:
         st.session_state[NEW_LINKS_KEY] = (links_csv(members, tokens, app_url, expires), len(tokens))
         st.session_state[NOTICE_KEY] = (
@@ -66,8 +70,8 @@ def _issue(keys: Sequence[str], members: Sequence[RosterMember]) -> None:
         )
 
 
-def _withdraw(keys: Sequence[str]) -> None:
-    live = store_call("withdraw the links", lambda opened: opened.revoke_links(keys), None)
+def _withdraw(keys: Sequence[str], actor: Actor) -> None:
+    live = store_call("withdraw the links", lambda opened: opened.revoke_links(keys, actor=actor), None)
     if live is not None:
         st.session_state[NOTICE_KEY] = (
             f"Withdrew {live} live link(s) of {len(keys)} student(s) and signed their browsers out."
@@ -75,16 +79,16 @@ def _withdraw(keys: Sequence[str]) -> None:
         st.session_state[CHOSEN_KEY] = []
 
 
-def _sign_out(keys: Sequence[str]) -> None:
-    ended = store_call("sign the students out", lambda opened: opened.end_sign_ins(keys), None)
+def _sign_out(keys: Sequence[str], actor: Actor) -> None:
+    ended = store_call("sign the students out", lambda opened: opened.end_sign_ins(keys, actor=actor), None)
     if ended is not None:
         st.session_state[NOTICE_KEY] = (
             f"Signed out {ended} browser(s) of {len(keys)} student(s); their links still work."
         )
 
 
-def _replace(students: Sequence[RosterStudent]) -> None:
-    change = store_call("import the roster", lambda opened: opened.replace_roster(students), None)
+def _replace(students: Sequence[RosterStudent], actor: Actor) -> None:
+    change = store_call("import the roster", lambda opened: opened.replace_roster(students, actor=actor), None)
     if change is not None:
         st.session_state[NOTICE_KEY] = (
             f"The roster has {len(students)} students: {change.added} new, {change.kept} "
@@ -92,15 +96,15 @@ def _replace(students: Sequence[RosterStudent]) -> None:
         )
 
 
-def _remove() -> None:
-    change = store_call("remove the roster", lambda opened: opened.clear_roster(), None)
+def _remove(actor: Actor) -> None:
+    change = store_call("remove the roster", lambda opened: opened.clear_roster(actor=actor), None)
     if change is not None:
         st.session_state[NOTICE_KEY] = (
             "The roster is removed: every link is withdrawn, and students type their names again (self-study mode)."
         )
 
 
-def links_box(members: Sequence[RosterMember]) -> None:
+def links_box(members: Sequence[RosterMember], actor: Actor) -> None:
     st.subheader("Personal sign-in links")
     st.caption(
         "Each link signs its student in on any browser that opens it, until it expires or is withdrawn; "
@@ -125,7 +129,7 @@ def links_box(members: Sequence[RosterMember]) -> None:
         f"New links for the {len(without)} without one",
         disabled=not without,
         on_click=_issue,
-        args=(without, members),
+        args=(without, members, actor),
         icon=":material/add_link:",
         width="stretch",
     )
@@ -133,7 +137,7 @@ def links_box(members: Sequence[RosterMember]) -> None:
         "New links for the chosen",
         disabled=not chosen,
         on_click=_issue,
-        args=(chosen, members),
+        args=(chosen, members, actor),
         icon=":material/autorenew:",
         width="stretch",
         help="Their earlier links stop working, and the browsers those signed in are signed out.",
@@ -142,7 +146,7 @@ def links_box(members: Sequence[RosterMember]) -> None:
         "Withdraw the chosen's links",
         disabled=not chosen,
         on_click=_withdraw,
-        args=(chosen,),
+        args=(chosen, actor),
         icon=":material/link_off:",
         width="stretch",
         help="And signs their browsers out.",
@@ -151,7 +155,7 @@ def links_box(members: Sequence[RosterMember]) -> None:
         "Sign the chosen out",
         disabled=not chosen,
         on_click=_sign_out,
-        args=(chosen,),
+        args=(chosen, actor),
         icon=":material/logout:",
         width="stretch",
         help="Ends their sign-ins on every browser; their links still work.",
@@ -165,7 +169,7 @@ def links_box(members: Sequence[RosterMember]) -> None:
             f"Re-issue all {len(members)} links",
             key="roster-reissue-all",
             on_click=_issue,
-            args=([member.key for member in members], members),
+            args=([member.key for member in members], members, actor),
             type="primary",
         )
     issued = st.session_state.get(NEW_LINKS_KEY)
@@ -181,7 +185,7 @@ def links_box(members: Sequence[RosterMember]) -> None:
         )
 
 
-def import_box(active: bool) -> None:
+def import_box(active: bool, actor: Actor) -> None:
     with st.expander(
         "Replace the roster" if active else "Import a roster", expanded=not active, icon=":material/upload_file:"
     ):
@@ -198,7 +202,7 @@ def import_box(active: bool) -> None:
         st.button(
             f"Make these {len(roster.students)} students the class's roster ({roster.format} file)",
             on_click=_replace,
-            args=(roster.students,),
+            args=(roster.students, actor),
             type="primary",
             icon=":material/group:",
         )
@@ -208,10 +212,10 @@ def import_box(active: bool) -> None:
                 "Every link is withdrawn and students type their names again: anyone can then type anyone's "
                 "name. Their work stays in the store."
             )
-            st.button("Remove the roster", key="roster-remove", on_click=_remove, type="primary")
+            st.button("Remove the roster", key="roster-remove", on_click=_remove, args=(actor,), type="primary")
 
 
-def roster_section() -> None:
+def roster_section(actor: Actor) -> None:
     st.header("Roster and sign-in links")
     notice = st.session_state.pop(NOTICE_KEY, None)
     if notice:
@@ -233,5 +237,9 @@ def roster_section() -> None:
             "or comments, or submit; reading the lessons needs no sign-in."
         )
         st.dataframe(members_table(members), hide_index=True)
-        links_box(members)
-    import_box(bool(members))
+    if not may(actor, AuditAction.ROSTER):
+        st.caption("Importing the roster and issuing, withdrawing or ending sign-ins are for instructors.")
+        return
+    if members:
+        links_box(members, actor)
+    import_box(bool(members), actor)
