@@ -72,7 +72,7 @@ def class_roll(progress: pd.DataFrame, roster: Sequence[Member], maxima: Mapping
             row[exercise] = 0.0 if pd.isna(fraction) else round(fraction * maximum, POINT_DECIMALS)
             row[f"grade:{exercise}"] = fraction
         for column in ACTIVITY_COLUMNS:
-            row[column] = found[column] if found is not None else None
+            row[column] = found.get(column) if found is not None else None  # "overridden": newer than some tables
         rows.append(row)
     table = pd.DataFrame(
         rows, columns=[*IDENTITY_COLUMNS, *maxima, *(f"grade:{ex}" for ex in maxima), *ACTIVITY_COLUMNS]
