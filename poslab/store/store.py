@@ -28,6 +28,7 @@ from .attempts import AttemptsMixin
 from .backup import backup_sqlite, beside, sqlite_file
 from .catalogue import Catalogue
 from .class_queries import ClassQueriesMixin
+from .code_export import CodeExportMixin
 from .engine import create_store_engine, run_transaction
 from .extensions import ExtensionsMixin
 from .jobs import GradingJobsMixin
@@ -57,6 +58,7 @@ class Store(
     PasswordFailuresMixin,
     ClassQueriesMixin,
     ExtensionsMixin,
+    CodeExportMixin,
 ):
     """Progress of every student: visits, quick checks, lessons done, hints, attempts, comments.
 
