@@ -1,6 +1,7 @@
 """Instructor: the whole class and each student, pass rates counted by student, the roster and its
-sign-in links, and grades back to the LMS, behind a password (wrong ones limited: ``lock``; an
-unlock lasts the browser session, across reloads). One student's page is ``?student_key=<key>``."""
+sign-in links, grades back to the LMS, similar code and an export of all code, behind a password
+(wrong ones limited: ``lock``; an unlock lasts the browser session, across reloads). One student's
+page is ``?student_key=<key>``."""
 
 import streamlit as st
 
@@ -8,10 +9,12 @@ from app_pages.runtime import sandbox_notice
 from app_pages.ui.instructor import lock, pass_cookie
 from app_pages.ui.instructor.class_table import STUDENT_PARAM
 from app_pages.ui.instructor.class_view import roster, show_class
+from app_pages.ui.instructor.code_export_view import code_export_section
 from app_pages.ui.instructor.gradebook_view import gradebook_section
 from app_pages.ui.instructor.lms import lms_export_section
 from app_pages.ui.instructor.pass_rates_view import show_by_student
 from app_pages.ui.instructor.roster_admin import roster_section
+from app_pages.ui.instructor.similarity_view import similarity_section
 from app_pages.ui.instructor.student_view import show_student
 
 st.title("Instructor")
@@ -50,3 +53,5 @@ show_by_student()
 gradebook_section()
 roster_section()
 lms_export_section()
+similarity_section()
+code_export_section()

@@ -55,6 +55,7 @@ APP_MAY_IMPORT_FROM_GRADER = (
     "grader.api",  # running_in_bundle(): whether this app is a student bundle (no hidden suite)
     "grader.lms.fill",  # the Instructor page fills an uploaded Canvas/Moodle grade file with the app's grades
     "grader.lms.grades",  # ... from the class table, with the suite's maximum per exercise
+    "grader.similarity",  # the Instructor page's "Similar code" compares the class's last submissions
 )
 GRADER_SERVICE = ("grader/service", "grader/cluster.py")
 GRADER_FRONT_ENDS = ("grader/cli", "grader/__main__.py", "grader/gradescope")
