@@ -81,7 +81,8 @@ def render_report(report: SimilarityReport, codes: Mapping[str, str]) -> str:
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>Similar code: {_text(report.exercise)}</title><style>{STYLE}</style></head><body>"
         f"<h1>Similar code: {_text(report.exercise)}</h1>"
-        f"<p>{len(report.students)} students compared, {len(report.pairs)} pairs flagged. A pair is flagged when "
+        f"<p>{len(report.students)} students compared, {len(report.pairs)} "
+        f"pair{'' if len(report.pairs) == 1 else 's'} flagged. A pair is flagged when "
         f"at least {rule.min_score:.0%} of one student's code (the starter code left out) is found in the "
         f"other's, in runs of at least {rule.noise_chars} characters once names, comments and layout are "
         f"set aside, and at least {rule.min_matched_chars} such characters match. A flag asks for a look, "

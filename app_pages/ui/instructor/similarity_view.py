@@ -37,7 +37,7 @@ def _lines(code: str, pair_regions: tuple[tuple[int, int], ...]) -> str:
 
 def _side(column, student: str, share: float, code: str, regions: tuple[tuple[int, int], ...]) -> None:
     column.text(f"{student}: {share:.0%} of this code matches (lines {_lines(code, regions)})")  # text: never Markdown
-    column.code(code, language="python", line_numbers=True)
+    column.code(code, language="python", line_numbers=True, wrap_lines=True)  # narrow columns: wrap, never cut
 
 
 def _show_pair(pair: SimilarPair, codes: dict[str, str]) -> None:
