@@ -1,8 +1,9 @@
 """Instructor: the whole class and each student, pass rates counted by student, regrades, scores set
-by hand, the roster and its sign-in links, grades back to the LMS, and the audit log. With a login
-or a roster, named instructors and TAs (``poslab.roles``) come in by their sign-in; otherwise the
-shared password (wrong ones limited: ``lock``; an unlock lasts the browser session, across reloads).
-TAs view and regrade; the rest is for instructors. One student's page is ``?student_key=<key>``."""
+by hand, the roster and its sign-in links, grades back to the LMS, similar code, an export of all
+code, and the audit log. With a login or a roster, named instructors and TAs (``poslab.roles``)
+come in by their sign-in; otherwise the shared password (wrong ones limited: ``lock``; an unlock
+lasts the browser session, across reloads). TAs view and regrade; the rest is for instructors.
+One student's page is ``?student_key=<key>``."""
 
 import streamlit as st
 
@@ -12,12 +13,14 @@ from app_pages.ui.instructor import lock, pass_cookie
 from app_pages.ui.instructor.audit_view import audit_section
 from app_pages.ui.instructor.class_table import STUDENT_PARAM
 from app_pages.ui.instructor.class_view import roster, show_class
+from app_pages.ui.instructor.code_export_view import code_export_section
 from app_pages.ui.instructor.gradebook_view import gradebook_section
 from app_pages.ui.instructor.lms import lms_export_section
 from app_pages.ui.instructor.override_view import override_section
 from app_pages.ui.instructor.pass_rates_view import show_by_student
 from app_pages.ui.instructor.regrade_view import regrade_section
 from app_pages.ui.instructor.roster_admin import roster_section
+from app_pages.ui.instructor.similarity_view import similarity_section
 from app_pages.ui.instructor.student_view import show_student
 from poslab.config import Settings
 from poslab.roles import PASSWORD_ACTOR, TA_NOTE, refusal
@@ -74,4 +77,7 @@ gradebook_section()
 roster_section(actor)
 if refusal(actor, AuditAction.EXPORT) is None:
     lms_export_section()
+similarity_section()
+if refusal(actor, AuditAction.EXPORT) is None:
+    code_export_section(actor)
 audit_section()

@@ -56,6 +56,7 @@ APP_MAY_IMPORT_FROM_GRADER = (
     "grader.lms.fill",  # the Instructor page fills an uploaded Canvas/Moodle grade file with the app's grades
     "grader.lms.grades",  # ... from the class table, with the suite's maximum per exercise
     "grader.regrade",  # the Instructor page regrades stored submissions on the grading service's judges
+    "grader.similarity",  # the Instructor page's "Similar code" compares the class's last submissions
 )
 GRADER_SERVICE = ("grader/service", "grader/cluster.py")
 GRADER_FRONT_ENDS = ("grader/cli", "grader/__main__.py", "grader/gradescope")

@@ -39,6 +39,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command("export", "grader.lms.cli", "fill a Canvas or Moodle grade file with the totals"),
     Command("new-exercise", "grader.cli.new_exercise", "write a small working exercise to edit"),
+    Command("similarity", "grader.cli.similarity", "pairs of students whose code is unusually similar, side by side"),
     Command("mutation", "grader.mutation", "score the hidden suite on mutants of the reference (cosmic-ray)"),
     Command("backup", "grader.cli.backup", "write a backup of the app's progress database (0600)"),
     Command("restore", "grader.cli.restore", "replace the app's progress database by a backup (stop the app first)"),

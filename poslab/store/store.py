@@ -31,6 +31,7 @@ from .backup import backup_sqlite, beside, sqlite_file
 from .catalogue import Catalogue
 from .class_queries import ClassQueriesMixin
 from .class_roster import RosterMixin
+from .code_export import CodeExportMixin
 from .engine import create_store_engine, run_transaction
 from .extensions import ExtensionsMixin
 from .jobs import GradingJobsMixin
@@ -66,6 +67,7 @@ class Store(
     OverridesMixin,
     RegradesMixin,
     AuditMixin,
+    CodeExportMixin,
 ):
     """Progress of every student: visits, quick checks, lessons done, hints, attempts, comments.
 
