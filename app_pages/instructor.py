@@ -76,7 +76,7 @@ if refusal(actor, AuditAction.OVERRIDE) is None:
 gradebook_section()
 roster_section(actor)
 if refusal(actor, AuditAction.EXPORT) is None:
-    lms_export_section()
+    lms_export_section(actor)
 similarity_section()
 if refusal(actor, AuditAction.EXPORT) is None:
     code_export_section(actor)

@@ -80,7 +80,14 @@ def test_instructor_fills_a_canvas_export_with_the_apps_grades(app_env, monkeypa
     assert "Column: Position Lab (4242)" in shown
     assert "Bob is in the grades but not in the gradebook." in shown
     assert any("scaled to 100" in line for line in shown)
-    assert "Download the filled file (CSV)" in [item.label for item in at.get("download_button")]
+    download = next(item for item in at.get("download_button") if item.label == "Download the filled file (CSV)")
+    assert Store(app_env).audit_entries() == ()  # filling is not yet taking the grades out
+    download.click().run()
+    logged = Store(app_env).audit_entries()
+    assert [(entry.action.value, entry.target, entry.detail) for entry in logged] == [
+        ("export", "grades for the LMS", "gradebook-filled.csv: 2 student(s)")
+    ]
+    assert logged[0].actor == "password"  # unlocked with the shared password
 
 
 def test_instructor_fills_a_moodle_worksheet_and_a_bad_file_gets_a_sentence(app_env, monkeypatch):

@@ -19,6 +19,7 @@ from grader.lms.grades import grades_from_assignment, grades_from_class_table, s
 from poslab.assignments import Assignment, Course
 from poslab.course_grades import feedback_line
 from poslab.lms_csv import CsvFileError
+from poslab.roles import Actor
 
 CANVAS, MOODLE = "Canvas gradebook export", "Moodle grading worksheet"
 HOW_TO_EXPORT = {
@@ -28,7 +29,7 @@ HOW_TO_EXPORT = {
 }
 
 
-def lms_export_section() -> None:
+def lms_export_section(actor: Actor) -> None:
     """Upload the LMS's grade file, get it back with the assignment's grades filled in."""
     st.header("Grades back to the LMS")
     picked = assignment_view.chosen()
@@ -76,7 +77,7 @@ def lms_export_section() -> None:
     except CsvFileError as error:
         st.error(str(error))
         return
-    _show(filled, uploaded.name, missing_zero)
+    _show(filled, uploaded.name, missing_zero, actor)
 
 
 def _assignment_grades(found: Course, counted: Assignment) -> tuple[list[StudentGrade], dict[str, str]]:
@@ -86,7 +87,15 @@ def _assignment_grades(found: Course, counted: Assignment) -> tuple[list[Student
     return grades_from_assignment(counted_grades), feedback
 
 
-def _show(filled: FilledGradebook, uploaded_name: str, missing_zero: bool) -> None:
+def _record_download(actor: Actor, file_name: str, students: int) -> None:
+    store_calls.store_call(
+        "record the download in the audit log",
+        lambda store: store.record_export("grades for the LMS", f"{file_name}: {students} student(s)", actor=actor),
+        None,
+    )
+
+
+def _show(filled: FilledGradebook, uploaded_name: str, missing_zero: bool, actor: Actor) -> None:
     without = "given 0" if missing_zero else "left as exported"
     st.success(
         f"Filled in for {filled.filled} student(s); {filled.left} without a grade {without}.",
@@ -105,6 +114,8 @@ def _show(filled: FilledGradebook, uploaded_name: str, missing_zero: bool) -> No
         filled.text.encode("utf-8"),
         f"{stem}-filled.csv",
         mime="text/csv",
+        on_click=_record_download,
+        args=(actor, f"{stem}-filled.csv", filled.filled),
         icon=":material/download:",
         key="lms-export-download",
     )
