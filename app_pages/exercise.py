@@ -9,32 +9,16 @@ import streamlit as st
 
 from app_pages.ui import deadlines_view, identity
 from app_pages.ui.exercise import grading, hand_in, hints, workspace
-from poslab.exercises import EXERCISES, Exercise, get_exercise, spec
-
-EXERCISE_PARAM = "exercise"
-CHOSEN_KEY = "exercise_chosen"  # the exercise last open in this session (the widget's key is dropped off-page)
-PICK_KEY = "exercise-pick"
-
-
-def chosen_exercise() -> Exercise:
-    """The ?exercise= of the address, else this session's last one, else the first exercise."""
-    ids = [item.id for item in EXERCISES]
-    if PICK_KEY not in st.session_state:
-        wanted = st.query_params.get(EXERCISE_PARAM) or st.session_state.get(CHOSEN_KEY)
-        st.session_state[PICK_KEY] = wanted if wanted in ids else ids[0]
-    picked = st.selectbox("Exercise", ids, format_func=hand_in.TITLES.get, key=PICK_KEY)
-    st.session_state[CHOSEN_KEY] = picked
-    st.query_params[EXERCISE_PARAM] = picked
-    return get_exercise(picked)
-
+from app_pages.ui.exercise.picker import chosen_exercise
+from poslab.exercises import spec
 
 st.title("Exercises")
-exercise = chosen_exercise()
+student = identity.current_student()
+exercise = chosen_exercise(student)
 st.caption(f"Implement {', '.join(exercise.names)} in `{exercise.filename}`. The spec:")
 # Plain text, the same as the stub's docstring. Not wrapped: its aligned columns and formulas ("N - 1")
 # keep their lines, and a narrow page scrolls the block sideways instead.
 st.code(spec(exercise.id), language=None, wrap_lines=False)
-student = identity.current_student()
 if student is not None:
     deadlines_view.exercise_deadlines(student, exercise.id)  # the due date, the late policy, what counts
 hints.show_hints(student, exercise.id)

@@ -169,3 +169,18 @@ def test_a_lesson_run_reads_the_progress_once_and_a_lesson_done_shows_in_the_sam
     # The last reveal was a click's callback, before the run: the sidebar's read already holds it.
     assert any("finished this lesson" in box.value for box in at.success)
     assert progress_texts(at.sidebar) == [f"Course progress: {Store(app_env).progress('Ann').percent:.0f}%"]
+
+
+def test_the_exercise_picker_marks_each_exercise_with_the_best_hidden_suite_grade(app_env):
+    store = Store(app_env)
+    store.record_attempt("Ann", "rope", 11, 20)
+    store.record_attempt("Ann", "alibi", 4, 4)
+    store.record_attempt("Ann", "alibi", 1, 4)  # a worse one later: the best counts
+    store.record_attempt("Ann", "t5", 5, 5, public_tests_only=True)  # public tests: no grade
+    at = go(open_app(student="Ann"), "app_pages/exercise.py")
+    assert not at.exception, at.exception
+    titles = {item.id: item.title for item in EXERCISES}
+    labels = dict(zip(at.selectbox(key="exercise-pick").options, (item.id for item in EXERCISES)))
+    assert labels[f"{titles['rope']} · 11/20"] == "rope"
+    assert labels[f"{titles['alibi']} ✓ 4/4"] == "alibi"
+    assert labels[titles["t5"]] == "t5"

@@ -19,13 +19,12 @@ import streamlit as st
 
 from app_pages.ui import clock
 from app_pages.ui.exercise import feedback, grading, history, local_folder, workspace
+from app_pages.ui.exercise.picker import TITLES
 from grader.results import SubmissionResult
 from grader.submissions import MAX_FILE_BYTES, SubmissionRejected, source_from_upload
 from grader.vocabulary import WatchState
 from poslab.exercises import EXERCISES, Exercise
 from poslab.vocabulary import AttemptKind
-
-TITLES = {item.id: item.title for item in EXERCISES}
 
 
 @st.fragment
