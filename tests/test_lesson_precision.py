@@ -75,6 +75,12 @@ def test_charts_follow_the_conventions():
     assert convention_problems(lesson.score_view(4).chart) == []
 
 
+def test_the_error_axis_reads_as_plain_numbers_and_names_where_exact_values_are_drawn():
+    axis = lesson.precision_view().chart.to_dict()["encoding"]["y"]["axis"]
+    assert "s" not in axis.get("format", "")  # SI prefixes would read 0.01 as "10m"
+    assert "'exact'" in axis["labelExpr"] and "0.01" in axis["labelExpr"]
+
+
 def test_page_shows_the_exact_ranges_and_the_segment_errors(lesson_page):
     at = lesson_page(LESSON)
     shown = metrics(at)

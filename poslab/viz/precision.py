@@ -77,7 +77,8 @@ def _error_chart(frame: pd.DataFrame) -> alt.Chart:
                 "drawn:Q",
                 title=y_axis_title("largest rounding error", "positions, log scale"),
                 scale=alt.Scale(type="log", domain=[0.01, 10_000]),
-                axis=alt.Axis(format="~s"),
+                # Plain numbers, not SI ("10m" read as ten metres); 0.01 is where exact values are drawn.
+                axis=alt.Axis(labelExpr="datum.value <= 0.01 ? 'exact' : format(datum.value, ',~g')"),
             ),
             color=alt.Color("dtype:N", title="stored as"),
             strokeDash=alt.StrokeDash("dtype:N", title="stored as"),
