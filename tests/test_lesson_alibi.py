@@ -73,6 +73,12 @@ def test_recency_weights_are_exp_minus_m_d():
     assert convention_problems(lesson.recency_chart(4, 20)) == []
 
 
+def test_the_recency_lines_of_twelve_heads_are_told_apart_by_a_multi_hue_palette():
+    scale = lesson.recency_chart(12, 20).to_dict()["layer"][0]["encoding"]["color"].get("scale", {})
+    # Vega-Lite's default for an ordinal field is one hue (blues): 12 heads came out near-identical.
+    assert scale.get("scheme") in {"viridis", "plasma", "inferno", "magma", "turbo", "cividis"}, scale
+
+
 def test_moving_the_whole_sequence_changes_nothing_with_alibi_but_changes_an_added_table():
     moved = lesson.shifted_inputs(4, 8, 100)
     assert moved.alibi_difference < 1e-12

@@ -214,7 +214,11 @@ def recency_chart(n_heads: int, max_distance: int) -> alt.LayerChart:
         .encode(
             x=x,
             y=y,
-            color=alt.Color("head:O", title="head", legend=alt.Legend(orient="bottom", columns=8)),
+            # viridis: ordered like the heads, and far apart from the first to the last (the default blues
+            # make 12 heads near-identical)
+            color=alt.Color(
+                "head:O", title="head", scale=alt.Scale(scheme="viridis"), legend=alt.Legend(orient="bottom", columns=8)
+            ),
             tooltip=[alt.Tooltip("head:O"), alt.Tooltip("distance:Q"), alt.Tooltip("weight:Q", format=".2e")],
         )
     )
