@@ -12,12 +12,16 @@ def test_correct_cache_reproduces_the_full_pass():
     view = lesson.cache_view(16, 8, "correct")
     assert view.max_difference < 1e-12 and view.first_wrong_step is None
     assert convention_problems(view.difference) == [] and view.difference.to_dict()["description"]
+    lowest, highest = view.difference.to_dict()["encoding"]["color"]["scale"]["domain"]
+    # float rounding (below 1e-12 here) sits in the middle of a colour range at least a million times wider
+    assert lowest == -highest and highest >= 1e6 * max(view.max_difference, 1e-18)
 
 
 def test_rotating_cached_keys_again_breaks_the_scores_from_the_first_nonzero_position():
     view = lesson.cache_view(16, 8, "re-rotated every step")
     # Step 1 re-rotates key 0 by position 0 (the identity); step 2 re-rotates key 1 by one position.
     assert view.first_wrong_step == 2 and view.max_difference > 1e-3
+    assert view.difference.to_dict()["encoding"]["color"]["scale"]["domain"][1] == pytest.approx(view.max_difference)
 
 
 def test_full_pass_scores_are_rope_dot_products():

@@ -17,7 +17,7 @@ import altair as alt
 import torch
 
 from poslab.permutation import permutation_matrix
-from poslab.viz.common import axis_title, heatmap
+from poslab.viz.common import ROUNDING_NOISE, axis_title, difference_domain, heatmap
 from poslab.viz.permutation.orders import validate_order
 
 SEED_ORDER = (2, 0, 3, 1)  # the source lesson's P = [[0,0,1,0],[1,0,0,0],[0,0,0,1],[0,1,0,0]]
@@ -204,8 +204,10 @@ def difference_chart(result: DemoResult) -> alt.Chart:
         y_title=axis_title("slot", "index"),
         value_title="difference",
         value_format=".2e",
+        domain=difference_domain(result.difference),
         description=(
             f"Heatmap of P·attn(X) − attn(PX) for every slot (rows) and feature (columns): the "
-            f"largest entry is {biggest:.2e} in size; allclose prints {result.printed}."
+            f"largest entry is {biggest:.2e} in size; allclose prints {result.printed}. Differences under "
+            f"{ROUNDING_NOISE:g} (float rounding) draw as zero."
         ),
     )

@@ -49,6 +49,18 @@ def y_axis_title(name: str, unit: str | None = None) -> str | list[str]:
     return [name, f"({unit})"] if unit and len(title) > Y_TITLE_MAX_CHARS else title
 
 
+ROUNDING_NOISE = 1e-6  # differences below this are float rounding in the lessons' float64/float32 demos
+
+
+def difference_domain(values: Any, floor: float = ROUNDING_NOISE) -> tuple[float, float]:
+    """A colour range centred on 0 for a difference heatmap, never narrower than ``±floor``: rounding
+    noise (1e-15) then draws as the zero colour instead of filling the whole scale."""
+    finite = as_matrix(values)
+    finite = finite[np.isfinite(finite)]
+    largest = max(float(np.abs(finite).max()) if finite.size else 0.0, floor)
+    return (-largest, largest)
+
+
 def as_matrix(values: Any) -> np.ndarray:
     """A 2-D float64 array from a nested list, numpy array or (CPU) torch tensor."""
     if hasattr(values, "detach"):  # a torch tensor, without importing torch here

@@ -24,7 +24,7 @@ import torch
 
 from poslab.encodings.attention import attention
 from poslab.encodings.rope import apply_rotary, rope_inverse_frequencies
-from poslab.viz.common import axis_title, heatmap
+from poslab.viz.common import ROUNDING_NOISE, axis_title, difference_domain, heatmap
 
 CACHE_MODES = {
     "correct": "keys rotated once, before caching; query at position = cache length",
@@ -84,12 +84,13 @@ def cache_view(seq_len: int, head_dim: int, mode: str, base: float = 10000.0, se
         value_title="score difference",
         diverging=True,
         value_format=".2e",
+        domain=difference_domain(difference.numpy()),
     )
     chart = chart.properties(
         description=(
             f"Heatmap of the difference between the attention scores of incremental decoding with a KV cache "
             f"({CACHE_MODES[mode]}) and those of one full pass, for {seq_len} positions; zero everywhere when "
-            f"the cache is used correctly."
+            f"the cache is used correctly (differences under {ROUNDING_NOISE:g}, float rounding, draw as zero)."
         )
     )
     return CacheView(float(per_step.max()), int(wrong[0]) if len(wrong) else None, chart, mode)
