@@ -4,6 +4,8 @@ import streamlit as st
 
 from app_pages.ui import glance
 from poslab.course_map import course_map, home_text
+from poslab.exercises import EXERCISES
+from poslab.viz.progress import EXERCISE_PAGE
 
 st.title("Position Lab")
 st.markdown(home_text("intro"))
@@ -25,5 +27,13 @@ for group, stops in path:
         with st.container(horizontal=True, vertical_alignment="center", gap="small"):
             st.page_link(stop.page_path, label=stop.label, icon=stop.icon)
             st.caption(stop.summary)
+
+st.markdown("**Exercises**")
+for exercise in EXERCISES:
+    with st.container(horizontal=True, vertical_alignment="center", gap="small"):
+        st.page_link(
+            EXERCISE_PAGE, label=exercise.title, icon=":material/code:", query_params={"exercise": exercise.id}
+        )
+        st.caption(f"Implement {', '.join(exercise.names)} in `{exercise.filename}`")
 
 st.markdown(home_text("how"))

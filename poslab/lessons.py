@@ -42,6 +42,7 @@ class Lesson:
     order: int
     text: dict[str, str]
     checks: tuple[QuickCheck, ...]
+    exercise: str | None = None  # the exercise that practises this lesson, if one does
 
     @property
     def check_ids(self) -> tuple[str, ...]:
@@ -66,7 +67,9 @@ def _load_lesson(raw: dict, order: int) -> Lesson:
     checks = tuple(_load_check(check, raw["id"]) for check in body.get("checks", []))
     if len({check.id for check in checks}) != len(checks):
         raise ValueError(f"lesson {raw['id']} repeats a quick-check id")
-    return Lesson(raw["id"], raw["title"], raw["icon"], raw["group"], order, body.get("text", {}), checks)
+    return Lesson(
+        raw["id"], raw["title"], raw["icon"], raw["group"], order, body.get("text", {}), checks, raw.get("exercise")
+    )
 
 
 @cache

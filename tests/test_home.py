@@ -58,3 +58,26 @@ def test_the_three_families_summary_counts_the_methods_it_compares():
         stop.summary for _, stops in home.course_map() for stop in stops if stop.lesson_id == "three-families"
     )
     assert f"the {words[len(methods())]} methods" in summary
+
+
+def test_home_lists_every_exercise_opening_on_its_own_address(app_env):
+    from poslab.exercises import EXERCISES
+
+    links = {link.proto.label: link.proto for link in open_app().get("page_link")}
+    for exercise in EXERCISES:
+        assert links[exercise.title].page == "exercise", exercise.id
+        assert links[exercise.title].query_string == f"exercise={exercise.id}"
+
+
+def test_each_exercise_is_practised_after_a_lesson_whose_footer_links_to_it(lesson_page):
+    from poslab.exercises import EXERCISE_IDS, get_exercise
+
+    linked = {lesson.exercise: lesson for lesson in all_lessons() if lesson.exercise is not None}
+    assert sorted(linked) == sorted(EXERCISE_IDS)  # every exercise, each from one lesson
+    page = lesson_page(linked["rope"].id)
+    link = next(link.proto for link in page.get("page_link") if link.proto.label.startswith("Practise it"))
+    assert (link.label, link.page, link.query_string) == (
+        f"Practise it: {get_exercise('rope').title}",
+        "exercise",
+        "exercise=rope",
+    )

@@ -17,6 +17,7 @@ from app_pages.ui import charts
 from app_pages.ui.comments import comments_section
 from app_pages.ui.identity import current_student, prompt
 from app_pages.ui.store_calls import progress_this_run, store_call
+from poslab.exercises import get_exercise
 from poslab.lessons import Lesson, QuickCheck, get_lesson, lesson_text, neighbours
 from poslab.viz.progress import EXERCISE_PAGE as EXERCISE_PAGE_PATH
 
@@ -95,9 +96,21 @@ def lesson_footer(lesson_id: str) -> None:
         st.caption("Predict first, then reveal. A wrong answer explains the misconception behind it.")
         for check in remaining:
             quick_check(lesson.id, check)
+    practice_link(lesson)
     mark_done(lesson.id)
     prev_next(lesson.id)
     comments_section(lesson.id)
+
+
+def practice_link(lesson: Lesson) -> None:
+    """The exercise that practises this lesson, opened on the Exercises page."""
+    if lesson.exercise is not None:
+        st.page_link(
+            EXERCISE_PAGE_PATH,
+            label=f"Practise it: {get_exercise(lesson.exercise).title}",
+            icon=":material/code:",
+            query_params={"exercise": lesson.exercise},
+        )
 
 
 def record_visit(lesson_id: str) -> None:
