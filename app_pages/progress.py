@@ -80,3 +80,17 @@ if attempts is not None and attempts.empty:
 elif attempts is not None:
     titles = {exercise.id: exercise.title for exercise in EXERCISES}
     frame.chart(attempts_chart(attempts, titles, clock.student_zone()))
+
+st.header("All your work")
+opened = store_calls.store()
+if opened is not None:
+    st.download_button(
+        "Download all your work (zip)",
+        lambda: opened.student_work_zip(student),  # made on the click, in a thread of its own
+        "poslab-my-work.zip",
+        mime="application/zip",
+        on_click="ignore",
+        icon=":material/folder_zip:",
+        help="Every submission's code, by exercise and attempt, and each exercise's saved draft",
+        key="my-work-download",
+    )

@@ -95,6 +95,7 @@ def test_a_fresh_session_with_the_same_name_sees_the_lessons_on_the_progress_pag
     assert later.metric[0].value == "0%"  # nothing done yet: visits and one check are not a lesson
     steps = [link.proto.label for link in later.get("page_link")]
     assert any("remaining quick check" in step and first.title in step for step in steps)
+    assert "Download all your work (zip)" in [button.proto.label for button in later.get("download_button")]
 
 
 def test_with_a_login_configured_the_account_is_the_identity_and_the_url_is_ignored(app_env):

@@ -103,3 +103,23 @@ def test_a_key_becomes_one_safe_folder_name(name, folder):
     from poslab.store.code_export import safe_folder
 
     assert safe_folder(name) == folder
+
+
+def test_a_students_own_zip_has_their_submissions_and_drafts_and_nobody_elses(store):
+    ten = key(10)  # rope x1 (10 % 3), alibi x1 (10 % 5 == 0)
+    store.save_draft(ten, "decode", "# my decode draft\n", saved_by="tab")
+    store.save_draft(key(11), "decode", "# someone else's draft\n", saved_by="tab")
+    archive = zipfile.ZipFile(io.BytesIO(store.student_work_zip(ten)))
+    rope_at, alibi_at = seeded_times(10)["rope"][0], seeded_times(10)["alibi"][0]
+    assert sorted(archive.namelist()) == sorted(
+        [
+            f"{ten}/rope/attempt-1-{rope_at:%Y%m%dT%H%M%SZ}/rope.py",
+            f"{ten}/alibi/attempt-1-{alibi_at:%Y%m%dT%H%M%SZ}/alibi.py",
+            f"{ten}/decode/draft/decode.py",
+            "index.csv",
+        ]
+    )
+    assert archive.read(f"{ten}/decode/draft/decode.py").decode() == "# my decode draft\n"
+    assert archive.read(f"{ten}/rope/attempt-1-{rope_at:%Y%m%dT%H%M%SZ}/rope.py").decode() == code_of(10, "rope", 1)
+    rows = list(csv.DictReader(io.StringIO(archive.read("index.csv").decode())))
+    assert {row["student"] for row in rows} == {ten} and [row["attempt"] for row in rows][-1] == "draft"

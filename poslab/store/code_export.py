@@ -1,5 +1,6 @@
-"""The code handed in, read for the instructor: every submission's code as one zip, by student,
-exercise and attempt, and each student's last submitted code for an exercise (the similarity check).
+"""The code handed in: for the instructor, every submission's code as one zip, by student, exercise
+and attempt, and each student's last submitted code for an exercise (the similarity check); for a
+student, their own submissions and saved drafts (``<student>/<exercise>/draft/<file>``) as one zip.
 
 In the zip, each attempt is ``<student>/<exercise>/attempt-<n>-<UTC time>/<exercise's file>``, with
 ``n`` counting that student's submissions of that exercise from 1, oldest first; ``index.csv`` at
@@ -23,6 +24,7 @@ from poslab.exercises import get_exercise
 from poslab.vocabulary import AttemptKind
 
 from . import schema
+from .workspace import Draft
 
 UNSAFE_CHARS = set('/\\:*?"<>|')  # a separator, or refused in a file name on Windows
 INDEX_FILE = "index.csv"
@@ -63,9 +65,10 @@ def _student_folders(students: list[str]) -> dict[str, str]:
     return folders
 
 
-def code_zip(submissions: tuple[SubmittedCode, ...]) -> bytes:
-    """The zip of ``submissions`` (oldest first), with its ``index.csv``."""
-    folders = _student_folders(sorted({item.student for item in submissions}))
+def code_zip(submissions: tuple[SubmittedCode, ...], drafts: tuple[Draft, ...] = ()) -> bytes:
+    """The zip of ``submissions`` (oldest first), with its ``index.csv``; each of ``drafts`` (the
+    editor's code as last saved) as ``<student>/<exercise>/draft/<file>``."""
+    folders = _student_folders(sorted({item.student for item in (*submissions, *drafts)}))
     counts: dict[tuple[str, str], int] = defaultdict(int)
     index = io.StringIO()
     rows = csv.writer(index)
@@ -82,6 +85,14 @@ def code_zip(submissions: tuple[SubmittedCode, ...]) -> bytes:
             archive.writestr(entry, item.code)
             stamp = item.time.astimezone(UTC).isoformat()
             rows.writerow([item.student, item.exercise, number, stamp, item.score, item.max_score, path])
+        for draft in drafts:
+            path = f"{folders[draft.student]}/{draft.exercise}/draft/{get_exercise(draft.exercise).filename}"
+            archive.writestr(
+                zipfile.ZipInfo(path, date_time=draft.saved_at.astimezone(UTC).timetuple()[:6]), draft.code
+            )
+            rows.writerow(
+                [draft.student, draft.exercise, "draft", draft.saved_at.astimezone(UTC).isoformat(), "", "", path]
+            )
         archive.writestr(INDEX_FILE, index.getvalue())
     return buffer.getvalue()
 
@@ -89,14 +100,16 @@ def code_zip(submissions: tuple[SubmittedCode, ...]) -> bytes:
 class CodeExportMixin:
     """Store methods that read handed-in code (``Store`` provides ``_read`` and ``catalogue``)."""
 
-    def submitted_code(self) -> tuple[SubmittedCode, ...]:
-        """Every submission kept with its code, oldest first (ties by id)."""
+    def submitted_code(self, student: str | None = None) -> tuple[SubmittedCode, ...]:
+        """Every submission kept with its code (``student``'s only, if given), oldest first (ties by id)."""
         table = schema.attempts
         query = (
             sa.select(*(table.c[name] for name in ("id", "student", "exercise", "at", "score", "max_score", "code")))
             .where(table.c.kind == AttemptKind.SUBMISSION, table.c.code.is_not(None))
             .order_by(table.c.at, table.c.id)
         )
+        if student is not None:
+            query = query.where(table.c.student == student)
         rows = self._read(lambda conn: conn.execute(query).all())
         return tuple(
             SubmittedCode(row.id, row.student, row.exercise, row.at, row.score, row.max_score, row.code) for row in rows
@@ -105,6 +118,11 @@ class CodeExportMixin:
     def export_code_zip(self) -> bytes:
         """Every submission's code as one zip (the module's docstring gives its layout)."""
         return code_zip(self.submitted_code())
+
+    def student_work_zip(self, student: str) -> bytes:
+        """One student's own work: every submission of theirs and each exercise's saved draft."""
+        drafts = (self.draft(student, exercise) for exercise in self.catalogue.exercises)
+        return code_zip(self.submitted_code(student), tuple(draft for draft in drafts if draft is not None))
 
     def last_submitted_code(self, exercise: str) -> dict[str, str]:
         """Each student's code of their last submission of ``exercise`` that kept code."""
