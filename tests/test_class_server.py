@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -23,6 +21,7 @@ import pytest
 
 from benchmarks.server_watch import ClassServer, metrics
 from benchmarks.streamlit_client import ProtocolSession, run_sessions
+from grader.mutants import reference_source
 from poslab.exercises import get_exercise
 from poslab.store import Store
 from tests.conftest import ROOT, require_system_part
@@ -30,13 +29,14 @@ from tests.test_listening_sockets import beyond_loopback, explain, listeners
 from tests.test_store_support import fresh_postgres_schema, postgres_base_url
 
 SCRIPT = ROOT / "deploy" / "start-class.sh"
-REFERENCE = "from grader.mutants import reference_source as r; print(r())"
 GRADED_WITHIN = 300.0  # seconds: a judge warming up on a loaded machine, then the grading
 
 
 @pytest.fixture
-def class_server(tmp_path: Path):
+def class_server(tmp_path: Path, monkeypatch):
     require_system_part(shutil.which("haproxy") is not None, "haproxy is not installed (apt-get install haproxy)")
+    monkeypatch.setenv("POSLAB_GRADER_WARM_MODES", "hidden")  # no practice run here: one sandbox worker
+    monkeypatch.setenv("POSLAB_STOP_GRACE", "3")  # how the server stops is not tested here
     with fresh_postgres_schema(postgres_base_url()) as db_url:
         server = ClassServer.start(ROOT, processes=2, db_url=db_url, judges=1, folder=tmp_path)
         try:
@@ -54,7 +54,7 @@ def wait_until_graded(store: Store, student: str, exercise: str, job_id: str, ru
     while time.monotonic() < deadline:
         if store.grading_job(job_id).status != "queued":
             return
-        time.sleep(1.0)
+        time.sleep(0.2)
     logs = "\n".join(
         f"--- {log.name}\n" + "\n".join(log.read_text(errors="replace").splitlines()[-15:])
         for log in sorted(run_dir.glob("*.log"))
@@ -66,10 +66,7 @@ def wait_until_graded(store: Store, student: str, exercise: str, job_id: str, ru
 
 def test_progress_and_a_submission_made_through_one_process_show_through_the_other(class_server):
     store = Store(class_server.db_url)
-    reference = subprocess.run(
-        [sys.executable, "-c", REFERENCE], capture_output=True, text=True, cwd=ROOT, check=True
-    ).stdout
-    store.save_draft("ada", "rope", reference, saved_by="earlier-tab")
+    store.save_draft("ada", "rope", reference_source(), saved_by="earlier-tab")
     url, apps = class_server.url, class_server.apps
 
     async def through_app1() -> None:

@@ -34,6 +34,8 @@ def class_with_roster(tmp_path: Path, monkeypatch):
     require_system_part(shutil.which("haproxy") is not None, "haproxy is not installed (apt-get install haproxy)")
     monkeypatch.setenv("POSLAB_ROSTER", str(write_roster(tmp_path / "roster.csv", ["ada", "bob"])))
     monkeypatch.setenv("POSLAB_GRADER_START", "on_demand")  # nothing is graded here
+    monkeypatch.setenv("POSLAB_GRADER_WARM_MODES", "hidden")  # so one sandbox worker is enough
+    monkeypatch.setenv("POSLAB_STOP_GRACE", "3")  # how the server stops is not tested here
     with fresh_postgres_schema(postgres_base_url()) as db_url:
         server = ClassServer.start(ROOT, processes=2, db_url=db_url, judges=1, folder=tmp_path)
         try:

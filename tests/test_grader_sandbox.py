@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 import textwrap
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 import torch
@@ -76,6 +78,19 @@ def worker():
     process = WorkerProcess(SETTINGS, isolation="bwrap")
     yield process
     process.close()
+
+
+@contextmanager
+def grading_on(worker: WorkerProcess, settings: GraderSettings = SETTINGS, **grader) -> Iterator[Grader]:
+    """A Grader on the module's warm sandbox worker (each submission still gets a child of its own)."""
+    grading = Grader(settings, **grader)
+    grading.worker = worker
+    try:
+        yield grading
+    finally:
+        if grading.worker is worker:
+            grading.worker = None  # the module's fixture closes it
+        grading.close()  # a worker started in its place (the module's had died)
 
 
 @pytest.fixture
@@ -199,15 +214,13 @@ def test_the_child_sees_no_project_no_network_and_runs_unprivileged(worker):
 
 
 def test_a_full_submission_scores_full_marks_and_records_bwrap(worker):
-    require_bwrap()
-    with Grader(SETTINGS, suite=ProbeSuite) as grading:
+    with grading_on(worker, suite=ProbeSuite) as grading:
         result = grading.grade(load_submission({"mine.py": reference_submission()}))
     assert (result.score, result.max_score, result.status) == (PROBE_MAX, PROBE_MAX, "graded")
     assert result.isolation == "bwrap"
 
 
-def test_import_problems_are_sentences_and_cost_only_their_exercise(tmp_path):
-    require_bwrap()
+def test_import_problems_are_sentences_and_cost_only_their_exercise(worker, tmp_path):
     folder = tmp_path / "carol"
     folder.mkdir()
     # attention.py defines attention and sinusoidal_encoding only
@@ -217,7 +230,7 @@ def test_import_problems_are_sentences_and_cost_only_their_exercise(tmp_path):
     (folder / "alibi.py").write_text("import torch\n\n\ndef alibi_slopes(n_heads:\n    return 1\n")
     (folder / "learned.py").write_text("from poslab.encodings import LearnedPositionalEmbedding\n")
     (folder / "test_mine.py").write_text("raise SystemExit('never imported')\n")
-    with Grader(SETTINGS, suite=ProbeSuite) as grading:
+    with grading_on(worker, suite=ProbeSuite) as grading:
         result = grading.grade(load_submission(folder))
     scores = {exercise: score.score for exercise, score in result.exercises.items()}
     # sinusoidal_encoding is found in attention.py; learned looks through every file and hangs in rope.py
@@ -257,10 +270,9 @@ def public_test_names(exercise: str) -> set[str]:
     return {node.name for node in tree.body if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")}
 
 
-def test_a_practice_run_of_one_exercise_runs_its_public_tests_and_no_others():
+def test_a_practice_run_of_one_exercise_runs_its_public_tests_and_no_others(worker):
     """The app's "Run the public tests" pays for one exercise's tests, each of them, all passed."""
-    require_bwrap()
-    with Grader(SETTINGS, mode="public") as grading:
+    with grading_on(worker, mode="public") as grading:  # pytest is imported in the child, not preloaded
         result = grading.grade(load_submission({"rope.py": reference_source()}), ["rope"])
     ran = {test.name.split("::")[-1].split("[")[0] for test in result.tests}
     assert ran == public_test_names("rope")
@@ -281,10 +293,8 @@ def fallback():
 
 
 def test_the_fallback_grades_a_full_submission_and_says_so(fallback):
-    with Grader(SETTINGS.with_changes(isolation="fallback"), suite=ProbeSuite) as grading:
-        grading.worker = fallback
+    with grading_on(fallback, SETTINGS.with_changes(isolation="fallback"), suite=ProbeSuite) as grading:
         result = grading.grade(load_submission({"mine.py": reference_submission()}))
-        grading.worker = None  # the module fixture closes it
     assert (result.score, result.isolation) == (PROBE_MAX, "fallback")
 
 

@@ -26,7 +26,8 @@ from benchmarks.streamlit_client import ProtocolSession, run_sessions
 from tests.conftest import ROOT
 
 JUDGES = 1  # one judge shows a judge's sockets; each costs a torch start-up in the suite
-REFERENCE = "from grader.mutants import reference_source as r; print(r())"
+# What is graded does not matter here, only that a judge starts and grades: one short exercise.
+SUBMISSION = "def apply_rope(x, positions=None, base=10000.0):\n    return x\n"
 
 
 @dataclass(frozen=True)
@@ -127,9 +128,7 @@ def test_the_app_and_its_grading_service_listen_on_loopback_only():
 
 def test_grading_from_the_command_line_listens_on_loopback_only(tmp_path: Path):
     submission = tmp_path / "ada.py"
-    submission.write_text(
-        subprocess.run([sys.executable, "-c", REFERENCE], capture_output=True, text=True, cwd=ROOT, check=True).stdout
-    )
+    submission.write_text(SUBMISSION)
     command = [
         sys.executable,
         "-m",

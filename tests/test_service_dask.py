@@ -5,6 +5,9 @@ Each submission sleeps 2 s while it is imported, so a worker killed with SIGKILL
 results is surely grading one of them: that job must still arrive, graded by the other worker,
 and be recorded once. Half the students hand in a rope that is missing (0 points), half the
 reference (full marks), so a result given to the wrong student shows.
+
+The three tests share one cluster (each start is a scheduler and two judges, each importing torch
+and warming a sandbox worker): a judge a test killed is started again before the next test.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from poslab.config import PROJECT_ROOT
 from poslab.store import Store
 from tests.hostile._support import reference_submission, require_bwrap
 
-STUDENTS = [f"student{index:02d}" for index in range(8)]
+STUDENTS = [f"student{index:02d}" for index in range(6)]
 ROPE_POINTS = 20.0  # the hidden suite's rope tests, as its documentation (grader/suite/test_rope.py) adds up
 START_SECONDS = 240.0
 SLOW_IMPORT = "\nimport time\ntime.sleep(2)\n"
@@ -57,37 +60,43 @@ class DaskCluster:
         self.folder = folder
         # The scheduler settings docs/scaling.md asks for; these judges grade hidden submissions only.
         self.env = {**dask_environment(), WARM_MODES_ENV: "hidden"}
-        dask = str(Path(sys.executable).parent / "dask")
+        self.dask = str(Path(sys.executable).parent / "dask")
+        self.started = 0  # judges started so far: each gets a name of its own
         self.scheduler = self._start(
-            [dask, "scheduler", "--host", "127.0.0.1", "--port", str(self.port), "--no-dashboard"], "scheduler.log"
+            [self.dask, "scheduler", "--host", "127.0.0.1", "--port", str(self.port), "--no-dashboard"],
+            "scheduler.log",
         )
-        self.workers = [
-            self._start(
-                [
-                    dask,
-                    "worker",
-                    self.address,
-                    "--nthreads",
-                    "1",
-                    "--no-nanny",
-                    "--no-dashboard",
-                    "--memory-limit",
-                    "0",
-                    "--host",
-                    "127.0.0.1",
-                    "--preload",
-                    "grader.cluster",
-                    "--name",
-                    f"w{index}",
-                ],
-                f"w{index}.log",
-            )
-            for index in range(2)
-        ]
+        self.workers = [self._start_worker() for _ in range(2)]
 
     def _start(self, command: list[str], log: str) -> subprocess.Popen:
         with open(self.folder / log, "wb") as stream:
             return subprocess.Popen(command, cwd=PROJECT_ROOT, env=self.env, stdout=stream, stderr=subprocess.STDOUT)
+
+    def _start_worker(self) -> subprocess.Popen:
+        name = f"w{self.started}"
+        self.started += 1
+        command = [
+            self.dask,
+            "worker",
+            self.address,
+            "--nthreads",
+            "1",
+            "--no-nanny",
+            "--no-dashboard",
+            "--memory-limit",
+            "0",
+            "--host",
+            "127.0.0.1",
+            "--preload",
+            "grader.cluster",
+            "--name",
+            name,
+        ]
+        return self._start(command, f"{name}.log")
+
+    def replace_dead_workers(self) -> None:
+        """Start a new judge for each one a test killed (it joins once warm)."""
+        self.workers = [self._start_worker() if worker.poll() is not None else worker for worker in self.workers]
 
     def logs(self) -> str:
         return "\n".join(
@@ -122,14 +131,21 @@ class DaskCluster:
             process.wait(timeout=30)
 
 
-@pytest.fixture
-def cluster(tmp_path):
+@pytest.fixture(scope="module")
+def started_cluster(tmp_path_factory):
     require_bwrap()
-    started = DaskCluster(tmp_path)
+    started = DaskCluster(tmp_path_factory.mktemp("dask"))
     try:
         yield started
     finally:
         started.stop()
+
+
+@pytest.fixture
+def cluster(started_cluster):
+    """The module's cluster with two judges again (joining as they warm): a test may have killed one."""
+    started_cluster.replace_dead_workers()
+    return started_cluster
 
 
 def test_the_service_grades_every_submission_once_though_a_worker_is_killed(cluster, tmp_path):
@@ -158,12 +174,36 @@ def test_the_service_grades_every_submission_once_though_a_worker_is_killed(clus
         assert attempt.code == source_for(attempt.student)
 
 
+def test_jobs_left_queued_by_a_stopped_service_are_graded_at_the_next_start(cluster, tmp_path):
+    store = Store(f"sqlite:///{tmp_path / 'jobs.db'}")
+    students = ["ann", "bob", "cem"]
+    source = reference_submission()
+    first = GradingService(judges=1, store=store, warm_modes=["hidden"])
+    ids = {student: first.submit(student, {"rope.py": source}, exercises=["rope"]).id for student in students}
+    first.close()  # long before its judge is warm: nothing was graded
+    assert sorted(job.student for job in store.grading_jobs(status="queued")) == students
+    assert store.attempt_details() == ()
+    # The next start grades on the module's cluster: what it must do is find the store's queued jobs.
+    with GradingService(scheduler=cluster.address, store=store) as second:
+        second.start()  # as the app does when it starts: nothing else asks this service anything
+        deadline = time.monotonic() + START_SECONDS
+        while store.grading_jobs(status="queued"):
+            assert time.monotonic() < deadline, "the queued jobs were not graded after the restart"
+            time.sleep(0.2)
+        for student, job_id in ids.items():
+            status = second.status(job_id)
+            assert status.state == "done" and status.result.exercises["rope"].score == ROPE_POINTS, student
+    attempts = store.attempt_details()
+    assert sorted(attempt.student for attempt in attempts) == students
+    assert all(attempt.score == ROPE_POINTS for attempt in attempts)
+
+
 def test_the_cli_grades_on_the_cluster_though_a_worker_is_killed(cluster, tmp_path):
     from distributed import Client
 
     folder = tmp_path / "submissions"
     folder.mkdir()
-    students = STUDENTS[:6]  # the CLI grades all seven exercises of each: six keep a worker busy to kill
+    students = STUDENTS[:4]  # the CLI grades all seven exercises of each: four keep a worker busy to kill
     for student in students:
         (folder / f"{student}.py").write_text(source_for(student))
     out = tmp_path / "grades"
@@ -195,27 +235,3 @@ def test_the_cli_grades_on_the_cluster_though_a_worker_is_killed(cluster, tmp_pa
         assert row["status"] == "graded"
         assert float(row["rope"]) == expected_rope(student), student
         assert float(row["attention"]) > 0  # the CLI grades every exercise
-
-
-def test_jobs_left_queued_by_a_stopped_service_are_graded_at_the_next_start(tmp_path):
-    require_bwrap()
-    store = Store(f"sqlite:///{tmp_path / 'jobs.db'}")
-    students = ["ann", "bob", "cem"]
-    source = reference_submission()
-    first = GradingService(judges=1, store=store, warm_modes=["hidden"])
-    ids = {student: first.submit(student, {"rope.py": source}, exercises=["rope"]).id for student in students}
-    first.close()  # long before its judge is warm: nothing was graded
-    assert sorted(job.student for job in store.grading_jobs(status="queued")) == students
-    assert store.attempt_details() == ()
-    with GradingService(judges=1, store=store, warm_modes=["hidden"]) as second:
-        second.start()  # as the app does when it starts: nothing else asks this service anything
-        deadline = time.monotonic() + START_SECONDS
-        while store.grading_jobs(status="queued"):
-            assert time.monotonic() < deadline, "the queued jobs were not graded after the restart"
-            time.sleep(0.2)
-        for student, job_id in ids.items():
-            status = second.status(job_id)
-            assert status.state == "done" and status.result.exercises["rope"].score == ROPE_POINTS, student
-    attempts = store.attempt_details()
-    assert sorted(attempt.student for attempt in attempts) == students
-    assert all(attempt.score == ROPE_POINTS for attempt in attempts)
