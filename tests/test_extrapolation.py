@@ -263,7 +263,14 @@ def test_loader_needs_the_sidecar_and_names_the_file(tmp_path):
         load_results(path)
 
 
-def test_command_line_writes_csv_sidecar_and_a_progress_bar(tmp_path, capsys):
+@pytest.fixture
+def tiny_quick_mode(monkeypatch):
+    """``--quick`` at TINY's sizes: these tests are about the command line, not the quick mode's sizes
+    (tests/test_lab_runner.py runs the real quick mode through the real command line)."""
+    monkeypatch.setattr(experiment, "QUICK", TINY)
+
+
+def test_command_line_writes_csv_sidecar_and_a_progress_bar(tmp_path, capsys, tiny_quick_mode):
     out = tmp_path / "quick.csv"
     assert (
         experiment.main(
@@ -299,7 +306,7 @@ def test_command_line_writes_csv_sidecar_and_a_progress_bar(tmp_path, capsys):
     assert "100%" in stderr and "alibi, seed 5: step 2/2" in stderr and "ms CPU" in stderr
 
 
-def test_command_line_progress_as_json_lines_for_a_program(tmp_path, capsys):
+def test_command_line_progress_as_json_lines_for_a_program(tmp_path, capsys, tiny_quick_mode):
     out = tmp_path / "quick.csv"
     assert (
         experiment.main(
