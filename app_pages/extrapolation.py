@@ -8,6 +8,7 @@ import streamlit as st
 
 from app_pages.runtime.run_gate import page_runs
 from app_pages.ui import caching, frame
+from poslab.experiments.config import LiveQuickRun
 from poslab.experiments.lab_runner import LabProgress, QuickRunFailed, QuickRuns
 from poslab.viz import extrapolation as lesson
 
@@ -18,7 +19,7 @@ LIVE_KEY = "extrapolation-live"  # session_state: the last live quick run's view
 @st.cache_resource(show_spinner=False)
 def quick_runs() -> QuickRuns:
     """One per app process: its sessions share the slots and the last run's time."""
-    return QuickRuns()
+    return QuickRuns(live=LiveQuickRun.from_env())
 
 
 def show_lengths(view: lesson.ExtrapolationView) -> None:
@@ -90,8 +91,11 @@ runs = quick_runs()
 seed = st.number_input("seed", min_value=0, max_value=999, value=0, step=1, key="extrapolation-seed")
 estimate = st.empty()  # redrawn once a run of this session finishes: it is then the last one
 estimate.caption(lesson.quick_estimate(runs.last, runs.running, runs.slots))
+if runs.live.shortened():
+    st.caption(runs.live.shortened())
 if st.button("Run the quick mode live", key="extrapolation-run", type="primary"):
-    with st.status("Training and testing five small models...", expanded=True) as status:
+    models = f"{runs.live.models} small model{'s' if runs.live.models > 1 else ''}"
+    with st.status(f"Training and testing {models}...", expanded=True) as status:
         bar = st.progress(0.0, text="starting")
 
         def on_progress(progress: LabProgress) -> None:

@@ -35,9 +35,10 @@ is unset or empty takes its default:
                                 list set, a signed-in student named in neither is locked out
 
 The other variables are read beside what they configure: the store's waits in
-``poslab/store/limits.py``, the sandbox's in ``grader/settings.py``, the grading service's in
-``grader/service/``, the app's own (``POSLAB_GRADER_START``,
-``POSLAB_LOCAL_WORKSPACE``) in ``app_pages/ui/``. The README's Configuration table lists every one.
+``poslab/store/limits.py``, the lab's live quick run's in ``poslab/experiments/config.py``, the
+sandbox's in ``grader/settings.py``, the grading service's in ``grader/service/``, the app's own
+(``POSLAB_GRADER_START``, ``POSLAB_LOCAL_WORKSPACE``) in ``app_pages/ui/``. The README's Configuration
+table lists every one.
 """
 
 from __future__ import annotations

@@ -68,9 +68,10 @@ def test_same_seed_gives_the_same_numbers_and_leaves_the_global_rng_alone():
     torch.manual_seed(123)
     before = torch.rand(1)
     torch.manual_seed(123)
-    first = experiment.run_experiment(config, "quick", "test")
-    after = torch.rand(1)
-    second = experiment.run_experiment(config, "quick", "test")
+    with one_intra_op_thread():  # as the command line runs: tiny tensors, one thread
+        first = experiment.run_experiment(config, "quick", "test")
+        after = torch.rand(1)
+        second = experiment.run_experiment(config, "quick", "test")
     assert first.measurements == second.measurements
     assert torch.equal(before, after), "training consumed the caller's global random numbers"
 
@@ -118,7 +119,8 @@ def test_learning_rate_warms_up_then_decays_to_a_tenth():
 
 def test_results_round_trip_through_csv_and_json(tmp_path):
     config = replace(TINY, steps=2)
-    results = experiment.run_experiment(config, "quick", "test command")
+    with one_intra_op_thread():  # as the command line runs: tiny tensors, one thread
+        results = experiment.run_experiment(config, "quick", "test command")
     arms = [arm for encoding in ENCODINGS for arm in config.arms_of(encoding)]
     assert set(arms) <= set(ARMS) and "rope+yarn" in arms
     assert {(m.encoding, m.eval_len) for m in results.measurements} == {(e, n) for e in arms for n in config.eval_lens}
@@ -263,7 +265,14 @@ def test_loader_needs_the_sidecar_and_names_the_file(tmp_path):
         load_results(path)
 
 
-def test_command_line_writes_csv_sidecar_and_a_progress_bar(tmp_path, capsys):
+@pytest.fixture
+def tiny_quick_mode(monkeypatch):
+    """``--quick`` at TINY's sizes: these tests are about the command line, not the quick mode's sizes
+    (tests/test_lab_runner.py runs the real quick mode through the real command line)."""
+    monkeypatch.setattr(experiment, "QUICK", TINY)
+
+
+def test_command_line_writes_csv_sidecar_and_a_progress_bar(tmp_path, capsys, tiny_quick_mode):
     out = tmp_path / "quick.csv"
     assert (
         experiment.main(
@@ -299,7 +308,7 @@ def test_command_line_writes_csv_sidecar_and_a_progress_bar(tmp_path, capsys):
     assert "100%" in stderr and "alibi, seed 5: step 2/2" in stderr and "ms CPU" in stderr
 
 
-def test_command_line_progress_as_json_lines_for_a_program(tmp_path, capsys):
+def test_command_line_progress_as_json_lines_for_a_program(tmp_path, capsys, tiny_quick_mode):
     out = tmp_path / "quick.csv"
     assert (
         experiment.main(

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from poslab.experiments import lab_runner
+from poslab.experiments.config import FULL, QUICK, LiveQuickRun
 from poslab.experiments.extrapolation import RunProgress
 from poslab.experiments.lab_runner import FinishedRun, LabProgress, Pace, QuickRunFailed, QuickRuns
 from poslab.fit.learned_table import fit_learned_table
@@ -37,35 +38,53 @@ def test_the_estimate_before_a_run_is_the_last_run_on_this_server():
     assert "1 quick run is going now; at most 2 at a time" in text
 
 
-def test_a_quick_run_in_a_child_process_gives_results_and_its_time():
-    runs, seen = QuickRuns(slots=1), []
+def test_a_failed_run_frees_its_slot_and_a_run_that_finds_it_taken_waits_then_gives_results():
+    """One slot, three child processes: a failed run says why and frees its slot; then a run that finds
+    the slot taken waits and says so, and gives the quick mode's results and its time."""
+    runs = QuickRuns(slots=1)
+    with pytest.raises(QuickRunFailed, match="exit code 2.*invalid choice: 'xpos'"):
+        runs.run(0, lambda progress: None, steps=2, encodings=("xpos",))
+    assert runs.running == 0 and runs.last is None, "a failed run kept its slot or counted as finished"
+    first_started, first, seen = threading.Event(), {}, []
+
+    def first_run() -> None:
+        first["results"] = runs.run(1, lambda progress: first_started.set(), **TINY_RUN)
+
+    other = threading.Thread(target=first_run)
+    other.start()
+    assert first_started.wait(30), "the run after a failed one never started: the slot stayed taken"
     results = runs.run(4, seen.append, **TINY_RUN)
+    other.join(60)
+    assert first["results"].measurements, "the run after a failed one gave no results"
+    assert seen[0].message.startswith("waiting for a free slot: 1 quick run(s) at a time on this server")
     assert {m.encoding for m in results.measurements} == {"learned"} and {m.seed for m in results.measurements} == {4}
     assert results.probes and results.record.mode == "quick" and results.record.config["steps"] == 2
-    messages = [p.message for p in seen]
+    # The child ran the command line's real quick mode: its sizes, not the full run's.
+    assert results.record.config["probe_trials"] == QUICK.probe_trials != FULL.probe_trials
+    messages = [p.message for p in seen if not p.message.startswith("waiting for a free slot")]
     assert messages[0] == "starting a process for the run"
     assert any("(timing the first model)" in m for m in messages)
     assert messages[-1].startswith("learned, seed 4: done") and seen[-1].fraction == 1.0
     assert runs.last is not None and runs.last.wall_s > 0 and runs.running == 0
 
 
-def test_a_failed_run_says_why_and_frees_its_slot():
-    runs = QuickRuns(slots=1)
-    with pytest.raises(QuickRunFailed, match="exit code 2.*invalid choice: 'xpos'"):
-        runs.run(0, lambda progress: None, steps=2, encodings=("xpos",))
-    assert runs.running == 0 and runs.last is None
-    assert runs.run(0, lambda progress: None, **TINY_RUN).measurements  # the slot is free again
-
-
-def test_a_run_that_finds_every_slot_taken_waits_and_says_so():
-    runs, first_started, second = QuickRuns(slots=1), threading.Event(), []
-    first = threading.Thread(target=runs.run, args=(1, lambda p: first_started.set()), kwargs=TINY_RUN)
-    first.start()
-    assert first_started.wait(30)
-    runs.run(2, second.append, **TINY_RUN)
-    first.join(60)
-    assert second[0].message.startswith("waiting for a free slot: 1 quick run(s) at a time on this server")
-    assert runs.running == 0
+def test_the_server_setting_is_read_checked_and_given_to_the_command_line(tmp_path):
+    live = LiveQuickRun.from_env({"POSLAB_LAB_QUICK_STEPS": " 12 ", "POSLAB_LAB_QUICK_ENCODINGS": "learned, alibi"})
+    assert live == LiveQuickRun(12, ("learned", "alibi")) and live.models == 2
+    assert LiveQuickRun.from_env({}) == LiveQuickRun() and LiveQuickRun().models == 5 and not LiveQuickRun().shortened()
+    assert "12 training steps and only learned, alibi" in live.shortened()
+    for environ, message in [
+        ({"POSLAB_LAB_QUICK_STEPS": "0"}, "POSLAB_LAB_QUICK_STEPS must be a whole number of at least 1, got '0'"),
+        ({"POSLAB_LAB_QUICK_STEPS": "ten"}, "got 'ten'"),
+        ({"POSLAB_LAB_QUICK_ENCODINGS": "rope xpos"}, "names unknown encodings xpos; known: none, sinusoidal"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            LiveQuickRun.from_env(environ)
+    runs = QuickRuns(slots=1, live=live)
+    command = runs.command(tmp_path / "q.csv", 0, 12, live.encodings)
+    assert command[-5:] == ["--steps", "12", "--encodings", "learned", "alibi"] and "--quick" in command
+    default = QuickRuns(slots=1).command(tmp_path / "q.csv", 0, None, ())
+    assert "--steps" not in default and "--encodings" not in default  # the quick mode's own, as the CLI's
 
 
 def test_the_child_is_stopped_when_the_session_goes_away(monkeypatch):
@@ -88,10 +107,10 @@ def test_the_child_is_stopped_when_the_session_goes_away(monkeypatch):
 
 
 def test_a_second_session_is_not_blocked_while_a_quick_run_goes():
-    """Session A runs the lab's quick mode (two encodings, full quick training); while it trains,
-    session B fits the learned table, which takes torch's thread setting (``poslab.threads``).
-    B must finish long before A does: if A held that setting's lock through its run, B would wait
-    for A's whole run. torch's setting in this process is the same afterwards."""
+    """Session A runs the lab's quick mode (one encoding, a short training and the quick mode's whole
+    testing, several seconds); while it trains, session B fits the learned table, which takes torch's
+    thread setting (``poslab.threads``). B must finish long before A does: if A held that setting's lock
+    through its run, B would wait for A's whole run. torch's setting in this process is the same afterwards."""
     runs = QuickRuns(slots=1)
     before = torch.get_num_threads()
     training_started, during_a, a_done = threading.Event(), [], {}
@@ -103,7 +122,7 @@ def test_a_second_session_is_not_blocked_while_a_quick_run_goes():
             training_started.set()
 
     def session_a() -> None:
-        a_done["results"] = runs.run(0, on_progress, encodings=("rope", "alibi"))
+        a_done["results"] = runs.run(0, on_progress, steps=20, encodings=("alibi",))
         a_done["at"] = time.monotonic()
 
     a = threading.Thread(target=session_a)

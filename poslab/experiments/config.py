@@ -1,7 +1,16 @@
-"""The extrapolation experiment's settings: one frozen dataclass, and its full and quick modes."""
+"""The extrapolation experiment's settings: one frozen dataclass, and its full and quick modes.
+
+The app's live quick run (``LiveQuickRun.from_env``) is the quick mode unless the environment says:
+``POSLAB_LAB_QUICK_STEPS`` its training steps (a whole number, default ``QUICK.steps``) and
+``POSLAB_LAB_QUICK_ENCODINGS`` the encodings it trains (names, comma- or space-separated; default all
+five). A server short of CPU may shorten the run; the browser tests train two models a few steps.
+The command line's ``--quick`` is not affected.
+"""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from poslab.experiments.rope_arms import SCALINGS
@@ -79,3 +88,40 @@ QUICK = replace(
     probe_trials=16,
     probe_depths=(0.0, 0.5, 1.0),
 )
+
+LIVE_STEPS_ENV = "POSLAB_LAB_QUICK_STEPS"
+LIVE_ENCODINGS_ENV = "POSLAB_LAB_QUICK_ENCODINGS"
+
+
+@dataclass(frozen=True)
+class LiveQuickRun:
+    """What the app's live quick run trains: None and () are the quick mode's own steps and encodings."""
+
+    steps: int | None = None
+    encodings: tuple[str, ...] = ()
+
+    @property
+    def models(self) -> int:
+        return len(self.encodings or QUICK.encodings)
+
+    def shortened(self) -> str:
+        """What this server changed of the quick mode, in words ("" when nothing)."""
+        changes = [f"{self.steps} training steps"] * bool(self.steps)
+        changes += [f"only {', '.join(self.encodings)}"] * bool(self.encodings)
+        if not changes:
+            return ""
+        settings = f"{LIVE_STEPS_ENV}, {LIVE_ENCODINGS_ENV}"
+        return f"On this server the quick run is shortened: {' and '.join(changes)} ({settings})."
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] = os.environ) -> LiveQuickRun:
+        """``POSLAB_LAB_QUICK_STEPS`` and ``POSLAB_LAB_QUICK_ENCODINGS``; a bad value is a ``ValueError``."""
+        steps = environ.get(LIVE_STEPS_ENV, "").strip()
+        if steps and (not steps.isdigit() or int(steps) < 1):
+            raise ValueError(f"{LIVE_STEPS_ENV} must be a whole number of at least 1, got {steps!r}")
+        encodings = tuple(environ.get(LIVE_ENCODINGS_ENV, "").replace(",", " ").split())
+        if unknown := [name for name in encodings if name not in ENCODINGS]:
+            raise ValueError(
+                f"{LIVE_ENCODINGS_ENV} names unknown encodings {', '.join(unknown)}; known: {', '.join(ENCODINGS)}"
+            )
+        return cls(int(steps) if steps else None, encodings)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from poslab.config import PROJECT_ROOT
+from poslab.experiments.config import LiveQuickRun
 from poslab.experiments.extrapolation import RunProgress
 from poslab.experiments.result_files import load_results
 from poslab.experiments.results import ExtrapolationResults
@@ -77,8 +78,11 @@ class Pace:
 class QuickRuns:
     """The server's live quick runs: one object per app process, shared by its sessions."""
 
-    def __init__(self, slots: int | None = None, python: str = sys.executable) -> None:
+    def __init__(
+        self, slots: int | None = None, python: str = sys.executable, live: LiveQuickRun | None = None
+    ) -> None:
         self.slots = slots or max(1, os.cpu_count() or 1)
+        self.live = live or LiveQuickRun()  # what every run trains, unless a run says
         self._free = threading.BoundedSemaphore(self.slots)
         self._lock = threading.Lock()  # guards the two fields below, never held while waiting
         self._running = 0
@@ -118,6 +122,7 @@ class QuickRuns:
         self, seed: int, on_progress: LabProgressCallback, steps: int | None = None, encodings: tuple[str, ...] = ()
     ) -> ExtrapolationResults:
         """Train and test the quick mode in a child process; ``steps``/``encodings`` shorten it."""
+        steps, encodings = steps or self.live.steps, encodings or self.live.encodings
         started = time.monotonic()
         while not self._free.acquire(timeout=WAIT_POLL_S):
             on_progress(

@@ -27,6 +27,8 @@ from tests.conftest import ROOT, require_system_part
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = ROOT / "artifacts" / "browser"
 INSTRUCTOR_PASSWORD = "correct horse battery staple"
+# The lab's live quick run in the app under test: two cheap models a few steps (poslab/experiments/config.py).
+LAB_QUICK_RUN = {"POSLAB_LAB_QUICK_STEPS": "10", "POSLAB_LAB_QUICK_ENCODINGS": "learned alibi"}
 # The machine has no internet: keep Chromium from trying to reach it.
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -127,6 +129,7 @@ def app_url(tmp_path_factory):
         # The browser tests hand in one thing at a time: one judge warms up on half the CPU the
         # default (one per core) takes, beside the pages under test. bench_browser.py sets the default.
         "POSLAB_GRADER_WORKERS": os.environ.get("POSLAB_GRADER_WORKERS", "1"),
+        **LAB_QUICK_RUN,
     }
     with running_app(data_dir, env) as url:
         yield url
