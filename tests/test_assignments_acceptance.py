@@ -22,6 +22,7 @@ import io
 import pytest
 
 from grader import cli
+from tests.grading_fixtures import shared_judges
 from tests.hostile._support import reference_submission, require_bwrap
 from tests.lms_builders import (
     CanvasStudent,
@@ -128,8 +129,10 @@ def graded(course):
     moodle_zip(course / "moodle.zip", [*MOODLE, MOODLE_STRANGER])
     out, stdout = course / "g", io.StringIO()
     command = ["grade", str(course / "canvas.zip"), str(course / "moodle.zip"), "--out", str(out)]
-    with contextlib.redirect_stdout(stdout):
-        code = cli.main([*command, "--assignment", "encodings", "--timeout", "20"], suite=PROBE_SUITE)
+    with contextlib.redirect_stdout(stdout), shared_judges() as scheduler:
+        code = cli.main(
+            [*command, "--assignment", "encodings", "--timeout", "20", "--scheduler", scheduler], suite=PROBE_SUITE
+        )
     assert code == 0
     return {"out": out, "stdout": stdout.getvalue()}
 

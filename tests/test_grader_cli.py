@@ -22,6 +22,7 @@ from grader import cli
 from grader.api import load_submission, submission_id_for
 from grader.mutants import list_mutants
 from grader.release import ReleaseError, build_bundle
+from tests.grading_fixtures import shared_judges
 from tests.hostile._support import PROBE_MAX, reference_submission, require_bwrap
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -86,7 +87,11 @@ def test_help_states_the_default_timeout():
     assert "default 20" in " ".join(help_text.stdout.split())
 
 
-def test_grade_writes_the_gradebook_and_gradescope_results(submissions, tmp_path, probe_suite, capsys):
+def test_grade_writes_the_gradebook_and_gradescope_results_and_a_rerun_regrades_only_what_changed(
+    submissions, tmp_path, probe_suite, capsys
+):
+    # One test, two runs of `grade` (each starts its own judges): the first writes everything, the
+    # second keeps the unchanged submission and regrades the changed one.
     require_bwrap()
     out = tmp_path / "out"
     assert (
@@ -118,18 +123,16 @@ def test_grade_writes_the_gradebook_and_gradescope_results(submissions, tmp_path
     assert "alice" in captured.out and "isolation" in captured.out  # the summary table
     assert [p.name for p in out.rglob("*.tmp")] == []
 
-
-def test_a_rerun_skips_unchanged_submissions_and_regrades_changed_ones(submissions, tmp_path, probe_suite, capsys):
-    require_bwrap()
-    out = tmp_path / "out"
-    assert cli.main(["grade", *map(str, submissions), "--out", str(out)], suite=probe_suite) == 0
     first = {name: (out / name / "results.json").read_text() for name in ("alice", "bob")}
     (submissions[1] / "attention.py").write_text(reference_submission())  # bob now has rope too
-    capsys.readouterr()
-    assert cli.main(["grade", *map(str, submissions), "--out", str(out)], suite=probe_suite) == 0
-    assert "1 submission(s) unchanged" in capsys.readouterr().err
+    with shared_judges() as scheduler:  # the first run started judges of its own; this one uses a cluster's
+        assert (
+            cli.main(["grade", *map(str, submissions), "--out", str(out), "--scheduler", scheduler], suite=probe_suite)
+            == 0
+        )
+    assert "1 submission(s) unchanged" in capsys.readouterr().err, "the rerun did not keep alice's result"
     assert (out / "alice" / "results.json").read_text() == first["alice"]
-    assert json.loads((out / "bob" / "results.json").read_text())["score"] == PROBE_MAX
+    assert json.loads((out / "bob" / "results.json").read_text())["score"] == PROBE_MAX, "bob was not regraded"
     rows = {row["id"]: row for row in csv.DictReader((out / "gradebook.csv").open())}
     assert float(rows["alice"]["total"]) == PROBE_MAX and float(rows["bob"]["total"]) == PROBE_MAX
 
@@ -148,34 +151,28 @@ def test_an_interrupted_write_leaves_the_old_file_whole(tmp_path, monkeypatch):
     assert [p.name for p in tmp_path.iterdir()] == ["gradebook.csv"]
 
 
-def test_validate_passes_with_the_real_suite_and_the_mutants_of_the_exercises_asked_for():
-    # Every mutant is graded in tests/test_corpus.py; this checks the command, on two exercises' mutants.
+def test_validate_passes_with_the_real_suite_and_the_mutants_of_the_exercises_asked_for(capsys):
+    # Every mutant is graded in tests/test_corpus.py and tests/test_suite_scores.py (the slow ones
+    # there); this checks the command, in this process (--help runs the real command line), on
+    # the mutants of two exercises whose tests are quick.
     require_bwrap()
-    run = subprocess.run(
-        [sys.executable, "-m", "grader", "validate", "--jobs", "2", "--exercise", "alibi", "--exercise", "t5"],
-        cwd=PROJECT_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=1800,
-    )
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    rows = [line.split() for line in run.stdout.splitlines()]
+    exercises = ("learned", "rope")
+    code = cli.main(["validate", "--jobs", "2", *(f"--exercise={exercise}" for exercise in exercises)])
+    run = capsys.readouterr()
+    assert code == 0, run.out[-3000:] + run.err[-3000:]
+    rows = [line.split() for line in run.out.splitlines()]
     verdicts = {row[0]: (row[1], row[-1]) for row in rows if len(row) >= 5 and row[-1] in ("caught", "marks")}
-    asked = {mutant.name: mutant.exercise for mutant in list_mutants() if mutant.exercise in ("alibi", "t5")}
+    asked = {mutant.name: mutant.exercise for mutant in list_mutants() if mutant.exercise in exercises}
     assert verdicts.pop("reference") == ("all", "marks")  # "full marks"
     assert verdicts == {name: (exercise, "caught") for name, exercise in asked.items()}
-    assert f"{len(asked)} mutants, 0 problem(s)" in run.stdout
+    assert f"{len(asked)} mutants, 0 problem(s)" in run.out
 
 
-def test_validate_says_which_exercises_it_knows():
-    run = subprocess.run(
-        [sys.executable, "-m", "grader", "validate", "--exercise", "bogus"],
-        cwd=PROJECT_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert run.returncode == 2 and "invalid choice: 'bogus'" in run.stderr and "decode" in run.stderr
+def test_validate_says_which_exercises_it_knows(capsys):
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(["validate", "--exercise", "bogus"])
+    said = capsys.readouterr().err
+    assert stopped.value.code == 2 and "invalid choice: 'bogus'" in said and "decode" in said
 
 
 # ---------------------------------------------------------------- the student bundle

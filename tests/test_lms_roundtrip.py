@@ -24,6 +24,7 @@ import pytest
 
 from grader import cli
 from grader.gradebook import load_gradebook
+from tests.grading_fixtures import shared_judges
 from tests.hostile._support import PROBE_MAX, reference_submission, require_bwrap
 from tests.lms_builders import (
     CanvasStudent,
@@ -135,7 +136,7 @@ def graded(tmp_path_factory):
     moodle_zip(root / "moodle_export.zip", [person for person, _ in MOODLE])
     gradescope_zip(root / "gradescope_export.zip", [item for item, _ in GRADESCOPE])
     out, stderr = root / "g", io.StringIO()
-    with contextlib.redirect_stderr(stderr):
+    with contextlib.redirect_stderr(stderr), shared_judges() as scheduler:
         code = cli.main(
             [
                 "grade",
@@ -144,6 +145,8 @@ def graded(tmp_path_factory):
                 str(out),
                 "--timeout",
                 "20",
+                "--scheduler",
+                scheduler,
             ],
             suite=PROBE_SUITE,
         )

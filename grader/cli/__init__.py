@@ -21,7 +21,6 @@ from grader.cli.common import (
     atomic_write,
     format_table,
 )
-from grader.cli.grading import grade_in_parallel, grade_with_service
 
 __all__ = [
     "COMMANDS",
@@ -39,3 +38,12 @@ __all__ = [
     "grade_in_parallel",
     "grade_with_service",
 ]
+
+
+def __getattr__(name: str):
+    """``grade_in_parallel`` and ``grade_with_service`` import the judge (torch): only when asked for."""
+    if name in ("grade_in_parallel", "grade_with_service"):
+        from grader.cli import grading
+
+        return getattr(grading, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,7 +1,8 @@
 """The table of commands, the parser built from it, and ``main``.
 
 A command is a module with ``add_arguments(parser)`` and ``run(args) -> int``; adding one to
-``python -m grader`` is one line in ``COMMANDS``. Modules are imported when the parser is built.
+``python -m grader`` is one line in ``COMMANDS``. Only the module of the command asked for is
+imported (a command's module may import torch: ``--help`` and the other commands need not wait).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from grader.cli.common import EXIT_FAULT, EXIT_INTERRUPTED, UsageError
-from grader.sandbox import GraderFault
+from grader.faults import GraderFault
 
 
 @dataclass(frozen=True)
@@ -46,20 +47,28 @@ COMMANDS: tuple[Command, ...] = (
 )
 
 
-def build_parser(commands: Sequence[Command] = COMMANDS) -> argparse.ArgumentParser:
+def build_parser(commands: Sequence[Command] = COMMANDS, chosen: str | None = None) -> argparse.ArgumentParser:
+    """Every command, with the options of ``chosen`` (of all of them when None)."""
     parser = argparse.ArgumentParser(prog="python -m grader", description="Position Lab's autograder.")
     subparsers = parser.add_subparsers(dest="command", required=True)
     for command in commands:
-        module = command.load()
         subparser = subparsers.add_parser(command.name, help=command.help)
-        module.add_arguments(subparser)
-        subparser.set_defaults(command_run=module.run)
+        if chosen is None or command.name == chosen:
+            module = command.load()
+            module.add_arguments(subparser)
+            subparser.set_defaults(command_run=module.run)
     return parser
+
+
+def chosen_command(argv: Sequence[str]) -> str:
+    """The command word of ``argv`` (the top level has no option but --help), or "" when none."""
+    return next((word for word in argv if not word.startswith("-")), "")
 
 
 def main(argv: Sequence[str] | None = None, *, suite: str | None = None) -> int:
     """Run one command; ``suite`` ("module:attribute") stands in for the hidden suite (tests)."""
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(chosen=chosen_command(argv))
     args = parser.parse_args(argv)
     args.stand_in_suite = suite  # a name no command's option uses
     try:

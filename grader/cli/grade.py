@@ -15,10 +15,8 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from grader.api import Grader, Submission, load_submission
 from grader.cli.common import EXIT_FAULT, EXIT_OK, ProgressBar, UsageError, atomic_write, format_table
-from grader.cli.grading import grade_with_service
-from grader.cluster import load_suite
+from grader.faults import GraderFault
 from grader.lms.assigned import (
     EXTRA_COLUMNS,
     AssignmentsError,
@@ -30,8 +28,8 @@ from grader.lms.assigned import (
 )
 from grader.lms.cli import grade_sources
 from grader.results import GRADEBOOK_HEADER, SubmissionResult
-from grader.sandbox import GraderFault
 from grader.settings import GraderSettings
+from grader.submissions import Submission, load_submission
 from poslab.assignments import Assignment, Course
 
 DEFAULT_TIMEOUT = GraderSettings().timeout
@@ -120,6 +118,11 @@ def run(args: argparse.Namespace) -> int:
     assignment, known = chosen_assignment(getattr(args, "assignment", None))
     ids, people = grade_sources(args.paths)  # an LMS download (.zip): one submission per student
     check_options(args)
+    # The judge's side (torch, Dask) is imported to grade, not for ``--help`` or a usage error.
+    from grader.api import Grader
+    from grader.cli.grading import grade_with_service
+    from grader.cluster import load_suite
+
     suite = getattr(args, "stand_in_suite", None)  # set by tests through main(suite=...)
     settings = GraderSettings.from_env().with_changes(timeout=args.timeout)
     out = Path(args.out)

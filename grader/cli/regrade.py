@@ -12,8 +12,8 @@ import sys
 from grader.cli.common import EXIT_FAULT, EXIT_OK, UsageError, format_table
 from grader.cli.grade import DEFAULT_TIMEOUT, check_options
 from grader.cli.grading import grade_with_service
+from grader.faults import GraderFault
 from grader.regrade import regrade, to_regrade
-from grader.sandbox import GraderFault
 from grader.settings import GraderSettings
 from poslab.exercises import EXERCISE_IDS
 from poslab.store import Store

@@ -8,11 +8,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from grader.api import Grader, load_submission
 from grader.cli.common import EXIT_FAULT, EXIT_OK, EXIT_WEAK_SUITE, ProgressBar, format_table
-from grader.cli.grading import grade_in_parallel
+from grader.faults import GraderFault
 from grader.results import SubmissionResult
-from grader.sandbox import GraderFault
 from grader.settings import GraderSettings
 from grader.vocabulary import SubmissionStatus
 from poslab.exercises import EXERCISE_IDS
@@ -40,6 +38,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # The judge's side (torch) is imported when grading, not for ``validate --help``.
+    from grader.api import Grader, load_submission
+    from grader.cli.grading import grade_in_parallel
     from grader.mutants import PatchError, list_mutants, reference_source
 
     settings = GraderSettings.from_env().with_changes(timeout=args.timeout)

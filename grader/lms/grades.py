@@ -13,12 +13,14 @@ import math
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from grader.lms.fill import StudentGrade
 from poslab.course_grades import has_counted
 from poslab.deadlines import AssignmentGrade
+
+if TYPE_CHECKING:  # only the Instructor page hands a table in: the command line need not import pandas
+    import pandas as pd
 
 MAX_GRADEBOOK_BYTES = 20 * 1024 * 1024
 REQUIRED = ("id", "lms_id", "total", "max")

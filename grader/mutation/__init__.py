@@ -68,9 +68,9 @@ def _print_report(report, stream) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from grader.cli.common import ProgressBar, atomic_write
+    from grader.faults import GraderFault
     from grader.mutation.equivalents import EquivalentsError, load_equivalents
     from grader.mutation.scoring import grade_mutants
-    from grader.sandbox import GraderFault
     from grader.settings import GraderSettings
     from poslab.exercises import EXERCISE_IDS
 
@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
         from grader.mutants import reference_source
         from grader.mutation.generate import generate
 
-        total = 1 + sum(bool(set(m.exercises) & set(exercises)) for m in generate(reference_source()))
+        total = 1 + len(generate(reference_source(), exercises=exercises))
         report = grade_mutants(settings, args.jobs, exercises, claims, on_step=ProgressBar(total).step)
     except GraderFault as fault:
         print(f"grader fault: {fault}", file=sys.stderr)

@@ -145,22 +145,26 @@ def _positions(tree, operator) -> list[tuple[int, int]]:
     return [start for node in ast_nodes(tree) for start, _ in operator.mutation_positions(node)]
 
 
-def generate(source: str, operators: tuple[str, ...] | None = None) -> tuple[GeneratedMutant, ...]:
-    """Every mutant of ``source`` that some exercise can see, in source order."""
-    return _generate(source, tuple(operators or default_operators()))
+def generate(
+    source: str, operators: tuple[str, ...] | None = None, exercises: tuple[str, ...] | None = None
+) -> tuple[GeneratedMutant, ...]:
+    """Every mutant of ``source`` that some exercise can see (one of ``exercises``, when given), in
+    source order. Naming the exercises saves the others' mutating: all of them take half a minute."""
+    return _generate(source, tuple(operators or default_operators()), tuple(exercises or ()))
 
 
 @cache
-def _generate(source: str, operators: tuple[str, ...]) -> tuple[GeneratedMutant, ...]:
+def _generate(source: str, operators: tuple[str, ...], exercises: tuple[str, ...]) -> tuple[GeneratedMutant, ...]:
     tree = ast.parse(source)
     definitions = _definitions(tree)
     reach = _reach(tree)
     unseen = _unseen_spans(tree)
     lines = source.splitlines(keepends=True)
     mutants = []
+    wanted = set(exercises) if exercises else {exercise.id for exercise in EXERCISES}
     # Each top-level definition is mutated on its own text (parsing the whole file per mutant
     # cost a minute), then put back in place.
-    for top in (d for d in definitions if d.name == d.top and reach.get(d.top)):
+    for top in (d for d in definitions if d.name == d.top and reach.get(d.top, set()) & wanted):
         exercises = tuple(e.id for e in EXERCISES if e.id in reach[top.top])
         head, snippet = "".join(lines[: top.first - 1]), "".join(lines[top.first - 1 : top.last])
         tail = "".join(lines[top.last :])

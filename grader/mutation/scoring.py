@@ -154,7 +154,7 @@ def grade_mutants(
     started = time.monotonic()
     operators = operators or default_operators()
     reference = reference_source()
-    mutants = [m for m in generate(reference, operators) if set(m.exercises) & set(exercises)]
+    mutants = list(generate(reference, operators, tuple(exercises)))
     exercises_of = {REFERENCE_ID: tuple(exercises)}
     exercises_of.update({m.ident: tuple(e for e in m.exercises if e in exercises) for m in mutants})
     claimed = {(m.ident, e): c for m in mutants for e in exercises_of[m.ident] if (c := claim_for(claims, m.key, e))}

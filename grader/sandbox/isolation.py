@@ -16,15 +16,20 @@ import shutil
 import subprocess
 import sys
 import threading
+from functools import cache
 from pathlib import Path
-
-import torch
 
 from grader.settings import GraderSettings
 from grader.vocabulary import Isolation, IsolationSetting
 from poslab.config import PROJECT_ROOT
 
 BLOCKED_MODULES = ("poslab", "grader")  # the project's packages: never visible to a submission
+
+
+@cache
+def torch_file() -> str:
+    """torch's ``__init__.py``, found without importing torch (``python -m grader --help`` stays quick)."""
+    return importlib.util.find_spec("torch").origin
 
 
 def python_binds() -> list[str]:
@@ -34,7 +39,7 @@ def python_binds() -> list[str]:
         sys.prefix,
         sys.exec_prefix,
         os.path.dirname(os.path.dirname(os.path.realpath(sys.executable))),
-        os.path.dirname(os.path.dirname(torch.__file__)),
+        os.path.dirname(os.path.dirname(torch_file())),
     }
     paths = sorted({os.path.realpath(path) for path in candidates} | set(candidates))
     paths = [path for path in paths if os.path.isdir(path)]
@@ -133,7 +138,7 @@ def bwrap_problem(settings: GraderSettings) -> str | None:
         if "verdict" not in _BWRAP_VERDICT:
             try:
                 # Cheap: Python starts, and torch (imported by the worker later) is where it should be.
-                check = f"import os, sys; sys.exit(not os.path.isfile({torch.__file__!r}))"
+                check = f"import os, sys; sys.exit(not os.path.isfile({torch_file()!r}))"
                 probe = subprocess.run(
                     bwrap_command(settings, [sys.executable, "-I", "-c", check]),
                     capture_output=True,

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 import grader.sandboxed as sandboxed
+from grader.faults import GraderFault
 from grader.sandbox.isolation import BLOCKED_MODULES, bwrap_command, choose_isolation
 from grader.sandboxed import protocol
 from grader.sandboxed.protocol import MessageKind, StrayScope
@@ -66,10 +67,6 @@ class ReceivedSources:
 sys.meta_path.insert(0, ReceivedSources())
 importlib.import_module(PACKAGE + ".worker").main(control)
 """.replace("RUNNER_PACKAGE_NAME", repr(RUNNER_PACKAGE))
-
-
-class GraderFault(Exception):
-    """The grader itself could not work (no worker, a broken worker): not the submission's fault."""
 
 
 _worker_slots = itertools.count()
