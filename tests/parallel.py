@@ -1,8 +1,11 @@
 """How the suite runs on two processes (pytest-xdist; ``pytest.ini`` sets ``-n 2 --dist loadscope``).
 
 * Each test module runs whole on one worker, so that its module-scoped fixtures (a warm sandbox
-  worker, a graded run, a built package) start once; the browser tests (``tests/browser/``) run
-  together on one worker: one app, one judge and one Chromium for all of them.
+  worker, a graded run, a built package) start once. A browser module is a unit of its own too,
+  so both workers share the browser tests: each worker starts its own app and Chromium (session
+  fixtures, started at the first test that asks). The modules that judge the one walk through
+  every page (``page_tour``, ``tests/browser/tour.py``) are one unit (``SHARED_UNITS``), so that
+  the walk is made once.
 * The units that start processes of their own and take longest are handed out first
   (``LONG_UNITS``, measured with ``--durations``), so that no worker is left with a long one at
   the end. The list only orders: a unit that is not on it runs all the same.
@@ -21,18 +24,36 @@ from xdist.scheduler import LoadScopeScheduling
 
 from grader.settings import GraderSettings
 
-SHARED_UNITS = ("tests/browser/",)
+# A unit's name, and the modules it holds: they run together on one worker.
+SHARED_UNITS = {
+    "tests/browser/tour": (
+        "tests/browser/test_accessibility.py",
+        "tests/browser/test_pages_render.py",
+        "tests/browser/test_offline.py",
+        "tests/browser/test_new_lessons.py",
+    ),
+}
 LONG_UNITS = (
-    "tests/browser/",
-    "tests/test_service_dask.py",
+    "tests/browser/tour",
     "tests/test_grader_cli.py",
+    "tests/browser/test_extrapolation_lab.py",
+    "tests/test_service_dask.py",
     "tests/test_corpus.py",
+    "tests/browser/test_flows.py",
+    "tests/browser/test_oidc_login.py",
+    "tests/browser/test_workspace.py",
     "tests/test_grader_hostile.py",
     "tests/test_grader_sandbox.py",
     "tests/test_app_exercise.py",
     "tests/test_gradescope.py",
+    "tests/browser/test_narrow.py",
+    "tests/browser/test_roster_signin.py",
+    "tests/browser/test_class_attacks.py",
+    "tests/browser/test_assignment_flow.py",
     "tests/test_suite_scores.py",
     "tests/test_extrapolation.py",
+    "tests/browser/test_editor.py",
+    "tests/browser/test_instructor_console.py",
     "tests/test_exercises_public.py",
     "tests/test_store_concurrency.py",
 )  # longest first
@@ -55,11 +76,11 @@ def worker_uid_base(worker_index: int) -> int:
 
 
 class ModuleScheduling(LoadScopeScheduling):
-    """``--dist loadscope`` with the browser modules as one unit and the long units first."""
+    """``--dist loadscope`` with the shared units and the long units first."""
 
     def _split_scope(self, nodeid: str) -> str:
         path = nodeid.split("::", 1)[0]
-        return next((unit for unit in SHARED_UNITS if path.startswith(unit)), path)
+        return next((unit for unit, modules in SHARED_UNITS.items() if path in modules), path)
 
     def _assign_work_unit(self, node) -> None:
         longest = next((unit for unit in LONG_UNITS if unit in self.workqueue), None)

@@ -2,8 +2,9 @@
 
 ``app_url`` starts ``streamlit run app.py`` on a free localhost port with a temporary database
 and a known instructor password, and waits for ``/_stcore/health``. Each test gets a fresh
-browser context; its console errors are collected, and a full-page screenshot is saved to
-``artifacts/browser/<test>.png`` (ignored by git) whatever the outcome.
+browser context; its console errors are collected, and a screenshot is saved to
+``artifacts/browser/<test>.png`` (ignored by git) whatever the outcome: of the whole page when the
+test failed, of what was in view when it passed (growing a tall page to its height costs seconds).
 """
 
 from __future__ import annotations
@@ -130,6 +131,10 @@ def app_url(tmp_path_factory):
         # default (one per core) takes, beside the pages under test. bench_browser.py sets the default.
         "POSLAB_GRADER_WORKERS": os.environ.get("POSLAB_GRADER_WORKERS", "1"),
         **LAB_QUICK_RUN,
+        # Each test process starts this app, and only a few tests hand anything in: the judge starts
+        # at the first submission, so a process whose tests grade nothing never warms one. The
+        # default (with the server) is the OIDC test's app's.
+        "POSLAB_GRADER_START": "on_demand",
     }
     with running_app(data_dir, env) as url:
         yield url
@@ -177,13 +182,27 @@ def watched_page(browser, app_url: str, width: int = 1400, color_scheme: str = "
     return context, page
 
 
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    """Keep each phase's report on the test, for the ``page`` fixture to know how the test went."""
+    report = yield
+    setattr(item, f"report_{report.when}", report)
+    return report
+
+
 @pytest.fixture
 def page(playwright_browser, app_url, request):
     context, page = watched_page(playwright_browser, app_url)
     yield page
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = str(ARTIFACTS / f"{request.node.name}.png")
     try:
-        full_page_screenshot(page, str(ARTIFACTS / f"{request.node.name}.png"))
+        # The whole page (grown to its content, redrawn) where a test failed; what was in view otherwise.
+        report = getattr(request.node, "report_call", None)
+        if report is None or report.failed:
+            full_page_screenshot(page, path)
+        else:
+            page.screenshot(path=path)
     finally:
         context.close()
 

@@ -14,9 +14,9 @@ import re
 
 import pytest
 
-from tests.browser.app_driver import full_page_screenshot, wait_for_run
+from tests.browser.app_driver import full_page_screenshot
 from tests.browser.conftest import ARTIFACTS, watched_page
-from tests.browser.test_workspace import editor_frame, open_rope
+from tests.browser.test_workspace import draft_saved_at, editor_frame, open_rope, wait_for_draft_saved
 
 TYPED = '\n\ndef shifted(x):\n    label = "moved"  # one line more\n    return x + 1\n'
 # Enough lines to take the editor past its 60 (app_pages.ui.exercise.editor_look.MAX_LINES): Ace scrolls inside.
@@ -87,10 +87,8 @@ def level_problems(frame, moment: str) -> list[str]:
     ]
 
 
-def wait_for_save(page) -> None:
-    page.wait_for_timeout(2_500)  # the editor sends its text after a pause in typing
-    wait_for_run(page)
-    page.get_by_text("Draft saved at").first.wait_for()
+def wait_for_save(page, before: str | None) -> None:
+    wait_for_draft_saved(page, before)
     page.wait_for_timeout(500)  # the component reports its new height; Streamlit resizes the frame
 
 
@@ -137,11 +135,12 @@ def test_the_editor_colours_python_shows_the_selection_and_keeps_its_line_number
     )
 
     problems = level_problems(frame, "after the click and the edit")
-    wait_for_save(page)
+    wait_for_save(page, None)
     problems += level_problems(frame, "after the autosave's resize")
+    saved = draft_saved_at(page)
     page.keyboard.press("Control+End")
     page.keyboard.insert_text(LONG_TAIL)  # as a paste: past the editor's height, so Ace scrolls
-    wait_for_save(page)
+    wait_for_save(page, saved)
     problems += level_problems(frame, "after a long paste and its save")
     box = page.locator('iframe[title*="code_editor"]').bounding_box()
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + min(box["height"] / 2, 300))

@@ -1,35 +1,15 @@
-"""The lessons added since the first course in Chromium: every chart draws, and a widget changes what is shown."""
+"""The lessons added since the first course in Chromium: every chart draws, and a widget changes what is shown.
 
-import pytest
+The page tour (``tour.py``) opens each of these lessons once: it counts the charts as the page opens,
+then changes the lesson's widget (``FOLLOWED``) and records what the page shows; the test judges it.
+"""
 
-from tests.browser.app_driver import exception_boxes, go_to, open_app, wait_for_charts, wait_for_run
+from __future__ import annotations
 
-# title, charts the page draws, the widget to change (label, new option), a text it must show afterwards
-NEW_LESSONS = [
-    ("Relative position biases", 4, ("number of buckets", "8"), "T5 buckets, bidirectional (encoder): 8 buckets"),
-    ("RoPE's base and the context length", 3, ("base b", "500,000"), "Base 500,000, D = 128"),
-    ("Long context in practice", 3, ("model", "GPT-NeoX-20B"), "Partial rotary: 24 of 96 features rotated"),
-    ("Extension in production", 2, ("model", "Qwen3 8B"), "Qwen3 8B: the cost of one training token"),
-]
-# the same for lessons whose widgets are sliders: (title, charts, (slider label, arrow key), text afterwards)
-NEW_SLIDER_LESSONS = [
-    ("Attention entropy and temperature", 2, ("keys n, for the numbers below", "ArrowLeft"), "11.09"),
-    ("Non-uniform and hybrid schemes", 5, ("context length (tokens)", "ArrowLeft"), "18.8%"),
-    ("Positions in an inference engine", 5, ("window W (buffer slots)", "ArrowRight"), "A rolling buffer of 7 slots"),
-    ("Positions in 2D and 3D: images and video", 3, ("image rows", "ArrowRight"), "position ids of 32 tokens"),
-    (
-        "Positions in real engines",
-        3,
-        ("original length L (short factors up to it)", "ArrowRight"),
-        "First step that goes wrong: 11.",
-    ),
-    (
-        "Precision: positions in 16-bit floats",
-        2,
-        ("offset between query and key", "ArrowRight"),
-        "One query and one key 16 positions apart",
-    ),
-]
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from tests.browser.app_driver import wait_for_run
 
 
 def choose(page, label: str, option: str) -> None:
@@ -53,26 +33,80 @@ def nudge(page, label: str, key: str) -> None:
     wait_for_run(page)
 
 
-def draws_then_follows(page, app_url, title, charts, shown, change) -> None:
-    open_app(page, app_url)
-    go_to(page, title)
-    report = wait_for_charts(page, minimum=charts)
-    assert len(report) == charts and all(c["marks"] or c["painted"] for c in report), report
-    assert page.get_by_text(shown).count() == 0  # the widget's default shows something else
-    change()
-    report = wait_for_charts(page, minimum=charts)
-    assert all(c["marks"] or c["painted"] for c in report), report
-    page.get_by_text(shown).first.wait_for(timeout=15_000)
-    assert not exception_boxes(page) and not page.console_log.errors, page.console_log.errors
+@dataclass(frozen=True)
+class Lesson:
+    title: str
+    charts: int  # the charts the page draws
+    change: Callable  # (page) -> None: the widget changed, as a student would
+    shown: str  # a text the page must show after the change (and not before)
 
 
-@pytest.mark.parametrize(("title", "charts", "change", "shown"), NEW_LESSONS, ids=[t for t, *_ in NEW_LESSONS])
-def test_new_lesson_draws_every_chart_and_follows_its_widgets(page, app_url, title, charts, change, shown):
-    draws_then_follows(page, app_url, title, charts, shown, lambda: choose(page, *change))
+def selectbox(label: str, option: str) -> Callable:
+    return lambda page: choose(page, label, option)
 
 
-@pytest.mark.parametrize(
-    ("title", "charts", "change", "shown"), NEW_SLIDER_LESSONS, ids=[t for t, *_ in NEW_SLIDER_LESSONS]
-)
-def test_new_slider_lesson_draws_every_chart_and_follows_its_sliders(page, app_url, title, charts, change, shown):
-    draws_then_follows(page, app_url, title, charts, shown, lambda: nudge(page, *change))
+def slider(label: str, key: str) -> Callable:
+    return lambda page: nudge(page, label, key)
+
+
+NEW_LESSONS = [
+    Lesson(
+        "Relative position biases",
+        4,
+        selectbox("number of buckets", "8"),
+        "T5 buckets, bidirectional (encoder): 8 buckets",
+    ),
+    Lesson("RoPE's base and the context length", 3, selectbox("base b", "500,000"), "Base 500,000, D = 128"),
+    Lesson(
+        "Long context in practice", 3, selectbox("model", "GPT-NeoX-20B"), "Partial rotary: 24 of 96 features rotated"
+    ),
+    Lesson("Extension in production", 2, selectbox("model", "Qwen3 8B"), "Qwen3 8B: the cost of one training token"),
+    Lesson("Attention entropy and temperature", 2, slider("keys n, for the numbers below", "ArrowLeft"), "11.09"),
+    Lesson("Non-uniform and hybrid schemes", 5, slider("context length (tokens)", "ArrowLeft"), "18.8%"),
+    Lesson(
+        "Positions in an inference engine",
+        5,
+        slider("window W (buffer slots)", "ArrowRight"),
+        "A rolling buffer of 7 slots",
+    ),
+    Lesson(
+        "Positions in 2D and 3D: images and video", 3, slider("image rows", "ArrowRight"), "position ids of 32 tokens"
+    ),
+    Lesson(
+        "Positions in real engines",
+        3,
+        slider("original length L (short factors up to it)", "ArrowRight"),
+        "First step that goes wrong: 11.",
+    ),
+    Lesson(
+        "Precision: positions in 16-bit floats",
+        2,
+        slider("offset between query and key", "ArrowRight"),
+        "One query and one key 16 positions apart",
+    ),
+]
+FOLLOWED = {lesson.title: lesson for lesson in NEW_LESSONS}
+
+
+def drawn(report: list[dict]) -> bool:
+    return all(chart["marks"] or chart["painted"] for chart in report)
+
+
+def test_new_lessons_draw_every_chart_and_follow_their_widgets(page_tour):
+    assert {lesson.title for lesson in NEW_LESSONS} <= set(page_tour.titles), page_tour.titles
+    problems = []
+    for lesson in NEW_LESSONS:
+        stop = page_tour.stop(lesson.title)
+        followed = stop.followed
+        if len(stop.charts) != lesson.charts or not drawn(stop.charts):
+            problems.append(f"{lesson.title}: {lesson.charts} charts drawn expected as it opens, got {stop.charts}")
+        if followed.shown_before:
+            problems.append(f"{lesson.title}: {lesson.shown!r} is shown before the widget changed")
+        if not drawn(followed.charts_after):
+            problems.append(f"{lesson.title}: after the widget changed a chart drew nothing: {followed.charts_after}")
+        if not followed.shown_after:
+            problems.append(f"{lesson.title}: {lesson.shown!r} is not shown after the widget changed")
+        if followed.exceptions_after:
+            problems.append(f"{lesson.title}: exception after the widget changed: {followed.exceptions_after[0][:300]}")
+    assert not problems, "\n".join(problems)
+    assert not page_tour.console_errors, page_tour.console_errors

@@ -1,5 +1,6 @@
 """The Exercises page's workspace in Chromium: the editor, its draft across a reload, the public tests,
-a submission through the grading service, the keyboard's way out, and no request off the machine."""
+a submission through the grading service (and the page with its graded result against WCAG 2.1 AA,
+as ``test_accessibility`` judges the others), the keyboard's way out, and no request off the machine."""
 
 import json
 import re
@@ -9,8 +10,16 @@ from urllib.parse import urlparse
 
 from grader.mutants import reference_source
 from poslab.exercises import get_exercise
-from tests.browser.app_driver import exception_boxes, full_page_screenshot, go_to, open_app, wait_for_run
+from tests.browser.app_driver import (
+    exception_boxes,
+    full_page_screenshot,
+    go_to,
+    open_app,
+    wait_for_charts,
+    wait_for_run,
+)
 from tests.browser.conftest import ARTIFACTS, watched_page
+from tests.browser.test_accessibility import blocking_violations, structure_problems
 from tests.browser.test_flows import sign_in
 
 EXERCISE = get_exercise("rope")
@@ -48,6 +57,27 @@ def open_rope(page, app_url, student: str = "Ada Workspace") -> list[str]:
     return requests
 
 
+# The time the caption under the editor says the draft was last saved at, or null.
+SAVED_AT_JS = """() => (document.querySelector('[data-testid="stMain"]')?.innerText
+    .match(/Draft saved at \\d\\d:\\d\\d:\\d\\d/) || [null])[0]"""
+
+
+def draft_saved_at(page) -> str | None:
+    return page.evaluate(SAVED_AT_JS)
+
+
+def wait_for_draft_saved(page, before: str | None, timeout_ms: float = 30_000) -> None:
+    """Until the page says the draft was saved at another time than ``before`` (``draft_saved_at``
+    before the typing: the editor sends its text after a pause in typing), and that run has ended."""
+    page.wait_for_function(
+        f"(before) => {{ const now = ({SAVED_AT_JS})(); return now !== null && now !== before; }}",
+        arg=before,
+        polling=100,
+        timeout=timeout_ms,
+    )
+    wait_for_run(page)
+
+
 def wait_for_answer_since(page, since: datetime, said: str = "Handed in at", timeout: float = 30.0) -> None:
     """Until an answer says it was handed in (or run) at ``since`` (whole seconds, UTC) or later."""
     deadline = time.monotonic() + timeout
@@ -79,9 +109,7 @@ def test_type_reload_run_the_public_tests_and_submit(page, app_url):
     frame.locator(".ace_content").click()
     page.keyboard.press("Control+End")
     page.keyboard.type(f"\n{MARKER}\n")
-    page.wait_for_timeout(2500)  # the editor sends its text after a pause in typing
-    wait_for_run(page)
-    page.get_by_text("Draft saved at").first.wait_for()
+    wait_for_draft_saved(page, None)
 
     page.reload()
     page.wait_for_selector("h1", timeout=60_000)
@@ -91,11 +119,11 @@ def test_type_reload_run_the_public_tests_and_submit(page, app_url):
     assert off_machine(requests) == [], off_machine(requests)  # the Exercises page loads nothing from outside
 
     # the whole reference solution, typed as a paste would be, then the public tests
+    saved = draft_saved_at(page)
     editor_frame(page).locator(".ace_content").click()
     page.keyboard.press("Control+A")
     page.keyboard.insert_text(reference_source())  # as a paste: no auto-indent
-    page.wait_for_timeout(2500)
-    wait_for_run(page)
+    wait_for_draft_saved(page, saved)
     page.get_by_role("button", name="Run the public tests").click()
     page.get_by_text("Public tests on your draft").wait_for(timeout=180_000)  # the first run warms a judge
     shot(page, "after_first_practice")
@@ -127,6 +155,11 @@ def test_type_reload_run_the_public_tests_and_submit(page, app_url):
     wait_for_run(page)
     attempt = page.locator('[data-testid="stExpander"]').filter(has_text=re.compile(r"Attempt 2 ·")).first
     attempt.get_by_text(re.compile(rf"{EXERCISE.title}: [\d.]+ / [\d.]+ points")).first.wait_for(timeout=30_000)
+    # The page with a graded result meets WCAG 2.1 AA: its last result, an attempt's feedback and tabs.
+    attempt.get_by_role("tab", name="Feedback").first.wait_for()
+    wait_for_charts(page)
+    problems = blocking_violations(page, "Exercises (graded)") + structure_problems(page, "Exercises (graded)")
+    assert not problems, "\n".join(problems)
     attempt.get_by_role("tab", name="Code").click()
     attempt.get_by_text("def apply_rope").first.wait_for(timeout=30_000)
     assert "exercise=rope" in page.url
@@ -179,8 +212,7 @@ def test_times_are_shown_in_the_students_time_zone(playwright_browser, app_url):
         page.keyboard.press("Control+End")
         page.keyboard.type("\n# saved in India\n")
         started = datetime.now(UTC)
-        page.wait_for_timeout(2500)  # the editor sends its text after a pause in typing
-        wait_for_run(page)
+        wait_for_draft_saved(page, None)
         saved = page.get_by_text(re.compile(r"Draft saved at \d\d:\d\d:\d\d IST")).first
         saved.wait_for(timeout=30_000)
         shown = datetime.strptime(re.search(r"\d\d:\d\d:\d\d", saved.inner_text()).group(), "%H:%M:%S")
