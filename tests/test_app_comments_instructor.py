@@ -96,7 +96,7 @@ def test_the_right_password_shows_the_class_table_and_pass_rates(app_env, monkey
     rates = next(frame.value for frame in at.dataframe if "best_rate" in frame.value.columns)
     assert rates[["family", "students", "best_passed"]].values.tolist() == [["relative", 2, 1], ["norm", 2, 2]]
     labels = [item.proto.label for item in at.get("download_button")]
-    assert labels == ["Download the class table (CSV)", "Download the pass rates by student (CSV)"]
+    assert labels[:2] == ["Download the class table (CSV)", "Download the pass rates by student (CSV)"]
     button(at, "Lock this page").click().run()
     assert not at.dataframe and at.main.text_input[0].label == "Instructor password"
 

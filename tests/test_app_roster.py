@@ -133,7 +133,7 @@ def test_the_instructor_imports_a_roster_and_issues_reissues_and_withdraws_links
 
     button(at, "New links for the 2 without one").click().run()
     assert any("2 new link(s)" in box.value and "cannot be shown again" in box.value for box in at.success)
-    assert [item.proto.label for item in at.get("download_button")][-1] == "Download the 2 new link(s) (CSV)"
+    assert "Download the 2 new link(s) (CSV)" in [item.proto.label for item in at.get("download_button")]
     first = links_of(at)
     assert set(first) == {ADA, BOB} and all(link.startswith("http://localhost:8501/signin/") for link in first.values())
     assert all(member.link_expires is not None for member in store.roster_members())

@@ -36,7 +36,7 @@ STORED = {  # what results.json, the gradebook and the database hold, as their r
     IsolationSetting: {"auto", "bwrap", "fallback"},  # POSLAB_GRADER_ISOLATION
     GradingMode: {"hidden", "public"},
     JobState: {"queued", "done", "failed"},
-    AttemptKind: {"submission", "practice"},
+    AttemptKind: {"submission", "practice", "superseded"},  # superseded: kept after a regrade
     WatchState: {"starting", "waiting", "grading", "done", "failed"},
 }
 

@@ -85,7 +85,7 @@ def test_a_student_submits_right_and_wrong_solutions_and_sees_progress(page, app
     mutant, failing = first_failing_visible_test("rope_clockwise")
     upload_and_grade(page, exercise.filename, mutant.source)
     shown_message = page.locator('[data-testid="stCode"]').filter(has_text=failing.output.splitlines()[0][:60])
-    shown_message.first.wait_for()
+    shown_message.first.wait_for(timeout=GRADING_TIMEOUT_MS)
 
     go_to(page, "Progress")
     page.get_by_text(f"{exercise.title}:").first.wait_for()

@@ -28,6 +28,10 @@ def chosen_exercise(student: str | None) -> Exercise:
     if PICK_KEY not in st.session_state:
         wanted = st.query_params.get(EXERCISE_PARAM) or st.session_state.get(CHOSEN_KEY)
         st.session_state[PICK_KEY] = wanted if wanted in ids else ids[0]
+    else:
+        # Set again on each run: a grade changes the options' labels, which gives the widget a new
+        # identity, and a new identity takes a value set here, not the old widget's (it fell to the first).
+        st.session_state[PICK_KEY] = st.session_state[PICK_KEY]
     progress = store_calls.progress_this_run(student) if student is not None else None
     by_id = {item.exercise: item for item in progress.exercises} if progress is not None else {}
     picked = st.selectbox(
