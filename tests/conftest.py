@@ -29,10 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    worker = getattr(config, "workerinput", None)
-    if worker is not None:  # an xdist worker: its own sandbox uids, before any grader starts
-        index = int(worker["workerid"].removeprefix("gw"))
-        os.environ["POSLAB_GRADER_UID_BASE"] = str(parallel.worker_uid_base(index))
+    if getattr(config, "workerinput", None) is not None:  # an xdist worker
         # Two test processes share the two cores: one torch thread each, as the grader's judges
         # take (grader/cluster.py); two each oversubscribe the cores, where torch's threads slow
         # down most (the suite's speed tests timed a correct in-process call at 0.4 s so).

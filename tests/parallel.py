@@ -9,10 +9,10 @@
 * The units that start processes of their own and take longest are handed out first
   (``LONG_UNITS``, measured with ``--durations``), so that no worker is left with a long one at
   the end. The list only orders: a unit that is not on it runs all the same.
-* Each worker gets a range of sandbox uids of its own (``POSLAB_GRADER_UID_BASE``), above the
-  default range. A test that looks for sandboxed processes outliving a run
-  (``tests/test_grader_hostile.py``) looks in its own worker's range, so it sees its own
-  sandboxes and never another worker's.
+* Every worker's graders give their children uids of the default range, but for the one module
+  that looks for sandboxed processes outliving a run (``tests/test_grader_hostile.py``): it grades
+  with a range of its own (``tests/hostile/_support.py``), so it sees its own sandboxes and never
+  another worker's, however many workers run.
 
 ``pytest -n 0`` runs everything in one process, as before.
 """
@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import pytest
 from xdist.scheduler import LoadScopeScheduling
-
-from grader.settings import GraderSettings
 
 # A unit's name, and the modules it holds: they run together on one worker.
 SHARED_UNITS = {
@@ -57,22 +55,6 @@ LONG_UNITS = (
     "tests/test_exercises_public.py",
     "tests/test_store_concurrency.py",
 )  # longest first
-# The grader gives a judge's children uids from uid_base to uid_base + 2**30 - 1: a block of 256
-# for each (judge pid % 65536, worker slot of 64), see grader/sandbox/worker_process.py.
-SANDBOX_UID_SPAN = 1 << 30
-LARGEST_UID = (1 << 32) - 2  # (uid_t)-1 means "no uid"
-
-
-def worker_uid_base(worker_index: int) -> int:
-    """The first sandbox uid of xdist worker ``worker_index``: one span above the previous worker's,
-    the first above the default span (which tests that build ``GraderSettings()`` use)."""
-    base = GraderSettings().uid_base + (worker_index + 1) * SANDBOX_UID_SPAN
-    if base + SANDBOX_UID_SPAN - 1 > LARGEST_UID:
-        raise pytest.UsageError(
-            f"xdist worker {worker_index} has no sandbox uid range left: uids end at "
-            f"{LARGEST_UID}; run with -n 2 or fewer"
-        )
-    return base
 
 
 class ModuleScheduling(LoadScopeScheduling):

@@ -17,7 +17,13 @@ import pytest
 
 from grader import cli
 from grader.settings import GraderSettings
-from tests.hostile._support import PROBE_MAX, reference_submission, require_bwrap, sandbox_uids_alive
+from tests.hostile._support import (
+    HOSTILE_UID_BASE,
+    PROBE_MAX,
+    reference_submission,
+    require_bwrap,
+    sandbox_uids_alive,
+)
 
 HOSTILE_DIR = Path(__file__).parent / "hostile"
 HOSTILE = sorted(path.stem for path in HOSTILE_DIR.glob("[a-z]*.py"))
@@ -43,17 +49,15 @@ def run(tmp_path_factory):
         paths += [subs / f"{name}.py", subs / f"good_after_{name}.py"]
     listing_before = sorted(p.name for p in subs.iterdir())
     out = root / "out"
-    code = cli.main(
-        ["grade", *map(str, paths), "--out", str(out), "--jobs", "2", "--timeout", str(TIMEOUT)],
-        suite="tests.hostile._support:ProbeSuite",
-    )
+    with pytest.MonkeyPatch.context() as patch:  # uids that no other test's sandboxes get
+        patch.setenv("POSLAB_GRADER_UID_BASE", str(HOSTILE_UID_BASE))
+        code = cli.main(
+            ["grade", *map(str, paths), "--out", str(out), "--jobs", "2", "--timeout", str(TIMEOUT)],
+            suite="tests.hostile._support:ProbeSuite",
+        )
+        alive_after = sandbox_uids_alive(GraderSettings.from_env().uid_base)
     assert code == 0
-    return {
-        "root": root,
-        "out": out,
-        "listing_before": listing_before,
-        "alive_after": sandbox_uids_alive(GraderSettings.from_env().uid_base),
-    }
+    return {"root": root, "out": out, "listing_before": listing_before, "alive_after": alive_after}
 
 
 def result(run, name: str) -> dict:

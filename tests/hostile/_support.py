@@ -18,6 +18,7 @@ import torch
 
 import poslab.encodings as reference
 from grader.results import TestOutcome
+from grader.settings import GraderSettings
 
 _MODULES = tuple(
     importlib.import_module(f"poslab.encodings.{name}")
@@ -138,7 +139,6 @@ PROBE_MAX = sum(case.points for case in ProbeSuite.CASES)
 def require_bwrap() -> None:
     """Skip (with the reason) where bubblewrap cannot run; under CI=true, fail instead."""
     from grader.sandbox import bwrap_problem
-    from grader.settings import GraderSettings
 
     problem = bwrap_problem(GraderSettings())
     if problem is not None:
@@ -147,12 +147,16 @@ def require_bwrap() -> None:
         pytest.skip(f"bubblewrap is unusable here: {problem}")
 
 
+# The grader gives a judge's children uids from uid_base to uid_base + 2**30 - 1: a block of 256 for
+# each (judge pid % 65536, worker slot of 64), see grader/sandbox/worker_process.py. The hostile run
+# takes the span above the default one, which every other test's graders use.
+SANDBOX_UID_SPAN = 1 << 30
+HOSTILE_UID_BASE = GraderSettings().uid_base + SANDBOX_UID_SPAN
+
+
 def sandbox_uids_alive(uid_base: int) -> list[str]:
     """Processes on this machine whose real uid is one that a grader with this ``uid_base`` gives its
-    children (``uid_base`` to ``uid_base + SANDBOX_UID_SPAN - 1``). Each test process of the
-    parallel suite has a base of its own (tests/parallel.py): this sees its own sandboxes only."""
-    from tests.parallel import SANDBOX_UID_SPAN
-
+    children (``uid_base`` to ``uid_base + SANDBOX_UID_SPAN - 1``)."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
