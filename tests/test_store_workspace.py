@@ -26,6 +26,15 @@ def test_a_save_behind_another_tabs_newer_draft_is_held_back_until_asked_to_over
     assert store.draft("ann", "rope").code == "second tab\n"
 
 
+def test_the_same_text_saved_from_two_sessions_is_no_conflict(store):
+    """A reload restores the text the page before it sent as it went: both saves carry the same text."""
+    store.save_draft("ann", "rope", "before\n", saved_by="old-page")
+    store.save_draft("ann", "rope", "typed last\n", saved_by="old-page", base_revision=1)
+    same = store.save_draft("ann", "rope", "typed last\n", saved_by="new-page", base_revision=1, overwrite_newer=False)
+    assert not same.held_back and same.replaced is None and same.draft.revision == 3
+    assert store.draft("ann", "rope").code == "typed last\n"
+
+
 def test_the_latest_grading_job_is_the_students_last_queued_or_settled(store):
     assert store.latest_grading_job("ann") is None
     store.add_grading_job("j1", "ann", FILES, ["rope"], "hidden", "replica-a", 60)

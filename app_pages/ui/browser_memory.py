@@ -7,7 +7,10 @@
 * The draft: the editor sends its text after a pause in typing (``editor_look.SAVE_AFTER_MS``) or
   when it loses focus. A reload or a closed tab before the pause ended lost the last words; the
   script takes the focus from the editor as the page is left (``pagehide``, a hidden tab), and the
-  editor sends its text then.
+  editor sends its text then. That save can reach the server after the reloaded page read the
+  draft, so the script also keeps the text in localStorage (``UNSENT_PREFIX``) and, on the reloaded
+  page, puts it back in the editor if it differs (the editor then sends it as if typed).
+* Ctrl+Enter in the editor runs the public tests (``workspace.take_run_request``).
 * The name (typed-name mode): the name is remembered (``NAME_KEY``); a bare address opens as that
   student (``?student=``), and "Change name" forgets it.
 
@@ -26,6 +29,8 @@ from poslab.lessons import all_lessons
 
 THEME_KEY = "poslab-theme"
 NAME_KEY = "poslab-student"
+UNSENT_PREFIX = "poslab-unsent:"  # + the page's address: the editor's text as the page was left
+UNSENT_FOR_MS = 120_000  # a reload later than this finds the server's copy, not the browser's
 NameWish = Literal["remember", "forget", "restore", "leave"]  # leave: the browser keeps what it has
 
 SCRIPT = """
@@ -57,7 +62,39 @@ SCRIPT = """
         setTimeout(repaint, 300);
       }
     };
-    const flush = () => { for (const editor of editors()) editor.blur(); };
+    // The text as the page goes, kept in the browser too: the blur's save can reach the server after
+    // the reloaded page has read the draft. Keyed by the address (page, exercise, student).
+    const unsentKey = () => '%(unsent_prefix)s' + w.location.pathname + w.location.search;
+    const flush = () => {
+      const open = editors();
+      if (open.length === 1) store.setItem(unsentKey(), JSON.stringify({text: open[0].getValue(), at: Date.now()}));
+      for (const editor of open) editor.blur();
+    };
+    const restore = tries => {
+      const kept = JSON.parse(store.getItem(unsentKey()) || 'null');
+      if (!kept || Date.now() - kept.at > %(unsent_ms)d) { store.removeItem(unsentKey()); return; }
+      const open = editors();
+      if (open.length !== 1) { if (tries > 0) setTimeout(() => restore(tries - 1), 250); return; }
+      store.removeItem(unsentKey());
+      if (open[0].getValue() !== kept.text) open[0].setValue(kept.text, 1);  // the editor sends it after its pause
+    };
+    restore(120);
+    // Ctrl+Enter (Command+Enter) runs the public tests: the editor's "submit" command sends its text
+    // with that type. The "sublime" shortcuts' own Ctrl+Enter ("add a line after") sits in a keyboard
+    // handler Ace asks first, so the key is taken before it reaches Ace.
+    const submitKey = event => event.key === 'Enter' && (event.ctrlKey || event.metaKey) && !event.shiftKey && !event.altKey;
+    setInterval(() => {
+      for (const editor of editors()) {
+        if (editor.__poslabSubmit) continue;
+        editor.__poslabSubmit = true;
+        editor.container.addEventListener('keydown', event => {
+          if (!submitKey(event)) return;
+          event.preventDefault();
+          event.stopPropagation();
+          editor.execCommand('submit');
+        }, true);
+      }
+    }, 500);
     w.addEventListener('pagehide', flush);
     w.addEventListener('beforeunload', flush);
     w.document.addEventListener('visibilitychange', () => { if (w.document.visibilityState === 'hidden') flush(); });
@@ -91,5 +128,7 @@ def remember(name: NameWish, student: str | None = None) -> None:
         "light": ACE_THEMES["light"],
         "theme_key": THEME_KEY,
         "name_key": NAME_KEY,
+        "unsent_prefix": UNSENT_PREFIX,
+        "unsent_ms": UNSENT_FOR_MS,
     }
     st.html(body, unsafe_allow_javascript=True)

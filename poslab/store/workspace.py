@@ -105,7 +105,10 @@ class WorkspaceMixin:
             before = None if row is None else _draft(row)
             newer = (
                 before
-                if before is not None and before.revision > base_revision and before.saved_by != saved_by
+                if before is not None
+                and before.revision > base_revision
+                and before.saved_by != saved_by
+                and before.code != code  # the same text from two places is no conflict
                 else None
             )
             if newer is not None and not overwrite_newer:

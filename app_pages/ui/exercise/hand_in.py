@@ -34,7 +34,8 @@ def panel(student: str, exercise: Exercise) -> None:
     draft = workspace.draft_text(student, exercise)
     # Each button as wide as its label; on a narrow page the row wraps (columns would cut the labels).
     buttons = st.container(horizontal=True, gap="small")
-    if buttons.button("Run the public tests", key="run-public", icon=":material/science:"):
+    run_asked = workspace.take_run_request(student, exercise)  # Ctrl+Enter in the editor
+    if buttons.button("Run the public tests", key="run-public", icon=":material/science:") or run_asked:
         grading.start_practice(student, exercise, draft)
     if buttons.button("Submit for grading", key="submit", type="primary", icon=":material/send:"):
         grading.submit(student, {exercise.filename: draft}, (exercise.id,))

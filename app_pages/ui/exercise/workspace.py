@@ -40,7 +40,8 @@ from poslab.store import Draft
 
 KEYBOARD_HELP = (
     "Keyboard: Tab reaches the editor, Enter starts editing (Tab then indents), "
-    "Esc stops editing, then Tab moves on. Your code is saved as a draft as you type."
+    "Esc stops editing, then Tab moves on; Ctrl+Enter (⌘+Enter on a Mac) runs the public tests. "
+    "Your code is saved as a draft as you type."
 )
 
 
@@ -57,6 +58,7 @@ class EditorState:
     notice: str | None = None  # said once, then cleared
     problem: str | None = None  # why the last text was not saved
     conflict: Draft | None = None  # another tab's newer save that this tab's typing would replace: asked first
+    run_asked: bool = False  # Ctrl+Enter in the editor: run the public tests on its text
 
 
 def starter_code(exercise: Exercise) -> str:
@@ -91,7 +93,9 @@ def sync_with_store(student: str, exercise: Exercise) -> EditorState:
         if draft is not None:
             state.saved_at = clock.shown(draft.saved_at, clock.DATE_TIME)
     elif draft is not None and draft.revision > state.revision and draft.saved_by != session_id():
-        if state.conflict is not None:
+        if draft.code == state.text:  # e.g. the page before a reload sent what this one restored
+            state.revision, state.conflict = draft.revision, None
+        elif state.conflict is not None:
             state.conflict = draft  # the student is asked to choose against the newest version
         elif not _unsaved_typing(state, exercise):  # (unsaved typing: its save asks first)
             _show_newer(
@@ -156,18 +160,28 @@ def _save(student: str, exercise: Exercise, state: EditorState, text: str, overw
         )
 
 
-def receive_editor_text(student: str, exercise: Exercise) -> None:
+def receive_editor_text(student: str, exercise: Exercise) -> bool:
     """Take the editor's newest event, once, and save its text as the draft if it is new (or the
-    last save failed): the one place where typing is saved."""
+    last save failed): the one place where typing is saved. True if the event asks for a run."""
     state = _state(student, exercise)
     value = st.session_state.get(editor_key(student, exercise))
     if not (isinstance(value, dict) and value.get("id")) or value["id"] == state.last_event:
-        return
+        return False
     state.last_event = value["id"]
     text = value.get("text")
     if isinstance(text, str) and (text != state.text or state.problem):
         state.text = text
         _save(student, exercise, state, text)
+    # The component's own "submit" command: Ctrl+Enter (Command+Enter on a Mac).
+    state.run_asked = state.run_asked or value.get("type") == "submit"
+    return value.get("type") == "submit"
+
+
+def take_run_request(student: str, exercise: Exercise) -> bool:
+    """Whether Ctrl+Enter asked for a run since the last call (once per press)."""
+    state = _state(student, exercise)
+    asked, state.run_asked = state.run_asked, False
+    return asked
 
 
 def draft_text(student: str, exercise: Exercise) -> str:
@@ -251,7 +265,8 @@ def editor(student: str, exercise: Exercise) -> None:
         component_props=editor_look.component_props(),
         key=editor_key(student, exercise),
     )
-    receive_editor_text(student, exercise)
+    if receive_editor_text(student, exercise):
+        st.rerun(scope="app")  # the run's panel is outside this fragment
     if state.notice:
         st.info(state.notice, icon=":material/sync:")
         state.notice = None
