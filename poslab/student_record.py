@@ -1,5 +1,6 @@
 """One student's record as the Instructor page opens it: their attempts in time order, each with
-the changes to its code since their previous attempt at the same exercise. Pure."""
+the changes to its code since their previous attempt at the same exercise, and the submissions a
+regrade replaced beside their regrades. Pure."""
 
 from __future__ import annotations
 
@@ -10,12 +11,13 @@ from dataclasses import dataclass
 import pandas as pd
 
 from poslab.store import Attempt
+from poslab.vocabulary import AttemptKind
 
 
 @dataclass(frozen=True)
 class AttemptChange:
     attempt: Attempt
-    number: int  # 1 for the student's first attempt at this exercise
+    number: int  # 1 for the student's first attempt at this exercise; a regrade has its original's
     diff: str  # a unified diff from the previous attempt's code ("" for the first, or no change)
     changed_lines: int  # lines added plus lines removed
 
@@ -41,9 +43,15 @@ def attempt_changes(attempts: Iterable[Attempt]) -> list[AttemptChange]:
     last: dict[str, Attempt] = {}
     counted: dict[str, int] = {}
     changes = []
+    numbers: dict[int, int] = {}  # attempt id -> its number
     for attempt in sorted(attempts, key=lambda item: (item.time, item.id)):
+        if attempt.regrade_of in numbers:  # the same code graded again: no new attempt
+            numbers[attempt.id] = numbers[attempt.regrade_of]
+            changes.append(AttemptChange(attempt, numbers[attempt.id], "", 0))
+            continue
         previous = last.get(attempt.exercise)
         counted[attempt.exercise] = counted.get(attempt.exercise, 0) + 1
+        numbers[attempt.id] = counted[attempt.exercise]
         number = counted[attempt.exercise]
         if previous is None:
             diff, changed = "", 0
@@ -65,15 +73,23 @@ def attempts_table(changes: Iterable[AttemptChange]) -> pd.DataFrame:
             "score": change.attempt.score,
             "max": change.attempt.max_score,
             "judged by": "public tests" if change.attempt.public_tests_only else "hidden suite",
+            "regrade": regrade_note(change.attempt),
             "lines changed": change.changed_lines if change.number > 1 else None,
         }
         for change in changes
     ]
     table = pd.DataFrame(
-        rows, columns=["id", "exercise", "attempt", "time", "score", "max", "judged by", "lines changed"]
+        rows, columns=["id", "exercise", "attempt", "time", "score", "max", "judged by", "regrade", "lines changed"]
     )
     table["time"] = pd.to_datetime(table["time"], utc=True)
     return table.iloc[::-1].reset_index(drop=True)
+
+
+def regrade_note(attempt: Attempt) -> str:
+    """What a regrade changed about this attempt, in words ("" for an attempt no regrade touched)."""
+    if attempt.kind == AttemptKind.SUPERSEDED:
+        return "replaced by a regrade (score kept as history)"
+    return "regrade" if attempt.regrade_of is not None else ""
 
 
 def tests_table(details: object) -> pd.DataFrame:

@@ -17,6 +17,7 @@ from poslab.instructor_pass import sign, valid
 from poslab.pass_by_student import pass_rates_by_student
 from poslab.roster import read_roster
 from poslab.store import Attempt, Store
+from poslab.store.attempts import AttemptToRecord
 from poslab.student_record import attempt_changes, attempts_table
 from tests.console_seed import CLASS_SIZE, key, roster_csv, seed_class
 
@@ -115,6 +116,22 @@ def test_each_attempt_carries_the_changes_since_the_one_before_at_the_same_exerc
     assert changes[1].changed_lines == 2
     table = attempts_table(changes)
     assert list(table["attempt"]) == [2, 1] and table["lines changed"].iloc[0] == 2  # newest first
+
+
+def test_a_regrade_sits_beside_the_submission_it_replaced_with_the_same_number(store):
+    (first, second) = store.attempt_details(key(1))
+    again = AttemptToRecord("rope", 12.0, 12.0, {}, second.code, public_tests_only=False)
+    regrade_id = store.record_regrade(second.id, again, actor="prof@uni.edu")
+    changes = attempt_changes(store.attempt_history(key(1)))
+    assert [(change.attempt.id, change.number) for change in changes] == [
+        (first.id, 1),
+        (second.id, 2),
+        (regrade_id, 2),
+    ]
+    assert changes[2].diff == "" and changes[2].changed_lines == 0
+    table = attempts_table(changes)
+    assert list(table["regrade"]) == ["regrade", "replaced by a regrade (score kept as history)", ""]
+    assert list(table["score"])[:2] == [12.0, second.score]  # the old score kept beside the new
 
 
 def test_a_pass_is_signed_with_the_password_expires_and_cannot_be_forged():

@@ -13,7 +13,7 @@ from app_pages.ui.store_calls import store_call
 from poslab.exercises import EXERCISES
 from poslab.lessons import all_lessons
 from poslab.store import RosterMember, StudentProgress
-from poslab.student_record import AttemptChange, attempt_changes, attempts_table, tests_table
+from poslab.student_record import AttemptChange, attempt_changes, attempts_table, regrade_note, tests_table
 from poslab.viz.progress import lesson_rows
 
 
@@ -42,6 +42,7 @@ def _attempt(change: AttemptChange) -> None:
         f"**{attempt.exercise}, attempt {change.number}** · {clock.shown(attempt.time, clock.DATE_TIME)} · "
         f"{attempt.score:g} / {attempt.max_score:g} points"
         + (" · public tests only (feedback, not a grade)" if attempt.public_tests_only else "")
+        + (f" · {regrade_note(attempt)}" if regrade_note(attempt) else "")
     )
     code, results, changes = st.tabs(["Code", "Feedback", "Changes since the attempt before"])
     code.code(attempt.code or "(no code kept)", language="python", line_numbers=True)
@@ -50,7 +51,9 @@ def _attempt(change: AttemptChange) -> None:
         results.caption("The grader's details were not kept for this attempt.")
     else:
         results.dataframe(tests, hide_index=True)
-    if change.number == 1:
+    if attempt.regrade_of is not None:
+        changes.caption("A regrade: the same code as the submission it replaced, graded again.")
+    elif change.number == 1:
         changes.caption("Their first attempt at this exercise.")
     elif not change.diff:
         changes.caption("The same code as the attempt before.")
@@ -60,7 +63,7 @@ def _attempt(change: AttemptChange) -> None:
 
 def _attempts(key: str) -> None:
     st.subheader("Attempts")
-    found = store_call("load the student's attempts", lambda store: store.attempt_details(key), None)
+    found = store_call("load the student's attempts", lambda store: store.attempt_history(key), None)
     if found is None:
         return
     if not found:
@@ -74,7 +77,9 @@ def _attempts(key: str) -> None:
         column_config={"time": st.column_config.DatetimeColumn("time", format="YYYY-MM-DD HH:mm:ss", timezone="UTC")},
     )
     labels = {
-        row.id: f"{row.exercise}, attempt {row.attempt} ({row.score:g}/{row['max']:g})" for _, row in table.iterrows()
+        row.id: f"{row.exercise}, attempt {row.attempt} ({row.score:g}/{row['max']:g})"
+        + (f" · {row.regrade}" if row.regrade else "")
+        for _, row in table.iterrows()
     }
     chosen = st.selectbox("Open an attempt", list(labels), format_func=labels.get, key=f"student-attempt-{key}")
     _attempt(next(change for change in changes if change.attempt.id == chosen))
