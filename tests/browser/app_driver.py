@@ -78,9 +78,9 @@ def wait_for_charts(page, timeout_ms: float = 15_000, minimum: int = 0) -> list[
     return report
 
 
-def full_page_screenshot(page, path: str, max_height: int = 16_000) -> None:
-    """Screenshot the whole page: Streamlit scrolls inside its own container, so Playwright's
-    ``full_page`` alone captures only the viewport. Grow the viewport to the content first."""
+def grow_to_content(page, max_height: int = 16_000) -> None:
+    """Grow the viewport to the page's content, so that all of it is in view (Streamlit scrolls inside
+    its own container, which Playwright's ``full_page`` does not see), and let Vega redraw."""
     height = page.evaluate(
         """() => Math.max(...[...document.querySelectorAll('[data-testid="stMain"], [data-testid="stSidebar"], body')]
                 .map(element => element.scrollHeight))"""
@@ -88,7 +88,42 @@ def full_page_screenshot(page, path: str, max_height: int = 16_000) -> None:
     width = page.viewport_size["width"] if page.viewport_size else 1400
     page.set_viewport_size({"width": width, "height": min(max(height, 600) + 40, max_height)})
     page.wait_for_timeout(300)  # let Vega redraw at the new size
+
+
+def full_page_screenshot(page, path: str, max_height: int = 16_000) -> None:
+    """Screenshot the whole page: Streamlit scrolls inside its own container, so Playwright's
+    ``full_page`` alone captures only the viewport. Grow the viewport to the content first."""
+    grow_to_content(page, max_height)
     page.screenshot(path=path, full_page=True)
+
+
+# For each chart: whether its drawing (Vega's <svg> or <canvas>) is as wide as the chart's box, as a
+# chart drawn to the container's width ("stretch") is once Vega has drawn it at that width.
+CHART_FITS_JS = """() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')].map(chart => {
+    const drawing = chart.querySelector('svg.marks, canvas.marks');
+    return !!drawing && Math.abs(drawing.getBoundingClientRect().width - chart.getBoundingClientRect().width) <= 2;
+})"""
+
+
+def set_width(page, width: int, height: int = 1000, timeout_ms: float = 10_000) -> None:
+    """Resize the viewport in place (no reload, no script run) and wait until every chart that was
+    drawn to its container's width is drawn to the new width (Vega redraws after the resize)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    if page.viewport_size == {"width": width, "height": height}:
+        return
+    fitted = page.evaluate(CHART_FITS_JS)
+    page.set_viewport_size({"width": width, "height": height})
+    try:
+        page.wait_for_function(
+            f"(fitted) => ({CHART_FITS_JS})().every((fits, index) => fits || !fitted[index])",
+            arg=fitted,
+            polling=100,
+            timeout=timeout_ms,
+        )
+    except PlaywrightTimeout:
+        pass  # a chart that never fits is for the caller's checks to report
+    page.wait_for_timeout(200)  # the layout around the redrawn charts
 
 
 CLIPPED_TITLES_JS = """() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')].flatMap(chart => {

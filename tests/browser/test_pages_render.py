@@ -1,7 +1,8 @@
 """Case 1: every page opens with no exception box and no console error, and every chart drew."""
 
 from poslab.lessons import all_lessons
-from tests.browser.app_driver import exception_boxes, expand_sidebar_nav, go_to, open_app, wait_for_charts
+from tests.browser.app_driver import expand_sidebar_nav
+from tests.browser.tour import TRAINED_PAGE
 
 
 def sidebar_titles(page) -> list[str]:
@@ -34,14 +35,11 @@ def test_no_chart_title_is_cut_off_on_any_page(page_tour):
     assert any(stop.title == "Positions in an inference engine" and stop.charts for stop in page_tour.stops)
 
 
-def test_the_learned_fit_draws_its_tables_when_trained(page, app_url):
-    open_app(page, app_url)
-    go_to(page, "Learned embeddings")
-    charts_before = len(wait_for_charts(page))
-    page.get_by_role("button", name="Train (a second or so)").click()
-    page.get_by_text("Showing the fit for").first.wait_for(timeout=60_000)
-    # The fit shows two tables, two similarity maps and the loss curve.
-    charts = wait_for_charts(page, timeout_ms=30_000, minimum=charts_before + 5)
+def test_the_learned_fit_draws_its_tables_when_trained(page_tour):
+    """Judged in the page tour (``tour.train``): Train pressed on the lesson once it was judged."""
+    trained = page_tour.stop(TRAINED_PAGE).trained
+    assert trained.shown, "pressing Train never showed the fit ('Showing the fit for')"
+    charts, charts_before = trained.charts, trained.charts_before
     assert len(charts) >= charts_before + 5, f"pressing Train showed {len(charts) - charts_before} of 5 charts"
     assert all(chart["marks"] or chart["painted"] for chart in charts), charts
-    assert not exception_boxes(page) and not page.console_log.errors
+    assert not trained.exceptions and not page_tour.console_errors, (trained.exceptions, page_tour.console_errors)
