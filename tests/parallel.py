@@ -29,6 +29,7 @@ SHARED_UNITS = {
         "tests/browser/test_pages_render.py",
         "tests/browser/test_offline.py",
         "tests/browser/test_new_lessons.py",
+        "tests/browser/test_narrow.py",
     ),
 }
 LONG_UNITS = (
@@ -44,7 +45,6 @@ LONG_UNITS = (
     "tests/test_grader_sandbox.py",
     "tests/test_app_exercise.py",
     "tests/test_gradescope.py",
-    "tests/browser/test_narrow.py",
     "tests/browser/test_roster_signin.py",
     "tests/browser/test_class_attacks.py",
     "tests/browser/test_assignment_flow.py",
