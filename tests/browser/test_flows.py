@@ -1,18 +1,10 @@
-"""Cases 2 to 5: the causal-mask verdict, a student's submission and progress, a hostile comment,
-and the instructor's lock, all in a real browser against a real server, store and sandbox."""
+"""Cases 2, 4 and 5: the causal-mask verdict, a hostile comment, and the instructor's lock, in a real
+browser against a real server and store. Case 3 (a student's submissions, right and wrong, and their
+progress) is in ``test_workspace.py``, beside the other gradings: the judge warms up once."""
 
-import re
-
-import pytest
-
-from grader.mutants import get_mutant, reference_source
-from grader.suite import run_suite
-from grader.suite.local import LocalStudent
-from poslab.exercises import get_exercise
 from tests.browser.app_driver import exception_boxes, go_to, open_app, wait_for_charts, wait_for_run
 from tests.browser.conftest import INSTRUCTOR_PASSWORD
 
-GRADING_TIMEOUT_MS = 180_000
 HOSTILE_COMMENT = (
     '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2"> '
     "**not bold** [a link](http://example.invalid)"
@@ -31,20 +23,6 @@ def sign_in(page, name: str) -> None:
     page.get_by_text(f"Studying as {name}").wait_for()
 
 
-def upload_and_grade(page, filename: str, source: str) -> None:
-    tab = page.get_by_role("tab", name="Upload a file")
-    if not tab.is_visible():  # the upload is the alternative to the editor, folded under this
-        page.get_by_text("Other ways to hand in").click()
-    tab.click()
-    page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(
-        files=[{"name": filename, "mimeType": "text/x-python", "buffer": source.encode()}]
-    )
-    page.get_by_role("button", name="Submit the uploaded file for grading").wait_for()
-    wait_for_run(page)
-    page.get_by_role("button", name="Submit the uploaded file for grading").click()
-    wait_for_run(page, timeout_ms=GRADING_TIMEOUT_MS)
-
-
 def test_toggling_the_causal_mask_flips_the_verdict(page, app_url):
     open_app(page, app_url)
     go_to(page, "The position problem")
@@ -53,44 +31,6 @@ def test_toggling_the_causal_mask_flips_the_verdict(page, app_url):
     wait_for_run(page)
     after = verdict(page)
     assert "holds" in before and "breaks" in after, (before, after)
-    assert not exception_boxes(page) and not page.console_log.errors
-
-
-def first_failing_visible_test(mutant_name: str):
-    """Run the mutant in this (trusted) process to learn which visible test it must fail."""
-    mutant = get_mutant(mutant_name)
-    outcomes = run_suite(LocalStudent.from_source(mutant.source), exercises=[mutant.exercise])
-    failing = [o for o in outcomes if o.visibility == "visible" and o.status == "failed"]
-    if not failing:
-        pytest.fail(f"mutant {mutant_name} fails no visible test: pick another for this case")
-    return mutant, failing[0]
-
-
-def test_a_student_submits_right_and_wrong_solutions_and_sees_progress(page, app_url):
-    exercise = get_exercise("rope")
-    open_app(page, app_url)
-    sign_in(page, "Grace Hopper")
-    go_to(page, "Exercises")
-    page.locator('[data-testid="stSelectbox"]').filter(has_text="Exercise").first.click()
-    page.get_by_role("option", name=exercise.title).click()
-    wait_for_run(page)
-
-    upload_and_grade(page, exercise.filename, reference_source())
-    score_line = page.get_by_text(re.compile(rf"{exercise.title}: [\d.]+ / [\d.]+ points")).first
-    score_line.wait_for(timeout=GRADING_TIMEOUT_MS)  # the grading service answers while the page polls
-    score = score_line.inner_text()
-    got, maximum = re.findall(r"[\d.]+", score.split(":")[1])
-    assert float(got) == float(maximum) > 0, score
-
-    mutant, failing = first_failing_visible_test("rope_clockwise")
-    upload_and_grade(page, exercise.filename, mutant.source)
-    shown_message = page.locator('[data-testid="stCode"]').filter(has_text=failing.output.splitlines()[0][:60])
-    shown_message.first.wait_for(timeout=GRADING_TIMEOUT_MS)
-
-    go_to(page, "Progress")
-    page.get_by_text(f"{exercise.title}:").first.wait_for()
-    progress_text = page.locator('[data-testid="stMain"]').inner_text()
-    assert f"{float(maximum):g}/{float(maximum):g}" in progress_text.replace(" ", ""), progress_text
     assert not exception_boxes(page) and not page.console_log.errors
 
 
