@@ -1,14 +1,32 @@
 """Cases 2, 4 and 5: the causal-mask verdict, a hostile comment, and the instructor's lock, in a real
 browser against a real server and store. Case 3 (a student's submissions, right and wrong, and their
-progress) is in ``test_workspace.py``, beside the other gradings: the judge warms up once."""
+progress) is in ``test_workspace.py``, beside the other gradings: the judge warms up once.
 
-from tests.browser.app_driver import exception_boxes, go_to, open_app, wait_for_charts, wait_for_run
+The three go from page to page of one app, so they share one page (``flow_fixtures.kept_page``): a
+student typed in by one test is changed by the next (*Change name*)."""
+
+import pytest
+
+from tests.browser.app_driver import exception_boxes, go_to, wait_for_charts, wait_for_run
 from tests.browser.conftest import INSTRUCTOR_PASSWORD
+from tests.browser.flow_fixtures import kept_page, screenshot_after, studying_as
 
 HOSTILE_COMMENT = (
     '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2"> '
     "**not bold** [a link](http://example.invalid)"
 )
+
+
+@pytest.fixture(scope="module")
+def one_page(playwright_browser, app_url):
+    with kept_page(playwright_browser, app_url) as page:
+        yield page
+
+
+@pytest.fixture
+def page(one_page, request):
+    yield one_page
+    screenshot_after(one_page, request)
 
 
 def verdict(page) -> str:
@@ -24,7 +42,6 @@ def sign_in(page, name: str) -> None:
 
 
 def test_toggling_the_causal_mask_flips_the_verdict(page, app_url):
-    open_app(page, app_url)
     go_to(page, "The position problem")
     before = verdict(page)
     page.get_by_text("Add a causal mask").click()
@@ -35,8 +52,7 @@ def test_toggling_the_causal_mask_flips_the_verdict(page, app_url):
 
 
 def test_a_hostile_comment_is_shown_as_literal_text(page, app_url):
-    open_app(page, app_url)
-    sign_in(page, "Mallory")
+    studying_as(page, "Mallory")
     go_to(page, "ALiBi")
     page.get_by_role("textbox", name="Add a comment (plain text)").fill(HOSTILE_COMMENT)
     page.get_by_role("button", name="Post").click()
@@ -51,8 +67,7 @@ def test_a_hostile_comment_is_shown_as_literal_text(page, app_url):
 
 
 def test_the_instructor_page_refuses_a_wrong_password_and_opens_for_the_right_one(page, app_url):
-    open_app(page, app_url)
-    sign_in(page, "Katherine Johnson")
+    studying_as(page, "Katherine Johnson")
     go_to(page, "RoPE")  # a visit, so the class table has her row
     go_to(page, "Instructor")
     page.get_by_label("Instructor password", exact=True).fill("not the password")
