@@ -4,7 +4,8 @@ A fresh context per test costs a Chromium context and the app's first page rende
 student signed in again). Where a module's tests only go from page to page of one app, they share
 one page (``kept_page``); each test still gets its screenshot (``screenshot_after``), as the
 ``page`` fixture of ``conftest.py`` takes them, and goes where it needs from wherever the test
-before left the page (``opened``, ``studying_as``), so that each also runs alone.
+before left the page, and signs its student in if none is yet (``studying_as``), so that each also
+runs alone.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from tests.browser.app_driver import full_page_screenshot, open_app, wait_for_run
+from tests.browser.app_driver import full_page_screenshot, open_app
 from tests.browser.conftest import ARTIFACTS, watched_page
 
 
@@ -40,14 +41,10 @@ def screenshot_after(page, request) -> None:
 
 
 def studying_as(page, name: str) -> None:
-    """Make ``name`` the page's student: as typed in the sidebar, after *Change name* if another was."""
+    """Make sure ``name`` is the page's student: typed in the sidebar unless the page has one already
+    (a test before on the same page); another student there is the caller's mistake."""
     from tests.browser.test_flows import sign_in
 
-    if page.get_by_text(f"Studying as {name}", exact=True).count():
-        return
-    change = page.get_by_role("button", name="Change name")
-    if change.count():
-        change.click()
-        wait_for_run(page)
-        page.get_by_role("textbox", name="Your name").wait_for()
-    sign_in(page, name)
+    if page.get_by_role("textbox", name="Your name").count():
+        sign_in(page, name)
+    page.get_by_text(f"Studying as {name}", exact=True).wait_for(timeout=10_000)

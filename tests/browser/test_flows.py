@@ -2,8 +2,8 @@
 browser against a real server and store. Case 3 (a student's submissions, right and wrong, and their
 progress) is in ``test_workspace.py``, beside the other gradings: the judge warms up once.
 
-The three go from page to page of one app, so they share one page (``flow_fixtures.kept_page``): a
-student typed in by one test is changed by the next (*Change name*)."""
+The three go from page to page of one app, so they share one page (``flow_fixtures.kept_page``) and
+one student, typed in by the first test that needs one."""
 
 import pytest
 
@@ -11,6 +11,7 @@ from tests.browser.app_driver import exception_boxes, go_to, wait_for_charts, wa
 from tests.browser.conftest import INSTRUCTOR_PASSWORD
 from tests.browser.flow_fixtures import kept_page, screenshot_after, studying_as
 
+STUDENT = "Katherine Johnson"  # she posts the hostile comment, then tries the instructor's page
 HOSTILE_COMMENT = (
     '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2"> '
     "**not bold** [a link](http://example.invalid)"
@@ -25,6 +26,7 @@ def one_page(playwright_browser, app_url):
 
 @pytest.fixture
 def page(one_page, request):
+    one_page.console_log.errors.clear()  # each test judges the console errors of its own steps
     yield one_page
     screenshot_after(one_page, request)
 
@@ -52,7 +54,7 @@ def test_toggling_the_causal_mask_flips_the_verdict(page, app_url):
 
 
 def test_a_hostile_comment_is_shown_as_literal_text(page, app_url):
-    studying_as(page, "Mallory")
+    studying_as(page, STUDENT)
     go_to(page, "ALiBi")
     page.get_by_role("textbox", name="Add a comment (plain text)").fill(HOSTILE_COMMENT)
     page.get_by_role("button", name="Post").click()
@@ -67,8 +69,8 @@ def test_a_hostile_comment_is_shown_as_literal_text(page, app_url):
 
 
 def test_the_instructor_page_refuses_a_wrong_password_and_opens_for_the_right_one(page, app_url):
-    studying_as(page, "Katherine Johnson")
-    go_to(page, "RoPE")  # a visit, so the class table has her row
+    studying_as(page, STUDENT)
+    go_to(page, "RoPE")  # a visit, so the class table has her row (the comment was one too)
     go_to(page, "Instructor")
     page.get_by_label("Instructor password", exact=True).fill("not the password")
     page.get_by_role("button", name="Unlock").click()
@@ -82,7 +84,7 @@ def test_the_instructor_page_refuses_a_wrong_password_and_opens_for_the_right_on
     page.get_by_role("button", name="Lock this page").wait_for()
     page.locator('[data-testid="stDataFrame"]').first.wait_for()
     # The grid fills its (hidden, accessible) cells after the frame appears: wait, don't count once.
-    her_row = page.locator('[data-testid="stDataFrame"] [role="gridcell"]').filter(has_text="Katherine Johnson")
+    her_row = page.locator('[data-testid="stDataFrame"] [role="gridcell"]').filter(has_text=STUDENT)
     her_row.first.wait_for(state="attached", timeout=20_000)
     undrawn = [chart for chart in wait_for_charts(page) if chart["marks"] == 0 and chart["painted"] == 0]
     assert not undrawn, f"charts that drew nothing: {undrawn}"
