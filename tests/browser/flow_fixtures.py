@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from tests.browser.app_driver import full_page_screenshot, open_app
+from tests.browser.app_driver import full_page_screenshot, open_app, wait_for_run
 from tests.browser.conftest import ARTIFACTS, watched_page
 
 
@@ -26,6 +26,17 @@ def kept_page(browser, app_url: str, **options) -> Iterator:
         yield page
     finally:
         context.close()
+
+
+def open_at(page, app_url: str, path: str = "") -> None:
+    """The app at its page ``path`` (a lesson's id, ``exercise``...; Home if empty), its run over:
+    straight there, not through Home (whose run and charts a test of another page does not need)."""
+    if not path:
+        open_app(page, app_url)
+        return
+    page.goto(f"{app_url}/{path}")
+    page.wait_for_selector("h1", timeout=60_000)
+    wait_for_run(page)
 
 
 def screenshot_after(page, request) -> None:
