@@ -1,4 +1,13 @@
-"""A student attacking the class, in Chromium, against an app with a roster (``POSLAB_ROSTER``).
+"""A class with a roster (``POSLAB_ROSTER``) in Chromium: its sign-in links, and a student attacking
+the class. One app serves both (an app start is the dearest part of a browser test); the sign-in
+tests come first, before Bob has signed in, so that Bob has no activity in the store when Ada's
+address names him.
+
+* **A link signs in.** Ada opens her link: a page names her and asks; *Sign in* lands on the app
+  with the token gone from the address bar and an HttpOnly, SameSite=Lax cookie in the browser;
+  the sign-in lasts across a reload; her work is stored under her key; ``?student=`` is refused
+  with a sentence; *Sign out* ends it. A browser without a sign-in reads the lessons and is told
+  how to sign in where it would save.
 
 * **Another port of the same host.** Ada is signed in. A page the attacker serves on another
   loopback port opens the app's websocket itself (the browser attaches Ada's SameSite=Lax cookie:
@@ -25,10 +34,10 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from benchmarks.roster_signin import email, write_roster
 from benchmarks.streamlit_client import TEXTS
 from poslab.lessons import get_lesson
-from poslab.signin import link_url
+from poslab.signin import COOKIE, link_url
 from poslab.store import Store
-from tests.browser.app_driver import go_to, wait_for_run
-from tests.browser.conftest import running_app
+from tests.browser.app_driver import full_page_screenshot, go_to, wait_for_run
+from tests.browser.conftest import ARTIFACTS, running_app
 
 ADA, BOB = email("ada"), email("bob")
 SIGNED_IN = f"Signed in as ada ({ADA})"
@@ -80,6 +89,55 @@ def sign_in(context, app_url: str, store: Store, key: str, name: str):
     page.wait_for_url(app_url + "/", timeout=60_000)
     sidebar(page).get_by_text(f"Signed in as {name} ({key})").wait_for(timeout=60_000)
     return page
+
+
+def test_a_link_signs_in_lasts_across_a_reload_and_a_sign_out_ends_it(context, roster_app):
+    app_url, store = roster_app
+    token = store.issue_links([ADA], timedelta(days=1))[ADA]
+    page = context.new_page()
+    page.goto(link_url(app_url, token))
+    page.get_by_text(f"signs this browser in as {'ada'} ({ADA})").wait_for(timeout=30_000)
+    page.get_by_role("button", name="Sign in as ada").click()
+    page.wait_for_url(app_url + "/", timeout=60_000)
+    assert token not in page.url
+    sidebar(page).get_by_text(f"Signed in as ada ({ADA})").wait_for(timeout=60_000)
+    cookie = next(item for item in context.cookies() if item["name"] == COOKIE)
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Lax" and cookie["value"] != token
+
+    page.reload()
+    sidebar(page).get_by_text(f"Signed in as ada ({ADA})").wait_for(timeout=60_000)
+    go_to(page, LESSON.title)
+    page.get_by_role("button", name="Mark lesson done").click()
+    wait_for_run(page)
+    assert store.progress(ADA).lesson(LESSON.id).marked_done
+
+    page.goto(app_url + f"/progress?student={email('bob')}")
+    page.get_by_text("a name typed or given in the address (?student=) is not accepted").wait_for(timeout=60_000)
+    sidebar(page).get_by_text(f"Signed in as ada ({ADA})").wait_for(timeout=30_000)
+    assert email("bob") not in store.students()
+
+    sidebar(page).get_by_role("button", name="Sign out").click()
+    wait_for_run(page)
+    sidebar(page).get_by_text(HOW).first.wait_for(timeout=30_000)
+    page.reload()  # the cookie is still in the browser, but it signs nobody in any more
+    sidebar(page).get_by_text(HOW).first.wait_for(timeout=60_000)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    full_page_screenshot(page, str(ARTIFACTS / "roster_signed_out.png"))
+
+
+def test_without_a_sign_in_the_lessons_are_read_and_saving_says_how_to_sign_in(context, roster_app):
+    app_url, store = roster_app
+    page = context.new_page()
+    page.goto(app_url + "/" + LESSON.id)
+    page.get_by_role("heading", name=LESSON.title).first.wait_for(timeout=60_000)
+    wait_for_run(page)
+    page.get_by_text(f"{HOW} to save your progress through this lesson.").wait_for(timeout=30_000)
+    page.get_by_text(f"{HOW} to comment.").wait_for(timeout=30_000)
+    assert not page.get_by_role("button", name="Mark lesson done").count()
+    page.goto(link_url(app_url, "not-a-real-token-but-long-enough"))
+    page.get_by_text("That sign-in link is not valid").wait_for(timeout=60_000)
+    wait_for_run(page)
+    assert "signin=" not in page.url  # said once, then out of the address: a reload does not repeat it
 
 
 def rerun_message(app_url: str, page: str) -> str:

@@ -7,15 +7,34 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from tests.browser.app_driver import exception_boxes, go_to, open_app, wait_for_charts, wait_for_run
-from tests.browser.conftest import LAB_QUICK_RUN
+from tests.browser.app_driver import exception_boxes, wait_for_charts, wait_for_run
+from tests.browser.conftest import LAB_QUICK_RUN, watched_page
+from tests.browser.flow_fixtures import open_at, screenshot_after
 from tests.browser.test_accessibility import blocking_violations, structure_problems
 
-LAB = "The extrapolation lab"
+LAB = "extrapolation"  # the lab's address: each test opens it straight, a fresh session on one page
 QUICK_RUN_TIMEOUT_MS = 180_000  # the app's shortened quick run, on a machine shared with a warming judge
 LIVE = f"Your quick run (seed 0, {LAB_QUICK_RUN['POSLAB_LAB_QUICK_STEPS']} steps)"
+
+
+@pytest.fixture(scope="module")
+def lab_page(playwright_browser, app_url):
+    """One page for the module's tests; each opens the lab afresh (a new session) with ``open_at``."""
+    context, page = watched_page(playwright_browser, app_url)
+    try:
+        yield page
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def page(lab_page, request):
+    lab_page.console_log.errors.clear()  # each test judges the console errors of its own steps
+    yield lab_page
+    screenshot_after(lab_page, request)
 
 
 def drawn(report: list[dict]) -> bool:
@@ -65,8 +84,7 @@ def choose(page, box: str, option: str, attempts: int = 3) -> None:
 
 
 def test_the_probe_opens_after_the_prediction_and_follows_its_length(page, app_url):
-    open_app(page, app_url)
-    go_to(page, LAB)
+    open_at(page, app_url, LAB)
     report = wait_for_charts(page, minimum=2)
     assert len(report) == 2 and drawn(report), report  # accuracy and perplexity
     page.get_by_role("button", name="Skip: show me").click()
@@ -93,8 +111,7 @@ def test_the_probe_opens_after_the_prediction_and_follows_its_length(page, app_u
 
 
 def test_a_live_quick_run_shows_its_time_left_then_its_own_charts(page, app_url):
-    open_app(page, app_url)
-    go_to(page, LAB)
+    open_at(page, app_url, LAB)
     before = len(wait_for_charts(page, minimum=2))
     page.get_by_role("button", name="Run the quick mode live").click()
     # The bar's text comes from the child's progress lines, with the time left from the run's own pace.

@@ -1,6 +1,11 @@
 """The Exercises page's workspace in Chromium: the editor, its draft across a reload, the public tests,
 a submission through the grading service (and the page with its graded result against WCAG 2.1 AA,
-as ``test_accessibility`` judges the others), the keyboard's way out, and no request off the machine."""
+as ``test_accessibility`` judges the others), a right and a wrong file uploaded and their progress
+(case 3; every grading of the shared app is in this module, so its judge warms up once), the
+keyboard's way out, times in the student's time zone, and no request off the machine.
+
+The keyboard's path and the time zone are judged on one page (a browser in India with rope open):
+opening the Exercises page is most of either test's cost."""
 
 import json
 import re
@@ -8,7 +13,11 @@ import time
 from datetime import UTC, datetime, timedelta
 from urllib.parse import urlparse
 
-from grader.mutants import reference_source
+import pytest
+
+from grader.mutants import get_mutant, reference_source
+from grader.suite import run_suite
+from grader.suite.local import LocalStudent
 from poslab.exercises import get_exercise
 from tests.browser.app_driver import (
     exception_boxes,
@@ -23,6 +32,7 @@ from tests.browser.test_accessibility import blocking_violations, structure_prob
 from tests.browser.test_flows import sign_in
 
 EXERCISE = get_exercise("rope")
+GRADING_TIMEOUT_MS = 180_000
 MARKER = "# typed in the browser"
 
 
@@ -173,10 +183,75 @@ def test_type_reload_run_the_public_tests_and_submit(page, app_url):
     assert not exception_boxes(page) and not page.console_log.errors
 
 
-def test_one_tab_reaches_the_code_and_the_keyboard_gets_out(page, app_url):
+def upload_and_grade(page, filename: str, source: str) -> None:
+    tab = page.get_by_role("tab", name="Upload a file")
+    if not tab.is_visible():  # the upload is the alternative to the editor, folded under this
+        page.get_by_text("Other ways to hand in").click()
+    tab.click()
+    page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(
+        files=[{"name": filename, "mimeType": "text/x-python", "buffer": source.encode()}]
+    )
+    page.get_by_role("button", name="Submit the uploaded file for grading").wait_for()
+    wait_for_run(page)
+    page.get_by_role("button", name="Submit the uploaded file for grading").click()
+    wait_for_run(page, timeout_ms=GRADING_TIMEOUT_MS)
+
+
+def first_failing_visible_test(mutant_name: str):
+    """Run the mutant in this (trusted) process to learn which visible test it must fail."""
+    mutant = get_mutant(mutant_name)
+    outcomes = run_suite(LocalStudent.from_source(mutant.source), exercises=[mutant.exercise])
+    failing = [o for o in outcomes if o.visibility == "visible" and o.status == "failed"]
+    if not failing:
+        pytest.fail(f"mutant {mutant_name} fails no visible test: pick another for this case")
+    return mutant, failing[0]
+
+
+def test_a_student_submits_right_and_wrong_solutions_and_sees_progress(page, app_url):
+    exercise = get_exercise("rope")
+    open_app(page, app_url)
+    sign_in(page, "Grace Hopper")
+    go_to(page, "Exercises")
+    page.locator('[data-testid="stSelectbox"]').filter(has_text="Exercise").first.click()
+    page.get_by_role("option", name=exercise.title).click()
+    wait_for_run(page)
+
+    upload_and_grade(page, exercise.filename, reference_source())
+    score_line = page.get_by_text(re.compile(rf"{exercise.title}: [\d.]+ / [\d.]+ points")).first
+    score_line.wait_for(timeout=GRADING_TIMEOUT_MS)  # the grading service answers while the page polls
+    score = score_line.inner_text()
+    got, maximum = re.findall(r"[\d.]+", score.split(":")[1])
+    assert float(got) == float(maximum) > 0, score
+
+    mutant, failing = first_failing_visible_test("rope_clockwise")
+    upload_and_grade(page, exercise.filename, mutant.source)
+    shown_message = page.locator('[data-testid="stCode"]').filter(has_text=failing.output.splitlines()[0][:60])
+    shown_message.first.wait_for(timeout=GRADING_TIMEOUT_MS)
+
+    go_to(page, "Progress")
+    page.get_by_text(f"{exercise.title}:").first.wait_for()
+    progress_text = page.locator('[data-testid="stMain"]').inner_text()
+    assert f"{float(maximum):g}/{float(maximum):g}" in progress_text.replace(" ", ""), progress_text
+    assert not exception_boxes(page) and not page.console_log.errors
+
+
+@pytest.fixture(scope="module")
+def india_rope(playwright_browser, app_url):
+    """One browser in India (UTC+05:30 all year) with rope's page open, for the keyboard's path and the
+    time zone: neither changes what the other looks at (the keyboard's test only moves the focus and
+    indents a line; the time-zone test waits for a save later than the last one)."""
+    context, page = watched_page(playwright_browser, app_url, timezone_id="Asia/Kolkata")
+    try:
+        open_rope(page, app_url, student="Ada Kolkata")
+        yield page
+    finally:
+        context.close()
+
+
+def test_one_tab_reaches_the_code_and_the_keyboard_gets_out(india_rope):
     """The keyboard path the page states: Tab reaches the editor (one Tab, from the control before it),
     Enter starts editing, Tab indents, Esc stops editing, Tab moves on; Shift+Tab comes back in one."""
-    open_rope(page, app_url, student="Ada Keyboard Path")
+    page = india_rope
     frame = next(f for f in page.frames if "code_editor" in f.url)
     in_frame = "() => (document.activeElement && document.activeElement.className) || ''"
     top = "() => document.activeElement ? document.activeElement.tagName + ' ' + document.activeElement.innerText : ''"
@@ -203,21 +278,18 @@ def test_one_tab_reaches_the_code_and_the_keyboard_gets_out(page, app_url):
     )
 
 
-def test_times_are_shown_in_the_students_time_zone(playwright_browser, app_url):
+def test_times_are_shown_in_the_students_time_zone(india_rope):
     """A browser in India (UTC+05:30 all year) sees its draft's save time in IST, not in UTC."""
-    context, page = watched_page(playwright_browser, app_url, timezone_id="Asia/Kolkata")
-    try:
-        open_rope(page, app_url, student="Ada Kolkata")
-        editor_frame(page).locator(".ace_content").click()
-        page.keyboard.press("Control+End")
-        page.keyboard.type("\n# saved in India\n")
-        started = datetime.now(UTC)
-        wait_for_draft_saved(page, None)
-        saved = page.get_by_text(re.compile(r"Draft saved at \d\d:\d\d:\d\d IST")).first
-        saved.wait_for(timeout=30_000)
-        shown = datetime.strptime(re.search(r"\d\d:\d\d:\d\d", saved.inner_text()).group(), "%H:%M:%S")
-        india = (started + timedelta(hours=5, minutes=30)).replace(tzinfo=None)
-        gap = abs((shown - india.replace(year=1900, month=1, day=1)).total_seconds())
-        assert gap < 120 or gap > 86_400 - 120, f"shown {shown:%H:%M:%S}, India's clock {india:%H:%M:%S}"
-    finally:
-        context.close()
+    page = india_rope
+    before = draft_saved_at(page)
+    editor_frame(page).locator(".ace_content").click()
+    page.keyboard.press("Control+End")
+    page.keyboard.type("\n# saved in India\n")
+    started = datetime.now(UTC)
+    wait_for_draft_saved(page, before)
+    saved = page.get_by_text(re.compile(r"Draft saved at \d\d:\d\d:\d\d IST")).first
+    saved.wait_for(timeout=30_000)
+    shown = datetime.strptime(re.search(r"\d\d:\d\d:\d\d", saved.inner_text()).group(), "%H:%M:%S")
+    india = (started + timedelta(hours=5, minutes=30)).replace(tzinfo=None)
+    gap = abs((shown - india.replace(year=1900, month=1, day=1)).total_seconds())
+    assert gap < 120 or gap > 86_400 - 120, f"shown {shown:%H:%M:%S}, India's clock {india:%H:%M:%S}"
