@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
+import json
 import os
 import re
 import subprocess
 import sys
-from functools import cache
 from pathlib import Path
 
 import pytest
@@ -32,32 +32,67 @@ def load_stub(filename: str):
     return module
 
 
-@cache
-def run_public_tests(*options: str) -> subprocess.CompletedProcess:
+PUBLIC_RUNS = (("--impl=reference",), ())  # on the reference, and on the untouched stubs
+# One interpreter imports torch and pytest once, then forks a child per run: each child is
+# `pytest exercises ...` as a student runs it (pytest.main with the same arguments, its output on
+# a file of its own, its exit code the child's), as fresh as a new process for what it imports.
+RUN = """
+import json, os, sys
+import pytest, torch
+outcomes = []
+for index, options in enumerate(json.loads(sys.argv[1])):
+    with open(sys.argv[2] + f".{index}", "w") as out:
+        pid = os.fork()
+        if pid == 0:
+            os.dup2(out.fileno(), 1)
+            os.dup2(out.fileno(), 2)
+            code = 3
+            try:
+                code = int(pytest.main(["exercises", "-n", "0", "-p", "no:cacheprovider", "-q", "-rf", *options]))
+            finally:
+                sys.stdout.flush()
+                os._exit(code)
+    outcomes.append(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+print(json.dumps(outcomes))
+"""
+
+
+def _public_runs(tmp: Path) -> dict[tuple[str, ...], subprocess.CompletedProcess]:
     env = {key: value for key, value in os.environ.items() if key != "POSLAB_IMPL"}
     env["COLUMNS"] = "400"  # the short summary keeps each failure's whole first line
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "exercises", "-n", "0", "-p", "no:cacheprovider", "-q", "-rf", *options],
+    done = subprocess.run(
+        [sys.executable, "-c", RUN, json.dumps(PUBLIC_RUNS), str(tmp / "public")],
         cwd=ROOT,
         env=env,
         capture_output=True,
         text=True,
         timeout=300,
     )
+    assert done.returncode == 0, done.stderr[-3000:]
+    codes = json.loads(done.stdout.splitlines()[-1])
+    return {
+        options: subprocess.CompletedProcess(options, code, (tmp / f"public.{index}").read_text(), "")
+        for index, (options, code) in enumerate(zip(PUBLIC_RUNS, codes))
+    }
+
+
+@pytest.fixture(scope="module")
+def public_runs(tmp_path_factory) -> dict[tuple[str, ...], subprocess.CompletedProcess]:
+    return _public_runs(tmp_path_factory.mktemp("public"))
 
 
 def counts(output: str) -> dict[str, int]:
     return {word: int(number) for number, word in re.findall(r"(\d+) (passed|failed|error)", output)}
 
 
-def test_public_tests_pass_on_the_reference():
-    result = run_public_tests("--impl=reference")
+def test_public_tests_pass_on_the_reference(public_runs):
+    result = public_runs[("--impl=reference",)]
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     assert counts(result.stdout).get("passed", 0) >= 15 and "failed" not in counts(result.stdout)
 
 
-def test_public_tests_fail_on_the_stubs_saying_not_implemented():
-    result = run_public_tests()
+def test_public_tests_fail_on_the_stubs_saying_not_implemented(public_runs):
+    result = public_runs[()]
     found = counts(result.stdout)
     assert result.returncode == 1 and found.get("failed", 0) >= 15 and "passed" not in found, result.stdout[-3000:]
     failure_lines = [line for line in result.stdout.splitlines() if line.startswith("FAILED ")]

@@ -90,13 +90,14 @@ def test_help_states_the_default_timeout():
 def test_grade_writes_the_gradebook_and_gradescope_results_and_a_rerun_regrades_only_what_changed(
     submissions, tmp_path, probe_suite, capsys
 ):
-    # One test, two runs of `grade` (each starts its own judges): the first writes everything, the
-    # second keeps the unchanged submission and regrades the changed one.
+    # One test, two runs of `grade`: the first starts its own judge (one: --jobs 2 with a judge each
+    # is tests/test_grader_hostile.py's run) and writes everything, the second keeps the unchanged
+    # submission and regrades the changed one.
     require_bwrap()
     out = tmp_path / "out"
     assert (
         cli.main(
-            ["grade", *map(str, submissions), "--out", str(out), "--jobs", "2", "--timeout", "5"], suite=probe_suite
+            ["grade", *map(str, submissions), "--out", str(out), "--jobs", "1", "--timeout", "5"], suite=probe_suite
         )
         == 0
     )
@@ -154,10 +155,11 @@ def test_an_interrupted_write_leaves_the_old_file_whole(tmp_path, monkeypatch):
 def test_validate_passes_with_the_real_suite_and_the_mutants_of_the_exercises_asked_for(capsys):
     # Every mutant is graded in tests/test_corpus.py and tests/test_suite_scores.py (the slow ones
     # there); this checks the command, in this process (--help runs the real command line), on
-    # the mutants of two exercises whose tests are quick.
+    # the mutants of two exercises whose tests are quick, with one worker (a second one only
+    # imports torch again).
     require_bwrap()
     exercises = ("learned", "rope")
-    code = cli.main(["validate", "--jobs", "2", *(f"--exercise={exercise}" for exercise in exercises)])
+    code = cli.main(["validate", "--jobs", "1", *(f"--exercise={exercise}" for exercise in exercises)])
     run = capsys.readouterr()
     assert code == 0, run.out[-3000:] + run.err[-3000:]
     rows = [line.split() for line in run.out.splitlines()]
