@@ -43,6 +43,7 @@ FAILED_STARTS_BEFORE_GIVING_UP = 3  # judges that died before ever joining: some
 JUDGE_START_SECONDS = 300
 SUPERVISE_EVERY_SECONDS = 0.5
 HTTP_ADDRESS = "127.0.0.1:0"  # Dask's always-on HTTP server (--dashboard-address), kept on loopback
+TICK_INTERVAL = "1s"  # Dask's event-loop check (distributed.admin.tick.interval), as deploy/dask/poslab.yaml
 
 
 def dask_environment() -> dict[str, str]:
@@ -56,6 +57,9 @@ def dask_environment() -> dict[str, str]:
     # each on a loopback port (HTTP_ADDRESS).
     env["DASK_DISTRIBUTED__SCHEDULER__HTTP__ROUTES"] = "[]"
     env["DASK_DISTRIBUTED__WORKER__HTTP__ROUTES"] = "[]"
+    # Dask checks its event loop every 20 ms by default: 50 wake-ups a second, 2 % of a core per idle
+    # scheduler and judge. Every second is enough to log a blocked loop (after 3 s, tick.limit).
+    env["DASK_DISTRIBUTED__ADMIN__TICK__INTERVAL"] = TICK_INTERVAL
     return env
 
 
