@@ -45,7 +45,6 @@ LONG_UNITS = (
     "tests/test_grader_sandbox.py",
     "tests/test_app_exercise.py",
     "tests/test_gradescope.py",
-    "tests/browser/test_roster_signin.py",
     "tests/browser/test_class_attacks.py",
     "tests/browser/test_assignment_flow.py",
     "tests/test_suite_scores.py",

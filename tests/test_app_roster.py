@@ -5,7 +5,7 @@ re-issues and withdraws links (the CSV's links work, the earlier ones stop).
 
 AppTest sends no cookies: ``browser_signed_in`` issues and uses a real link in the store and has the
 frame's cookie reader answer with that sign-in's id. The real route and cookie are driven by
-``tests/test_signin_server.py`` and in Chromium by ``tests/browser/test_roster_signin.py``.
+``tests/test_signin_server.py`` and in Chromium by ``tests/browser/test_class_attacks.py``.
 """
 
 from __future__ import annotations

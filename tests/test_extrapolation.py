@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import json
+import sys
+import types
 from dataclasses import replace
 from pathlib import Path
 
@@ -76,11 +78,19 @@ def test_same_seed_gives_the_same_numbers_and_leaves_the_global_rng_alone():
     assert torch.equal(before, after), "training consumed the caller's global random numbers"
 
 
-def test_parallel_runs_give_the_same_numbers_as_one_process():
+def test_parallel_runs_give_the_same_numbers_as_one_process(tmp_path, monkeypatch):
+    """Also in a process whose ``__main__`` must not run again: Streamlit leaves its page script there
+    (AppTest's, after any app test in this process), and spawn ran it in each child of the pool."""
     config = replace(TINY, steps=5, seeds=(0, 1), encodings=("alibi", "rope"))
     with one_intra_op_thread():  # as the pool's processes run: one thread each
         serial = experiment.run_experiment(config, "quick", "test", jobs=1)
+    script = tmp_path / "page_script.py"
+    script.write_text("raise SystemExit('a child ran the caller's __main__ again')\n")
+    page = types.ModuleType("__main__")
+    page.__file__ = str(script)
+    monkeypatch.setitem(sys.modules, "__main__", page)
     pooled = experiment.run_experiment(config, "quick", "test", jobs=2)
+    assert sys.modules["__main__"] is page, "the caller's __main__ was not put back"
     assert pooled.measurements == serial.measurements and pooled.probes == serial.probes
     arms = 1 + 1 + len(config.rope_scalings)  # ALiBi; RoPE, and RoPE with each schedule
     assert len(serial.measurements) == 2 * arms * len(config.eval_lens)

@@ -1,5 +1,9 @@
 """Every chart can be read without seeing it: a title and a Vega-Lite ``description`` (its accessible
-name) on every chart the lessons draw, and on every chart builder of ``poslab.viz``."""
+name) on every chart the lessons draw, and on every chart builder of ``poslab.viz``.
+
+The lesson pages are visited in one app session, opened once on Home (``visitor``), as a student
+clicks from lesson to lesson: a new session per lesson drew Home again each time, and Home is not
+what is checked here."""
 
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ import pandas as pd
 import pytest
 
 import poslab.viz
-from poslab.lessons import all_lessons
+from poslab.lessons import all_lessons, get_lesson
 
 # Builders called directly (the pages draw them only with a store's data); every other builder is
 # reached through the page that draws it (see LESSON_PAGE_BUILDERS).
@@ -106,9 +110,24 @@ def test_direct_builders_have_a_title_and_a_description(name):
     assert description_problems(DIRECT_BUILDERS[name](module).to_dict(), name) == []
 
 
+@pytest.fixture(scope="module")
+def visitor(tmp_path_factory: pytest.TempPathFactory):
+    """One session on Home, for the module; each test's runs use that test's own store (conftest)."""
+    from tests.app_harness import open_app  # streamlit is imported only by tests that drive the app
+
+    folder = tmp_path_factory.mktemp("visitor")
+    with pytest.MonkeyPatch.context() as monkeypatch:  # this first run's store, as each test's later
+        monkeypatch.setenv("POSLAB_DB_URL", f"sqlite:///{folder / 'progress.db'}")
+        monkeypatch.setenv("POSLAB_DATA_DIR", str(folder))
+        monkeypatch.delenv("POSLAB_INSTRUCTOR_PASSWORD", raising=False)
+        return open_app()
+
+
 @pytest.mark.parametrize("lesson_id", [lesson.id for lesson in all_lessons()])
-def test_every_chart_a_lesson_draws_has_a_title_and_a_description(lesson_page, lesson_id):
-    at = lesson_page(lesson_id)
+def test_every_chart_a_lesson_draws_has_a_title_and_a_description(visitor, lesson_id):
+    from tests.app_harness import go
+
+    at = go(visitor, get_lesson(lesson_id).page_path)  # a click in the sidebar
     if lesson_id == "learned":  # its fit's five charts appear once trained
         next(button for button in at.button if button.label.startswith("Train")).click().run()
     for skip in [button for button in at.button if button.label.startswith("Skip")]:

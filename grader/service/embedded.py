@@ -43,6 +43,7 @@ FAILED_STARTS_BEFORE_GIVING_UP = 3  # judges that died before ever joining: some
 JUDGE_START_SECONDS = 300
 SUPERVISE_EVERY_SECONDS = 0.5
 HTTP_ADDRESS = "127.0.0.1:0"  # Dask's always-on HTTP server (--dashboard-address), kept on loopback
+TICK_INTERVAL = "1s"  # Dask's event-loop check (distributed.admin.tick.interval), as deploy/dask/poslab.yaml
 
 
 def dask_environment() -> dict[str, str]:
@@ -62,7 +63,7 @@ def dask_environment() -> dict[str, str]:
     # profile, with a tick a second and the counters every 5 s: 0.26 s in 30 s. Nothing here reads
     # them; a blocked event loop is still logged (after the tick's limit, 3 s).
     env["DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED"] = "False"
-    env["DASK_DISTRIBUTED__ADMIN__TICK__INTERVAL"] = "1s"
+    env["DASK_DISTRIBUTED__ADMIN__TICK__INTERVAL"] = TICK_INTERVAL
     env["DASK_DISTRIBUTED__ADMIN__SYSTEM_MONITOR__INTERVAL"] = "5s"
     return env
 

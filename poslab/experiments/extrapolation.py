@@ -19,14 +19,17 @@ a program that runs this command as a child process (``lab_runner``).
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import multiprocessing
 import os
 import platform
 import sys
 import time
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -119,15 +122,40 @@ def _outcomes_in_this_process(config, runs, on_progress: Progress | None) -> lis
     return outcomes
 
 
+@contextmanager
+def _callers_main_left_out() -> Iterator[None]:
+    """While the pool's processes start: a bare ``__main__``, so that spawn does not run the caller's.
+
+    multiprocessing's spawn runs the file of the caller's ``__main__`` again in each child (as
+    ``__mp_main__``), to find what was pickled from it. Nothing the pool runs is there (its task is
+    named by its module, ``_pool_task``), and that file may not be fit to run: Streamlit installs
+    the page script as ``__main__`` and leaves it there, so in a process that has run a page (the
+    app's, AppTest's) every child ran app.py again, or died on AppTest's script ("A process in the
+    process pool was terminated abruptly"). A module without a file or a spec is left alone."""
+    saved = sys.modules.get("__main__")
+    bare = types.ModuleType("__main__")
+    sys.modules["__main__"] = bare
+    try:
+        yield
+    finally:
+        if sys.modules.get("__main__") is bare and saved is not None:  # unless another thread set its own
+            sys.modules["__main__"] = saved
+
+
+def _pool_task() -> Callable[..., RunOutcome]:
+    """``train_and_evaluate`` under this module's own name, also when it runs as ``__main__``
+    (``python -m``): a child imports it by that name, with no ``__main__`` of the caller's."""
+    return importlib.import_module("poslab.experiments.extrapolation").train_and_evaluate
+
+
 def _outcomes_in_processes(config, runs, on_progress: Progress | None, jobs: int) -> list[RunOutcome]:
     # Each run is seeded and single-threaded, so a pool changes the wall time, not the numbers.
     # spawn, not fork: forking a process that has run torch's thread pool can deadlock.
     context = multiprocessing.get_context("spawn")
+    task = _pool_task()
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=one_thread_for_this_process) as pool:
-        futures = {
-            pool.submit(train_and_evaluate, config, encoding, seed): index
-            for index, (encoding, seed) in enumerate(runs)
-        }
+        with _callers_main_left_out():  # the processes start here, at the submits (spawn starts them on demand)
+            futures = {pool.submit(task, config, encoding, seed): index for index, (encoding, seed) in enumerate(runs)}
         outcomes: list[RunOutcome | None] = [None] * len(runs)
         for done, future in enumerate(as_completed(futures), start=1):
             index = futures[future]
