@@ -143,6 +143,14 @@ def test_type_reload_run_the_public_tests_and_submit(page, app_url):
     wait_for_answer_since(page, clicked, "Run at")
     warm_practice = time.monotonic() - started
     shot(page, "after_second_practice")
+    # Ctrl+Enter in the editor runs them too, and leaves the code as it was (no line added)
+    text_before = editor_text(page)
+    page.wait_for_timeout(1000)
+    pressed = datetime.now(UTC).replace(microsecond=0)
+    editor_frame(page).locator(".ace_content").click()
+    page.keyboard.press("Control+Enter")
+    wait_for_answer_since(page, pressed, "Run at")
+    assert editor_text(page) == text_before, "Ctrl+Enter changed the code"
 
     page.get_by_role("button", name="Submit for grading").click()
     page.get_by_text("Your last result").wait_for(timeout=180_000)
