@@ -8,8 +8,10 @@
   when it loses focus. A reload or a closed tab before the pause ended lost the last words; the
   script takes the focus from the editor as the page is left (``pagehide``, a hidden tab), and the
   editor sends its text then. That save can reach the server after the reloaded page read the
-  draft, so the script also keeps the text in localStorage (``UNSENT_PREFIX``) and, on the reloaded
-  page, puts it back in the editor if it differs (the editor then sends it as if typed).
+  draft, so the script also keeps the text in localStorage (``UNSENT_PREFIX``, under a hash of
+  who is signed in and the address) and, on the reloaded page, puts it back in the editor if it
+  differs (the editor then sends it as if typed). Another account on the browser never gets it, and
+  a page with nobody signed in (after a sign-out) clears every kept text.
 * Ctrl+Enter in the editor runs the public tests (``workspace.take_run_request``).
 * The name (typed-name mode): the name is remembered (``NAME_KEY``); a bare address opens as that
   student (``?student=``), and "Change name" forgets it.
@@ -19,6 +21,7 @@ The script is installed once per tab; the run's own wish about the name comes ea
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Literal
 
@@ -39,6 +42,9 @@ SCRIPT = """
   const wish = %(wish)s;
   const w = window.parent && window.parent.document ? window.parent : window;
   const store = w.localStorage;
+  w.__poslabOwner = wish.owner;  // whose text the editor holds (a hash of the identity), this run
+  if (!wish.owner && wish.name !== 'restore')  // nobody signed in (e.g. after a sign-out): keep none
+    for (const key of Object.keys(store)) if (key.startsWith('%(unsent_prefix)s')) store.removeItem(key);
   const editors = () => [...w.document.querySelectorAll('iframe[title*="code_editor"]')]
     .map(frame => { try { const ace = frame.contentDocument.querySelector('.ace_editor');
                           return ace && ace.env && ace.env.editor; } catch (e) { return null; } })
@@ -63,14 +69,17 @@ SCRIPT = """
       }
     };
     // The text as the page goes, kept in the browser too: the blur's save can reach the server after
-    // the reloaded page has read the draft. Keyed by the address (page, exercise, student).
-    const unsentKey = () => '%(unsent_prefix)s' + w.location.pathname + w.location.search;
+    // the reloaded page has read the draft. Keyed by whose it is and the address (page, exercise):
+    // another account signed in on this browser never gets it.
+    const unsentKey = () => `%(unsent_prefix)s${w.__poslabOwner}:${w.location.pathname}${w.location.search}`;
     const flush = () => {
       const open = editors();
-      if (open.length === 1) store.setItem(unsentKey(), JSON.stringify({text: open[0].getValue(), at: Date.now()}));
+      if (open.length === 1 && w.__poslabOwner)
+        store.setItem(unsentKey(), JSON.stringify({text: open[0].getValue(), at: Date.now()}));
       for (const editor of open) editor.blur();
     };
     const restore = tries => {
+      if (!w.__poslabOwner) return;
       const kept = JSON.parse(store.getItem(unsentKey()) || 'null');
       if (!kept || Date.now() - kept.at > %(unsent_ms)d) { store.removeItem(unsentKey()); return; }
       const open = editors();
@@ -118,9 +127,22 @@ def page_paths() -> list[str]:
     return [lesson.id for lesson in all_lessons()] + ["exercise", "progress", "instructor"]
 
 
-def remember(name: NameWish, student: str | None = None) -> None:
-    """Install the script (once per tab) and tell it this run's wish about the name."""
-    wish = json.dumps({"paths": page_paths(), "name": name, "student": student if name == "remember" else None})
+def owner_tag(identity_key: str | None) -> str | None:
+    """What the browser keeps unsent text under: a hash of the identity, never the key itself."""
+    return hashlib.sha256(identity_key.encode("utf-8")).hexdigest()[:16] if identity_key else None
+
+
+def remember(name: NameWish, student: str | None = None, owner: str | None = None) -> None:
+    """Install the script (once per tab) and tell it this run's wish about the name, and who is
+    signed in (``owner``: the identity's key; None when nobody is)."""
+    wish = json.dumps(
+        {
+            "paths": page_paths(),
+            "name": name,
+            "student": student if name == "remember" else None,
+            "owner": owner_tag(owner),
+        }
+    )
     wish = wish.replace("</", "<\\/")
     body = SCRIPT % {
         "wish": wish,

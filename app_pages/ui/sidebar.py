@@ -127,7 +127,8 @@ def sidebar() -> None:
     """Who is studying and how far they are: drawn by app.py on every page."""
     found = resolution()
     with st.sidebar:
-        browser_memory.remember(_name_wish(found), found.identity.name if found.identity else None)
+        key = found.identity.name if found.identity else None
+        browser_memory.remember(_name_wish(found), key, owner=key)
         _refusals(found)
         if found.identity is not None and found.identity.source == "roster":
             _roster_box(found)
