@@ -28,7 +28,7 @@ from tests.hostile._support import (
 HOSTILE_DIR = Path(__file__).parent / "hostile"
 HOSTILE = sorted(path.stem for path in HOSTILE_DIR.glob("[a-z]*.py"))
 SECRET = "SECRET-INSTRUCTOR-TOKEN-7f3a9c"
-TIMEOUT = 3.0  # per exercise: the busy loops and the fork bomb burn CPU until it runs out
+TIMEOUT = 4.0  # per exercise (at 3 s a loaded machine cut a well-behaved probe short)
 
 
 @pytest.fixture(scope="module")

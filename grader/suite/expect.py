@@ -101,13 +101,16 @@ def within(actual: torch.Tensor, expected: torch.Tensor, tolerance: float | torc
 
 
 def diagnose(actual: torch.Tensor, wrong_variants: dict[str, Callable[[], torch.Tensor]], tolerance) -> str:
-    """A sentence naming the known misconception ``actual`` reproduces, or '' if none.
+    """A sentence naming the known misconception ``actual`` reproduces, or '' if none. Where the
+    test's inputs give several the same values, it names them all: it cannot tell which one it is.
 
     Variants are built lazily: most submissions are right and never need them.
     """
-    for misconception, build in wrong_variants.items():
-        if within(actual, build(), tolerance):
-            return f" Your values match a known mistake: {misconception}."
+    matched = [misconception for misconception, build in wrong_variants.items() if within(actual, build(), tolerance)]
+    if len(matched) == 1:
+        return f" Your values match a known mistake: {matched[0]}."
+    if matched:
+        return f" Your values match several known mistakes this test cannot tell apart: {'; '.join(matched)}."
     return ""
 
 

@@ -57,7 +57,10 @@ def bucket_mistakes(relative: torch.Tensor, bidirectional: bool, num_buckets: in
 
 
 def diagnose_buckets(actual: torch.Tensor, mistakes: dict) -> str:
-    for misconception, build in mistakes.items():
-        if in_bounds(actual, build()):
-            return f" Your buckets match a known mistake: {misconception}."
+    """The known mistake the buckets reproduce; all of them where this test's distances cannot tell."""
+    matched = [misconception for misconception, build in mistakes.items() if in_bounds(actual, build())]
+    if len(matched) == 1:
+        return f" Your buckets match a known mistake: {matched[0]}."
+    if matched:
+        return f" Your buckets match several known mistakes this test cannot tell apart: {'; '.join(matched)}."
     return ""
