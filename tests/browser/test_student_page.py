@@ -44,3 +44,32 @@ def test_a_draft_typed_just_before_a_reload_comes_back(page, app_url):
     reload(page)
     page.wait_for_timeout(500)
     assert "# typed just before the reload" in editor_text(page), "the last words before the reload were lost"
+
+
+APP_BACKGROUND_JS = "() => getComputedStyle(document.querySelector('[data-testid=\"stApp\"]')).backgroundColor"
+
+
+# The app's background is dark: its relative luminance below the middle grey.
+DARK_JS = (
+    "() => { const [r, g, b] = (" + APP_BACKGROUND_JS + ")().match(/[0-9]+/g).map(Number);"
+    " return 0.2126 * r + 0.7152 * g + 0.0722 * b < 128; }"
+)
+
+
+def dark_background(page) -> bool:
+    return page.evaluate(DARK_JS)
+
+
+def test_a_dark_choice_on_one_page_holds_after_a_reload_on_another(page, app_url):
+    open_app(page, app_url)
+    go_to(page, "RoPE")
+    assert not dark_background(page), "the light browser's first page should be light"
+    page.locator('[data-testid="stMainMenuButton"]').click()
+    page.locator('[data-testid="stMainMenuItem-theme-Dark"]').click()
+    page.wait_for_function(DARK_JS, timeout=10_000)  # the theme changes at once, without a run
+    go_to(page, "ALiBi")
+    page.reload()
+    page.wait_for_selector("h1", timeout=60_000)
+    wait_for_run(page)
+    assert "alibi" in page.url.lower() or "ALiBi" in page.locator("h1").first.inner_text()
+    assert dark_background(page), "the dark choice made on RoPE's page was lost after a reload on ALiBi's"
