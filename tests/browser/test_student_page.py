@@ -1,6 +1,5 @@
-"""What a new student hits on the Exercises page and around it, in Chromium (issue 34): the last result
-is the chosen exercise's, Load into the editor asks before replacing a draft, a draft typed just
-before a reload comes back, and a dark theme chosen on one page holds after a reload on another.
+"""What a new student hits on the Exercises page and around it, in Chromium (issue 34): a draft typed
+just before a reload comes back, and a dark theme chosen on one page holds after a reload on another.
 
 One student per test (one app serves every browser test); each test stays on one or two pages."""
 
