@@ -98,6 +98,20 @@ def test_one_students_page_opens_by_its_address_and_shows_attempts_diffs_and_dra
     assert "student_key" not in at.query_params and len(class_table(at)) == CLASS_SIZE
 
 
+def test_one_students_page_lists_a_regrade_beside_the_submission_it_replaced(seeded):
+    from poslab.store.attempts import AttemptToRecord
+
+    newest = seeded.attempt_details(key(1))[-1]
+    again = AttemptToRecord("rope", 9.0, 12.0, {}, newest.code, public_tests_only=False)
+    seeded.record_regrade(newest.id, again, actor="prof@uni.edu")
+    at = unlocked(key(1))
+    assert not at.exception, at.exception
+    attempts = next(frame.value for frame in at.dataframe if "regrade" in frame.value.columns)
+    assert list(attempts["attempt"]) == [2, 2, 1] and list(attempts["score"]) == [9.0, 4.0, 0.0]
+    assert list(attempts["regrade"])[:2] == ["regrade", "replaced by a regrade (score kept as history)"]
+    assert any("regrade" in label for label in at.selectbox(key=f"student-attempt-{key(1)}").options)
+
+
 def test_a_student_who_opens_the_address_gets_nothing(seeded):
     at = open_app()
     at.query_params["student_key"] = key(1)
