@@ -40,9 +40,8 @@ from poslab.store import Draft
 
 KEYBOARD_HELP = (
     "Keyboard: Tab reaches the editor, Enter starts editing (Tab then indents), "
-    "Esc stops editing, then Tab moves on; Ctrl+Enter (⌘+Enter on a Mac) runs the public tests. "
-    "Your code is saved as a draft as you type."
-)
+    "Esc stops editing, then Tab moves on; Ctrl+Enter (⌘+Enter on a Mac) runs the public tests."
+)  # the caption goes on with the draft's state: saved at a time, or "saved as you type"
 
 
 @dataclass
