@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 
 from poslab.exercises import get_exercise
-from tests.browser.app_driver import go_to, open_app, wait_for_run
-from tests.browser.test_flows import sign_in
+from tests.browser.app_driver import go_to, wait_for_run
+from tests.browser.flow_fixtures import open_at
 from tests.browser.test_workspace import editor_frame, editor_text, open_rope
 
 DECODE = get_exercise("decode")
@@ -60,8 +60,7 @@ def dark_background(page) -> bool:
 
 
 def test_a_dark_choice_on_one_page_holds_after_a_reload_on_another(page, app_url):
-    open_app(page, app_url)
-    go_to(page, "RoPE")
+    open_at(page, app_url, "rope")  # RoPE's page straight, not through Home's charts
     assert not dark_background(page), "the light browser's first page should be light"
     page.locator('[data-testid="stMainMenuButton"]').click()
     page.locator('[data-testid="stMainMenuItem-theme-Dark"]').click()

@@ -11,7 +11,7 @@ import json
 import re
 import time
 from datetime import UTC, datetime, timedelta
-from urllib.parse import urlparse
+from urllib.parse import urlencode, urlparse
 
 import pytest
 
@@ -23,13 +23,11 @@ from tests.browser.app_driver import (
     exception_boxes,
     full_page_screenshot,
     go_to,
-    open_app,
     wait_for_charts,
     wait_for_run,
 )
 from tests.browser.conftest import ARTIFACTS, watched_page
 from tests.browser.test_accessibility import blocking_violations, structure_problems
-from tests.browser.test_flows import sign_in
 
 EXERCISE = get_exercise("rope")
 GRADING_TIMEOUT_MS = 180_000
@@ -51,18 +49,18 @@ def editor_text(page) -> str:
 
 
 def open_rope(page, app_url, student: str = "Ada Workspace") -> list[str]:
-    """Sign in and open rope's page; returns the address of every request the page made.
+    """Open rope's page as ``student``; returns the address of every request the page made.
 
-    One app serves every browser test: a test that leaves a draft names its own student, so that
-    another test's "Draft saved" is never taken for its own."""
+    Straight at its address with the name in it (as the app writes it once a name is typed, and a
+    reload reads it back): one page load, not Home's, a sign-in's run and the Exercises page's twice.
+    Typing the name is ``test_flows``'s. One app serves every browser test: a test that leaves a draft
+    names its own student, so that another test's "Draft saved" is never taken for its own."""
     requests: list[str] = []
     page.on("request", lambda request: requests.append(request.url))
-    open_app(page, app_url)
-    sign_in(page, student)
-    go_to(page, "Exercises")
-    page.locator('[data-testid="stSelectbox"]').filter(has_text="Exercise").first.click()
-    page.get_by_role("option", name=EXERCISE.title).click()
+    page.goto(f"{app_url}/exercise?{urlencode({'exercise': EXERCISE.id, 'student': student})}")
+    page.wait_for_selector("h1", timeout=60_000)
     wait_for_run(page)
+    page.get_by_text(f"Studying as {student}", exact=True).wait_for(timeout=30_000)
     editor_frame(page).locator(".ace_content").wait_for(timeout=30_000)
     return requests
 
@@ -217,12 +215,7 @@ def first_failing_visible_test(mutant_name: str):
 
 def test_a_student_submits_right_and_wrong_solutions_and_sees_progress(page, app_url):
     exercise = get_exercise("rope")
-    open_app(page, app_url)
-    sign_in(page, "Grace Hopper")
-    go_to(page, "Exercises")
-    page.locator('[data-testid="stSelectbox"]').filter(has_text="Exercise").first.click()
-    page.get_by_role("option", name=exercise.title).click()
-    wait_for_run(page)
+    open_rope(page, app_url, student="Grace Hopper")
 
     upload_and_grade(page, exercise.filename, reference_source())
     score_line = page.get_by_text(re.compile(rf"{exercise.title}: [\d.]+ / [\d.]+ points")).first
