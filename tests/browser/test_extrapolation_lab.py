@@ -6,6 +6,7 @@ then its own accuracy, perplexity, passkey and distance charts."""
 from __future__ import annotations
 
 import re
+from urllib.parse import urlparse
 
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -15,14 +16,14 @@ from tests.browser.conftest import LAB_QUICK_RUN, watched_page
 from tests.browser.flow_fixtures import open_at, screenshot_after
 from tests.browser.test_accessibility import blocking_violations, structure_problems
 
-LAB = "extrapolation"  # the lab's address: each test opens it straight, a fresh session on one page
+LAB = "extrapolation"  # the lab's address: opened straight, not through Home
 QUICK_RUN_TIMEOUT_MS = 180_000  # the app's shortened quick run, on a machine shared with a warming judge
 LIVE = f"Your quick run (seed 0, {LAB_QUICK_RUN['POSLAB_LAB_QUICK_STEPS']} steps)"
 
 
 @pytest.fixture(scope="module")
 def lab_page(playwright_browser, app_url):
-    """One page for the module's tests; each opens the lab afresh (a new session) with ``open_at``."""
+    """One page for the module's tests; each opens the lab with ``open_at`` unless it is open."""
     context, page = watched_page(playwright_browser, app_url)
     try:
         yield page
@@ -111,7 +112,10 @@ def test_the_probe_opens_after_the_prediction_and_follows_its_length(page, app_u
 
 
 def test_a_live_quick_run_shows_its_time_left_then_its_own_charts(page, app_url):
-    open_at(page, app_url, LAB)
+    """On the lab as the test before left it, if it did (the live run's widgets are keyed apart from
+    the shipped charts', which it counts before): a page load of the lab saved; alone, it opens the lab."""
+    if urlparse(page.url).path != f"/{LAB}":
+        open_at(page, app_url, LAB)
     before = len(wait_for_charts(page, minimum=2))
     page.get_by_role("button", name="Run the quick mode live").click()
     # The bar's text comes from the child's progress lines, with the time left from the run's own pace.
