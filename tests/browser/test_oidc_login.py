@@ -89,9 +89,12 @@ def sidebar(page):
 
 
 def log_in(page, app_url: str, account: str) -> None:
-    """*Log in* in the sidebar, the provider's form, and back to the app signed in."""
-    page.goto(app_url + "/")
-    sidebar(page).get_by_role("button", name="Log in").click()
+    """*Log in* in the sidebar, the provider's form, and back to the app signed in. The app is opened
+    only if the page is not on it signed out already (after a log-out it is: no second load)."""
+    log_in_button = sidebar(page).get_by_role("button", name="Log in")
+    if not log_in_button.count():
+        page.goto(app_url + "/")
+    log_in_button.click()
     page.wait_for_url(re.compile(r".*/oauth2/authorize.*"), timeout=60_000)
     page.get_by_placeholder("sub").fill(account)  # the provider's subject; its verified email is the same
     page.get_by_role("button", name="Authorize").click()
@@ -104,9 +107,10 @@ def log_out(page, app_url: str) -> None:
     sidebar(page).get_by_role("button", name="Log out").click()
     page.wait_for_url(re.compile(r".*/oauth2/end_session.*"), timeout=60_000)
     page.get_by_role("button", name="End session").click()  # the provider's own confirmation
+    # The provider sends the browser back to the app's callback, which sends it on to the app: loaded there.
     page.wait_for_url(lambda address: address.startswith(app_url), timeout=60_000)
-    page.goto(app_url + "/")
     sidebar(page).get_by_role("button", name="Log in").wait_for(timeout=60_000)
+    wait_for_run(page)
 
 
 def answer_the_first_check(page) -> None:
