@@ -91,6 +91,35 @@ def sign_in(context, app_url: str, store: Store, key: str, name: str):
     return page
 
 
+@pytest.fixture(scope="module")
+def signed_out(playwright_browser):
+    """A browser that never signs in, kept for the module: the lessons test reads in it, and the comments
+    test looks at a lesson there again (a rerun, not another context and page load)."""
+    context = playwright_browser.new_context(viewport={"width": 1400, "height": 1000})
+    yield context.new_page()
+    context.close()
+
+
+@pytest.fixture(scope="module")
+def ada(playwright_browser, roster_app):
+    """Ada's browser, signed in with her link once (after the sign-in tests, which sign her out): the
+    websocket test attacks from it and the comments test reads in it; her link is not re-issued between."""
+    app_url, store = roster_app
+    context = playwright_browser.new_context(viewport={"width": 1400, "height": 1000})
+    yield sign_in(context, app_url, store, ADA, "ada")
+    context.close()
+
+
+def open_lesson(page, app_url: str) -> None:
+    """The lesson's page: a click in the app if the page is on it, else its address."""
+    if page.url.startswith(app_url):
+        go_to(page, LESSON.title)
+    else:
+        page.goto(f"{app_url}/{LESSON.id}")
+        page.get_by_role("heading", name=LESSON.title).first.wait_for(timeout=60_000)
+        wait_for_run(page)
+
+
 def test_a_link_signs_in_lasts_across_a_reload_and_a_sign_out_ends_it(context, roster_app):
     app_url, store = roster_app
     token = store.issue_links([ADA], timedelta(days=1))[ADA]
@@ -125,9 +154,9 @@ def test_a_link_signs_in_lasts_across_a_reload_and_a_sign_out_ends_it(context, r
     full_page_screenshot(page, str(ARTIFACTS / "roster_signed_out.png"))
 
 
-def test_without_a_sign_in_the_lessons_are_read_and_saving_says_how_to_sign_in(context, roster_app):
+def test_without_a_sign_in_the_lessons_are_read_and_saving_says_how_to_sign_in(signed_out, roster_app):
     app_url, store = roster_app
-    page = context.new_page()
+    page = signed_out
     page.goto(app_url + "/" + LESSON.id)
     page.get_by_role("heading", name=LESSON.title).first.wait_for(timeout=60_000)
     wait_for_run(page)
@@ -183,14 +212,13 @@ def serve_attacker_page(html: str) -> ThreadingHTTPServer:
     return server
 
 
-def test_a_page_on_another_port_gets_no_student_data_over_the_websocket(context, roster_app):
+def test_a_page_on_another_port_gets_no_student_data_over_the_websocket(ada, roster_app):
     app_url, store = roster_app
     store.save_draft(ADA, "rope", "# ada's secret draft", saved_by="tab")
-    sign_in(context, app_url, store, ADA, "ada")
     socket = app_url.replace("http://", "ws://") + "/_stcore/stream"
     attacker = serve_attacker_page(ATTACKER_PAGE % {"socket": socket, "rerun": rerun_message(app_url, "progress")})
+    page = ada.context.new_page()  # Ada's browser: her cookie goes with the attacker's websocket
     try:
-        page = context.new_page()
         page.goto(f"http://127.0.0.1:{attacker.server_address[1]}/")
         assert attacker.server_address[1] != int(app_url.rsplit(":", 1)[1])
         texts: list[str] = []
@@ -204,6 +232,7 @@ def test_a_page_on_another_port_gets_no_student_data_over_the_websocket(context,
         assert HOW in seen, seen[:2000]  # the protocol worked: the signed-out page was run
         assert "Signed in as" not in seen and ADA not in seen, seen[:2000]
     finally:
+        page.close()
         attacker.shutdown()
 
 
@@ -216,20 +245,16 @@ def test_reissuing_a_link_signs_out_the_browser_signed_in_with_the_old_one(conte
     assert not sidebar(page).get_by_text("Signed in as bob").count()
 
 
-def test_comments_are_for_the_class_only_and_show_names_not_emails(context, roster_app):
+def test_comments_are_for_the_class_only_and_show_names_not_emails(signed_out, ada, roster_app):
     app_url, store = roster_app
     store.add_comment(email("cyd"), LESSON.id, "Why does the sum not depend on the order?")
-    stranger = context.browser.new_context(viewport={"width": 1400, "height": 1000})
-    try:
-        page = stranger.new_page()
-        page.goto(f"{app_url}/{LESSON.id}")
-        page.get_by_text(f"{HOW} to comment.").wait_for(timeout=60_000)
-        wait_for_run(page)
-        content = page.content()
-        assert "Why does the sum not depend" not in content and email("cyd") not in content
-    finally:
-        stranger.close()
-    page = sign_in(context, app_url, store, ADA, "ada")
+    open_lesson(signed_out, app_url)
+    signed_out.get_by_text(f"{HOW} to comment.").wait_for(timeout=60_000)
+    wait_for_run(signed_out)
+    content = signed_out.content()
+    assert "Why does the sum not depend" not in content and email("cyd") not in content
+    page = ada
+    sidebar(page).get_by_text(SIGNED_IN).wait_for(timeout=30_000)
     go_to(page, LESSON.title)
     page.get_by_text("Why does the sum not depend on the order?").wait_for(timeout=60_000)
     byline = page.get_by_text("cyd ·").first
