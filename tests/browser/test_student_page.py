@@ -60,7 +60,7 @@ def dark_background(page) -> bool:
 
 
 def test_a_dark_choice_on_one_page_holds_after_a_reload_on_another(page, app_url):
-    open_at(page, app_url, "rope")  # RoPE's page straight, not through Home's charts
+    open_at(page, app_url, "rope")  # RoPE's page straight, not through Home
     assert not dark_background(page), "the light browser's first page should be light"
     page.locator('[data-testid="stMainMenuButton"]').click()
     page.locator('[data-testid="stMainMenuItem-theme-Dark"]').click()
