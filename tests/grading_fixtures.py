@@ -7,6 +7,9 @@ pass ``--scheduler`` with the address of ``shared_judges`` instead, the way an i
 on a cluster. ``tests/test_grader_cli.py`` keeps a run that starts its own judges.
 
 Use: ``with shared_judges() as address: cli.main(["grade", ..., "--scheduler", address], suite=...)``.
+
+``on_the_warm_worker(warm_grader, suite)`` grades with another suite on the sandbox worker of
+``warm_grader`` (``tests/conftest.py``), as a judge serves every suite with one warm worker.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
+from typing import Any
 
 
 @cache
@@ -44,3 +48,20 @@ def shared_judges() -> Iterator[str]:
         }
     ):
         yield cluster.address
+
+
+@contextmanager
+def on_the_warm_worker(warm: Any, suite: Any) -> Iterator[Any]:
+    """A ``Grader`` of ``suite`` on ``warm``'s sandbox worker: a worker of its own costs a start
+    (bubblewrap, torch imported). The worker stays ``warm``'s; one started to replace a dead one
+    is closed here."""
+    from grader.api import Grader
+
+    warm.start()
+    grading = Grader(warm.settings, mode=warm.mode, suite=suite)
+    grading.worker = warm.worker
+    try:
+        yield grading
+    finally:
+        if grading.worker is not warm.worker:
+            grading.close()

@@ -12,7 +12,6 @@ import sqlalchemy as sa
 from test_store_support import TEST_CATALOGUE, store_at_revision, store_url  # noqa: F401 (fixtures)
 
 from grader import cli
-from grader.api import Grader
 from grader.cli.grading import grade_in_parallel
 from grader.regrade import regrade
 from grader.settings import GraderSettings
@@ -24,6 +23,7 @@ from poslab.roster import read_roster
 from poslab.store import Store
 from poslab.vocabulary import AttemptKind, AuditAction
 from tests.console_seed import key, roster_csv, seed_class
+from tests.grading_fixtures import on_the_warm_worker
 from tests.hostile._support import ProbeSuite, reference_submission, require_bwrap
 
 INSTRUCTOR, TA = Actor("prof@uni.edu", Role.INSTRUCTOR), Actor("tom@uni.edu", Role.TA)
@@ -36,14 +36,14 @@ def seeded(app_env) -> Store:
     return store
 
 
-def test_a_regrade_after_the_suite_changed_shows_the_change_and_keeps_the_old_score(seeded):
+def test_a_regrade_after_the_suite_changed_shows_the_change_and_keeps_the_old_score(seeded, warm_grader):
     require_bwrap()
     # Graded 1/2 by last week's suite; today's (the stand-in: its own test list) gives the reference 2/2.
     old_id = seeded.record_attempt(key(7), "rope", 1.0, 2.0, code=reference_submission())
-    settings = GraderSettings.from_env()
+    assert warm_grader.settings == GraderSettings.from_env()
 
     def grade_all(submissions, on_result):
-        grade_in_parallel(submissions, 1, lambda: Grader(settings, suite=ProbeSuite), on_result)
+        grade_in_parallel(submissions, 1, lambda: on_the_warm_worker(warm_grader, ProbeSuite), on_result)
 
     report = regrade(seeded, grade_all, student=key(7), actor=TA)  # a TA may regrade
     (change,) = report.changes

@@ -4,7 +4,7 @@ Most tests stand a small service in for the grading service: it records jobs and
 the real store as the service does (the page writes no outcome), and a test finishes a submission
 with a result of its choosing, so what the page does around a grading is checked without a Dask
 cluster. The last test grades through the real service (a warm judge, the sandbox) from the editor
-to the Progress page.
+to the Progress page, on this test process's shared cluster (``tests/grading_fixtures.py``).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from poslab.exercises import hints as exercise_hints
 from poslab.store import Store
 from tests.app_harness import go, open_app, progress_texts, sign_in
 from tests.conftest import ROOT
+from tests.grading_fixtures import shared_judges
 
 EXERCISE = get_exercise("rope")
 STUB = (ROOT / "exercises" / EXERCISE.filename).read_text()
@@ -406,7 +407,14 @@ def wait_for_job(at, timeout: float = 240) -> None:
 
 
 def test_through_the_real_service_from_the_editor_to_the_progress_page(app_env, monkeypatch):
-    monkeypatch.setenv("POSLAB_GRADER_WORKERS", "1")
+    # The app's service connects to a running cluster, as a deployment with a scheduler does: judges
+    # of its own (Dask, torch, the sandbox) cost more than every other test of this module together.
+    with shared_judges() as scheduler:
+        monkeypatch.setenv("POSLAB_GRADER_SCHEDULER", scheduler)
+        grade_through_the_real_service(app_env)
+
+
+def grade_through_the_real_service(app_env) -> None:
     at = exercise_page(student="Cleo")
     try:
         type_into_editor(at, reference_source())
