@@ -81,7 +81,10 @@ def test_same_seed_gives_the_same_numbers_and_leaves_the_global_rng_alone():
 def test_parallel_runs_give_the_same_numbers_as_one_process(tmp_path, monkeypatch):
     """Also in a process whose ``__main__`` must not run again: Streamlit leaves its page script there
     (AppTest's, after any app test in this process), and spawn ran it in each child of the pool."""
-    config = replace(TINY, steps=5, seeds=(0, 1), encodings=("alibi", "rope"))
+    # The pool is on trial, not the model: two lengths and few test tokens and needles, still every arm.
+    config = replace(
+        TINY, steps=5, seeds=(0, 1), encodings=("alibi", "rope"), eval_multiples=(1, 2), eval_tokens=256, probe_trials=2
+    )
     with one_intra_op_thread():  # as the pool's processes run: one thread each
         serial = experiment.run_experiment(config, "quick", "test", jobs=1)
     script = tmp_path / "page_script.py"

@@ -107,8 +107,8 @@ def test_the_child_is_stopped_when_the_session_goes_away(monkeypatch):
 
 
 def test_a_second_session_is_not_blocked_while_a_quick_run_goes():
-    """Session A runs the lab's quick mode (one encoding, a short training and the quick mode's whole
-    testing, several seconds); while it trains, session B fits the learned table, which takes torch's
+    """Session A runs the lab's quick mode (learned: 40 steps, seconds of training, then the quick mode's
+    testing at the one length it can run); while it trains, session B fits the learned table, which takes torch's
     thread setting (``poslab.threads``). B must finish long before A does: if A held that setting's lock
     through its run, B would wait for A's whole run. torch's setting in this process is the same afterwards."""
     runs = QuickRuns(slots=1)
@@ -122,7 +122,7 @@ def test_a_second_session_is_not_blocked_while_a_quick_run_goes():
             training_started.set()
 
     def session_a() -> None:
-        a_done["results"] = runs.run(0, on_progress, steps=20, encodings=("alibi",))
+        a_done["results"] = runs.run(0, on_progress, steps=40, encodings=("learned",))
         a_done["at"] = time.monotonic()
 
     a = threading.Thread(target=session_a)

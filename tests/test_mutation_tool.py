@@ -96,7 +96,7 @@ def test_differences_allow_the_named_members_call_by_call():
 def test_the_command_scores_an_exercise_and_checks_its_equivalents(tmp_path):
     report = tmp_path / "mutation.json"
     done = subprocess.run(
-        [sys.executable, "-m", "grader", "mutation", "--exercise", "learned", "--json", str(report)],
+        [sys.executable, "-m", "grader", "mutation", "--exercise", "learned", "--jobs", "1", "--json", str(report)],
         cwd=PROJECT_ROOT,
         capture_output=True,
         text=True,
