@@ -5,7 +5,10 @@
   so both workers share the browser tests: each worker starts its own app and Chromium (session
   fixtures, started at the first test that asks). The modules that judge the one walk through
   every page (``page_tour``, ``tests/browser/tour.py``) are one unit (``SHARED_UNITS``), so that
-  the walk is made once.
+  the walk is made once. So are the modules that grade on one per-process grader (``warm_grader``
+  in ``tests/conftest.py``: a sandbox worker) or on one per-process cluster (``shared_judges`` in
+  ``tests/grading_fixtures.py``: a scheduler, a judge and its sandbox worker): each starts once in
+  the suite, not once in each process that happens to get one of its modules.
 * The units that start processes of their own and take longest are handed out first
   (``LONG_UNITS``, measured with ``--durations``), so that no worker is left with a long one at
   the end. The list only orders: a unit that is not on it runs all the same.
@@ -31,19 +34,31 @@ SHARED_UNITS = {
         "tests/browser/test_new_lessons.py",
         "tests/browser/test_narrow.py",
     ),
+    "tests/warm_grader": (
+        "tests/test_corpus.py",
+        "tests/test_fairness.py",
+        "tests/test_t5_exercise.py",
+        "tests/test_app_feedback.py",
+        "tests/test_acting_on_class.py",
+    ),
+    "tests/shared_judges": (
+        "tests/test_grader_cli.py",
+        "tests/test_lms_roundtrip.py",
+        "tests/test_assignments_acceptance.py",
+        "tests/test_app_exercise.py",
+    ),
 }
 LONG_UNITS = (
     "tests/browser/tour",
-    "tests/test_grader_cli.py",
+    "tests/warm_grader",
+    "tests/shared_judges",
     "tests/browser/test_extrapolation_lab.py",
     "tests/test_service_dask.py",
-    "tests/test_corpus.py",
     "tests/browser/test_flows.py",
     "tests/browser/test_oidc_login.py",
     "tests/browser/test_workspace.py",
     "tests/test_grader_hostile.py",
     "tests/test_grader_sandbox.py",
-    "tests/test_app_exercise.py",
     "tests/test_gradescope.py",
     "tests/browser/test_class_attacks.py",
     "tests/browser/test_assignment_flow.py",
