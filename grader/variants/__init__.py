@@ -48,14 +48,21 @@ def transform(name: str, exercise: str, origin: str, **replaces: str) -> Transfo
     return Transform(name, exercise, origin, tuple((key, value.strip("\n") + "\n") for key, value in replaces.items()))
 
 
-def replace_definitions(source: str, replaces: tuple[tuple[str, str], ...]) -> str:
-    """``source`` with each named top-level function or class swapped for its new text."""
-    lines = source.splitlines(keepends=True)
-    spans = {
+@cache
+def definition_spans(source: str) -> dict[str, tuple[int, int]]:
+    """Each top-level function or class of ``source``: its first line (decorators included) and last.
+    Every variant rewrites the one reference: parsed once, not once per variant."""
+    return {
         node.name: (min([node.lineno] + [d.lineno for d in node.decorator_list]), node.end_lineno)
         for node in ast.parse(source).body
         if isinstance(node, (ast.FunctionDef, ast.ClassDef))
     }
+
+
+def replace_definitions(source: str, replaces: tuple[tuple[str, str], ...]) -> str:
+    """``source`` with each named top-level function or class swapped for its new text."""
+    lines = source.splitlines(keepends=True)
+    spans = definition_spans(source)
     missing = [name for name, _ in replaces if name not in spans]
     if missing:
         raise KeyError(f"the reference defines no {', '.join(missing)}: update the transform")
