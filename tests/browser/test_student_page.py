@@ -7,18 +7,9 @@ from __future__ import annotations
 
 import re
 
-from poslab.exercises import get_exercise
 from tests.browser.app_driver import go_to, wait_for_run
 from tests.browser.flow_fixtures import open_at
 from tests.browser.test_workspace import editor_frame, editor_text, open_rope
-
-DECODE = get_exercise("decode")
-
-
-def choose_exercise(page, title: str) -> None:
-    page.locator('[data-testid="stSelectbox"]').filter(has_text="Exercise").first.click()
-    page.get_by_role("option", name=title).click()
-    wait_for_run(page)
 
 
 def type_at_the_end(page, text: str) -> None:

@@ -30,6 +30,7 @@ from tests.browser.conftest import ARTIFACTS, watched_page
 from tests.browser.test_accessibility import blocking_violations, structure_problems
 
 EXERCISE = get_exercise("rope")
+DECODE = get_exercise("decode")
 GRADING_TIMEOUT_MS = 180_000
 MARKER = "# typed in the browser"
 
@@ -37,6 +38,15 @@ MARKER = "# typed in the browser"
 def shot(page, name: str) -> None:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"workspace_{name}.png"))
+
+
+def choose_exercise(page, title: str) -> None:
+    """Pick an exercise as a student does: open the selector, type the start of its title, click it."""
+    wait_for_run(page)
+    page.locator('[data-testid="stSelectbox"]').filter(has_text="Exercise").first.click()
+    page.keyboard.type(title[:12])
+    page.get_by_role("option", name=title).first.click()
+    wait_for_run(page)
 
 
 def editor_frame(page):
@@ -230,6 +240,13 @@ def test_a_student_submits_right_and_wrong_solutions_and_sees_progress(page, app
     upload_and_grade(page, exercise.filename, mutant.source)
     shown_message = page.locator('[data-testid="stCode"]').filter(has_text=failing.output.splitlines()[0][:60])
     shown_message.first.wait_for(timeout=GRADING_TIMEOUT_MS)
+
+    # Another exercise chosen: its last result and attempts are its own (none yet), not rope's.
+    choose_exercise(page, DECODE.title)
+    page.get_by_text("Your attempts (0)").first.wait_for(timeout=30_000)
+    main = page.locator('[data-testid="stMain"]').inner_text()
+    assert "Your last result" not in main and f"{exercise.title}:" not in main, main
+    assert failing.output.splitlines()[0][:60] not in main, main
 
     go_to(page, "Progress")
     page.get_by_text(f"{exercise.title}:").first.wait_for()
