@@ -58,6 +58,14 @@ def editor_text(page) -> str:
     return editor_frame(page).locator(".ace_text-layer").inner_text()
 
 
+def editor_value(page) -> str:
+    """The editor's whole text, drawn or not (a long file scrolls inside the editor)."""
+    frame = next((f for f in page.frames if "code_editor" in f.url), None)
+    if frame is None:
+        return ""
+    return frame.evaluate("() => document.querySelector('.ace_editor')?.env.editor.getValue() ?? ''")
+
+
 def open_rope(page, app_url, student: str = "Ada Workspace") -> list[str]:
     """Open rope's page as ``student``; returns the address of every request the page made.
 
@@ -240,6 +248,25 @@ def test_a_student_submits_right_and_wrong_solutions_and_sees_progress(page, app
     upload_and_grade(page, exercise.filename, mutant.source)
     shown_message = page.locator('[data-testid="stCode"]').filter(has_text=failing.output.splitlines()[0][:60])
     shown_message.first.wait_for(timeout=GRADING_TIMEOUT_MS)
+
+    # Loading an attempt over a draft that differs asks first, and replaces the draft only when told to.
+    # Attempt 1 was the whole reference: its alibi_slopes tells it from rope's starter code.
+    draft = editor_text(page)
+    assert "NotImplementedError" in draft and "def alibi_slopes" not in draft, draft
+    first = page.locator('[data-testid="stExpander"]').filter(has_text=re.compile(r"Attempt 1 ·")).first
+    first.get_by_text(re.compile(r"Attempt 1 ·")).first.click()
+    wait_for_run(page)  # an attempt draws its tabs once opened
+    first.get_by_role("tab", name="Code").click()
+    first.get_by_role("button", name="Load into the editor").click()
+    page.get_by_text("Your draft differs from attempt 1's code").first.wait_for(timeout=30_000)
+    assert editor_text(page) == draft, "the draft changed before the student confirmed"
+    page.get_by_role("button", name="Replace my draft with attempt 1").click()
+    wait_for_run(page)
+    deadline = time.monotonic() + 30  # the editor remounts with the code after the run
+    while "def alibi_slopes" not in editor_value(page) and time.monotonic() < deadline:
+        page.wait_for_timeout(200)
+    loaded = editor_value(page)
+    assert "def alibi_slopes" in loaded and "NotImplementedError" not in loaded, loaded[:300]
 
     # Another exercise chosen: its last result and attempts are its own (none yet), not rope's.
     choose_exercise(page, DECODE.title)
