@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from tests.browser.app_driver import go_to, wait_for_run
+from tests.browser.app_driver import go_to, open_app, wait_for_run
 from tests.browser.flow_fixtures import open_at
 from tests.browser.test_workspace import editor_frame, editor_text, open_rope
 
@@ -51,7 +51,8 @@ def dark_background(page) -> bool:
 
 
 def test_a_dark_choice_on_one_page_holds_after_a_reload_on_another(page, app_url):
-    open_at(page, app_url, "rope")  # RoPE's page straight, not through Home
+    open_app(page, app_url)
+    go_to(page, "RoPE")
     assert not dark_background(page), "the light browser's first page should be light"
     page.locator('[data-testid="stMainMenuButton"]').click()
     page.locator('[data-testid="stMainMenuItem-theme-Dark"]').click()
