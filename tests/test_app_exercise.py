@@ -314,6 +314,13 @@ def test_submit_polls_shows_the_feedback_and_builds_a_history_with_diffs(app_env
     at.session_state[f"attempt-open-{attempts[0].id}"] = True
     at.run()
     assert [code.value for code in at.code if code.language == "python"] == ["first = 2\nsecond = 3", "first = 1"]
+    # The draft differs from attempt 1: loading asks first, and a "keep" leaves the draft alone.
+    click(at, f"ask-load-attempt-{attempts[0].id}-open")
+    assert any("Your draft differs from attempt 1's code" in w.value for w in at.warning)
+    click(at, f"ask-load-attempt-{attempts[0].id}-keep")
+    assert Store(app_env).draft("Ann", "rope").code == "first = 2\nsecond = 3\n"
+    assert not any("Your draft differs" in w.value for w in at.warning)
+    click(at, f"ask-load-attempt-{attempts[0].id}-open")
     click(at, f"load-attempt-{attempts[0].id}")
     assert editor_code(at) == "first = 1\n" and Store(app_env).draft("Ann", "rope").code == "first = 1\n"
 

@@ -21,6 +21,8 @@ from grader.vocabulary import ExerciseStatus
 from poslab.exercises import Exercise
 from poslab.store import Attempt
 
+LOAD_ICON = ":material/edit:"
+
 
 def code_diff(before: str | None, after: str | None) -> str:
     """A unified diff of two attempts' code ('' when they are the same)."""
@@ -90,42 +92,58 @@ def _load(student: str, exercise: Exercise, code: str, number: int) -> None:
     st.rerun()  # the whole page: the editor, outside the hand-in fragment, mounts this code
 
 
+def _ask_before_loading(question: str, asking: bool) -> None:
+    st.session_state[question] = asking
+
+
 def load_button(student: str, exercise: Exercise, attempt: Attempt, number: int) -> None:
     """Put the attempt's code in the editor; over a draft that differs from it, only once the student
-    has confirmed (with a download of the draft at hand): the draft is not kept anywhere else."""
+    has confirmed (with a download of the draft at hand): the draft is not kept anywhere else.
+    The question is asked in place, not in a popover, which can open partly off screen."""
     draft = workspace.draft_text(student, exercise)
     arguments = (student, exercise, attempt.code, number)
+    question = f"ask-load-attempt-{attempt.id}"
     if draft == attempt.code:
         st.button(
-            "Load into the editor",
-            key=f"load-attempt-{attempt.id}",
-            icon=":material/edit:",
-            on_click=_load,
-            args=arguments,
+            "Load into the editor", key=f"load-attempt-{attempt.id}", icon=LOAD_ICON, on_click=_load, args=arguments
         )
         return
-    with st.popover("Load into the editor", icon=":material/edit:"):
-        st.warning(
-            f"Your draft differs from attempt {number}'s code. Loading replaces the draft in the editor, "
-            "and it is not kept anywhere else: download it first if you may want it back."
+    if not st.session_state.get(question):
+        st.button(
+            "Load into the editor",
+            key=f"{question}-open",
+            icon=LOAD_ICON,
+            on_click=_ask_before_loading,
+            args=(question, True),
         )
-        choices = st.container(horizontal=True, gap="small")
-        choices.button(
-            f"Replace my draft with attempt {number}",
-            key=f"load-attempt-{attempt.id}",
-            type="primary",
-            on_click=_load,
-            args=arguments,
-        )
-        choices.download_button(
-            "Download my draft first",
-            draft,
-            exercise.filename,
-            mime="text/x-python",
-            icon=":material/download:",
-            key=f"download-draft-{attempt.id}",
-            on_click="ignore",
-        )
+        return
+    st.warning(
+        f"Your draft differs from attempt {number}'s code. Loading replaces the draft in the editor, "
+        "and it is not kept anywhere else: download it first if you may want it back."
+    )
+    choices = st.container(horizontal=True, gap="small")
+    choices.button(
+        f"Replace my draft with attempt {number}",
+        key=f"load-attempt-{attempt.id}",
+        type="primary",
+        on_click=_confirmed_load,
+        args=(question, *arguments),
+    )
+    choices.download_button(
+        "Download my draft first",
+        draft,
+        exercise.filename,
+        mime="text/x-python",
+        icon=":material/download:",
+        key=f"download-draft-{attempt.id}",
+        on_click="ignore",
+    )
+    choices.button("Keep my draft", key=question + "-keep", on_click=_ask_before_loading, args=(question, False))
+
+
+def _confirmed_load(question: str, student: str, exercise: Exercise, code: str, number: int) -> None:
+    st.session_state[question] = False
+    _load(student, exercise, code, number)
 
 
 def show_history(student: str, exercise: Exercise, titles: dict[str, str]) -> None:
