@@ -3,7 +3,8 @@
 * The theme: Streamlit keeps the settings menu's choice in localStorage under a key of the path the
   tab was opened on (``stActiveTheme-/rope-v2``), so a reload on another page came back light. The
   script copies each choice to every page's key (and to ``THEME_KEY``), and repaints the code
-  editor's theme at once (it follows the app's at its next run otherwise).
+  editor's theme at once (it follows the app's at its next run otherwise). A choice made before
+  the script came (the tab just opened) is spread when it comes.
 * The draft: the editor sends its text after a pause in typing (``editor_look.SAVE_AFTER_MS``) or
   when it loses focus. A reload or a closed tab before the pause ended lost the last words; the
   script takes the focus from the editor as the page is left (``pagehide``, a hidden tab), and the
@@ -68,6 +69,11 @@ SCRIPT = """
         setTimeout(repaint, 300);
       }
     };
+    // A choice made in the moment before this script came (the tab just opened) sits only under the
+    // key of the page the tab was opened on, which is this page still: spread it like a later one.
+    const openedPrefix = `stActiveTheme-${w.location.pathname}-v`;
+    const opened = Object.keys(store).find(key => key.startsWith(openedPrefix) && /^\\d+$/.test(key.slice(openedPrefix.length)));
+    if (opened && store.getItem(opened) !== store.getItem('%(theme_key)s')) store.setItem(opened, store.getItem(opened));
     // The text as the page goes, kept in the browser too: the blur's save can reach the server after
     // the reloaded page has read the draft. Keyed by whose it is and the address (page, exercise):
     // another account signed in on this browser never gets it.

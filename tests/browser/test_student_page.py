@@ -1,11 +1,13 @@
 """What a new student hits on the Exercises page and around it, in Chromium (issue 34): a draft typed
-just before a reload comes back, and a dark theme chosen on one page holds after a reload on another.
+just before a reload comes back, and a dark theme chosen on one page holds after a reload on another,
+also when it was chosen as the tab opened, before the app's script was in it.
 
 One student per test (one app serves every browser test); each test stays on one or two pages."""
 
 from __future__ import annotations
 
 import re
+from urllib.parse import urlparse
 
 from tests.browser.app_driver import go_to, open_app, wait_for_run
 from tests.browser.flow_fixtures import open_at
@@ -53,6 +55,7 @@ def dark_background(page) -> bool:
 def test_a_dark_choice_on_one_page_holds_after_a_reload_on_another(page, app_url):
     open_app(page, app_url)
     go_to(page, "RoPE")
+    rope_address = page.url
     assert not dark_background(page), "the light browser's first page should be light"
     page.locator('[data-testid="stMainMenuButton"]').click()
     page.locator('[data-testid="stMainMenuItem-theme-Dark"]').click()
@@ -63,3 +66,24 @@ def test_a_dark_choice_on_one_page_holds_after_a_reload_on_another(page, app_url
     wait_for_run(page)
     assert "alibi" in page.url.lower() or "ALiBi" in page.locator("h1").first.inner_text()
     assert dark_background(page), "the dark choice made on RoPE's page was lost after a reload on ALiBi's"
+
+    # A choice made as a tab opened, before the app's script was in it, is kept by Streamlit under the
+    # opened page's key only: the script spreads it when it comes. Here that choice is put where
+    # Streamlit puts it (an assignment, past the script's hook), with nothing else in the browser.
+    choice = page.evaluate("() => Object.entries(localStorage).find(([key]) => /^stActiveTheme-.*-v[0-9]+$/.test(key))")
+    assert choice and "dark" in choice[1].lower(), choice
+    version = choice[0].rsplit("-", 1)[1]
+    rope_path = urlparse(rope_address).path
+    page.evaluate(
+        "([key, value]) => { localStorage.clear(); localStorage[key] = value; }",
+        [f"stActiveTheme-{rope_path}-{version}", choice[1]],
+    )
+    page.goto(rope_address)
+    page.wait_for_selector("h1", timeout=60_000)
+    wait_for_run(page)
+    assert dark_background(page), "Streamlit did not read the choice kept under the opened page's key"
+    go_to(page, "ALiBi")
+    page.reload()
+    page.wait_for_selector("h1", timeout=60_000)
+    wait_for_run(page)
+    assert dark_background(page), "a dark choice made before the app's script came was lost on another page"
