@@ -103,7 +103,8 @@ def test_progress_and_a_submission_made_through_one_process_show_through_the_oth
         await lesson.close()
 
     run_sessions(through_app1())
-    pending = next(iter(store.grading_jobs("ada", "queued")), None)
+    # A warm judge may have graded it already: the job is ada's one, whatever its state now.
+    pending = next(iter(store.grading_jobs("ada")), None)
     assert pending is not None and pending.lease_holder, "the click did not hand in a submission"
     wait_until_graded(store, "ada", "rope", pending.id, class_server.folder / "run")
     job = store.grading_job(pending.id)
