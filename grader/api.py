@@ -40,6 +40,7 @@ from grader.sandbox import (
     run_public_tests,
 )
 from grader.sandboxed.protocol import PytestOutcome, PytestPhase
+from grader.selection import grading_mode, selected_exercises
 from grader.settings import GraderSettings
 from grader.submissions import Submission, SubmissionRejected, is_submitted_file, load_submission, submission_id_for
 from grader.vocabulary import PUBLIC_TEST_FAMILY, SubmissionStatus, Visibility
@@ -245,28 +246,10 @@ class Grader:
             )
 
 
-def selected_exercises(exercises: Sequence[str] | None) -> tuple[str, ...]:
-    """The exercise ids to grade, in course order; ``ValueError`` names an unknown one."""
-    if exercises is None:
-        return EXERCISE_IDS
-    unknown = sorted(set(exercises) - set(EXERCISE_IDS))
-    if unknown or not exercises:
-        raise ValueError(f"exercises must be some of {', '.join(EXERCISE_IDS)}; got {', '.join(unknown) or 'none'}")
-    return tuple(exercise for exercise in EXERCISE_IDS if exercise in exercises)
-
-
 def public_test_exercise(nodeid: str) -> str:
     """``exercises/test_rope.py::test_x`` -> ``rope`` (the file's name after ``test_``)."""
     stem = Path(nodeid.split("::")[0]).stem.removeprefix("test_")
     return stem if stem in EXERCISE_IDS else OTHER_TESTS
-
-
-def grading_mode(mode: str) -> GradingMode:
-    """``mode`` as a ``GradingMode`` (``"hidden"`` reads as ``HIDDEN``); ``ValueError`` names the modes."""
-    try:
-        return GradingMode(mode)
-    except ValueError:
-        raise ValueError(f"mode must be one of {', '.join(GradingMode)}, got {mode!r}") from None
 
 
 def grade_submission(

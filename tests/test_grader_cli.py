@@ -87,6 +87,28 @@ def test_help_states_the_default_timeout():
     assert "default 20" in " ".join(help_text.stdout.split())
 
 
+# What ``grade``'s own process runs to hand submissions to its judges: the command, the service's
+# client and its embedded cluster, and the hidden suite's fingerprint (a rerun compares it).
+CLIENT_PATH = """
+import sys
+from grader.cli import grade, grading
+from grader.service import GradingService
+from grader.service import dispatch, embedded, service
+assert len(grade.graded_suite_hash(None)) == 64
+print("torch" in sys.modules)
+"""
+
+
+def test_the_grade_command_hands_out_work_without_importing_torch():
+    """torch is the judges' (a cold import costs seconds): the process that only hands out the work
+    and writes the gradebook never imports it."""
+    run = subprocess.run(
+        [sys.executable, "-c", CLIENT_PATH], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip() == "False", "the client imported torch"
+
+
 def test_grade_writes_the_gradebook_and_gradescope_results_and_a_rerun_regrades_only_what_changed(
     submissions, tmp_path, probe_suite, capsys
 ):

@@ -15,6 +15,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
+from grader import suite_files
 from grader.cli.common import EXIT_FAULT, EXIT_OK, ProgressBar, UsageError, atomic_write, format_table
 from grader.faults import GraderFault
 from grader.lms.assigned import (
@@ -114,19 +115,27 @@ def gradebook_rows(
     return rows
 
 
+def graded_suite_hash(suite: str | None) -> str:
+    """The fingerprint of the suite the judges run: the hidden one's from its files, here without
+    importing it; a stand-in's (tests) from itself."""
+    if suite is None:
+        return suite_files.suite_hash()
+    from grader.service.judge import load_suite
+
+    return load_suite(suite).suite_hash()
+
+
 def run(args: argparse.Namespace) -> int:
     assignment, known = chosen_assignment(getattr(args, "assignment", None))
     ids, people = grade_sources(args.paths)  # an LMS download (.zip): one submission per student
     check_options(args)
-    # The judge's side (torch, Dask) is imported to grade, not for ``--help`` or a usage error.
-    from grader.api import Grader
+    # Dask is imported to grade, not for ``--help`` or a usage error; torch only by the judges.
     from grader.cli.grading import grade_with_service
-    from grader.cluster import load_suite
 
     suite = getattr(args, "stand_in_suite", None)  # set by tests through main(suite=...)
     settings = GraderSettings.from_env().with_changes(timeout=args.timeout)
     out = Path(args.out)
-    suite_hash = Grader(settings, suite=load_suite(suite)).suite_hash()
+    suite_hash = graded_suite_hash(suite)
     submissions = [
         source if isinstance(source, Submission) else load_submission(source, submission_id, settings)
         for submission_id, source in ids.items()

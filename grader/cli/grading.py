@@ -6,11 +6,15 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
-from grader.api import Grader, Submission
 from grader.results import SubmissionResult
 from grader.settings import GraderSettings
+from grader.submissions import Submission
 from poslab.vocabulary import GradingMode
+
+if TYPE_CHECKING:
+    from grader.api import Grader  # torch: grade_with_service's caller needs none of it
 
 
 def grade_in_parallel(

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.settings import GraderSettings
+from grader.suite_files import INSTRUCTOR_MODULES
 from poslab.config import PROJECT_ROOT
 
 LOCAL_PACKAGES = ("grader", "poslab")
@@ -30,8 +31,6 @@ RUNNER = "grader.gradescope.run"
 # (``grader.suite.collect``), the references (``poslab.encodings``, from the catalogue) and the
 # worker's code, sent to it as source (``grader.sandboxed``).
 GLOBBED_PACKAGES = ("grader.suite", "poslab.encodings", "grader.sandboxed")
-# An exercise's mutants and correct variants prove the suite; judging never imports them.
-INSTRUCTOR_MODULES = ("mutants", "variants")
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 SETTINGS_FILE = "grader-settings.env"
 EXECUTABLES = ("setup.sh", "run_autograder")

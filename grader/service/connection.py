@@ -12,7 +12,7 @@ import threading
 import time
 from typing import Any
 
-from grader.sandbox import GraderFault
+from grader.faults import GraderFault
 from grader.service.judge import WARM_MODES_ENV
 from grader.service.settings import ServiceSettings
 

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from grader.sandbox import GraderFault
+from grader.faults import GraderFault
 from grader.service.judge import PRELOAD, READY_LOG
 from poslab.config import PROJECT_ROOT, private_folder, write_private
 
@@ -99,6 +99,22 @@ def _written_address(scheduler_file: Path) -> str | None:
         return None
 
 
+def _stop(processes: list[subprocess.Popen], seconds: float) -> None:
+    """Terminate ``processes``, wait up to ``seconds`` for them all, then kill what is left."""
+    for process in processes:
+        if process.poll() is None:
+            process.terminate()
+    deadline = time.monotonic() + seconds
+    for process in processes:
+        try:
+            process.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, 9)
+            process.wait()
+        if process.stdin is not None:
+            process.stdin.close()
+
+
 class EmbeddedCluster:
     """``start()`` returns the scheduler's address once it listens; judges join as they warm up."""
 
@@ -134,19 +150,33 @@ class EmbeddedCluster:
             log.close()
 
     def start(self) -> str:
-        self.start_scheduler()
+        """Start the scheduler and the judges together (a judge reads the scheduler's address from its
+        file, so its warm-up overlaps the scheduler's start); return the address once it listens."""
+        self._launch_scheduler()
         with self._lock:  # a close() meanwhile has stopped the scheduler: start no judge for it
             if self.closing.is_set():
                 raise GraderFault("the grading cluster was closed while it started")
             for index in range(len(self.judges)):
                 self._start_judge(index)
+        try:
+            self._wait_for_scheduler()
+        except GraderFault:
+            self.close()
+            raise
         self._supervisor = threading.Thread(target=self._supervise, name="grader-judges", daemon=True)
         self._supervisor.start()
         return self.address
 
     def start_scheduler(self) -> str:
         """The scheduler alone, once it listens: its address."""
-        scheduler_file = self.folder / "scheduler.json"
+        self._launch_scheduler()
+        return self._wait_for_scheduler()
+
+    @property
+    def scheduler_file(self) -> Path:
+        return self.folder / "scheduler.json"
+
+    def _launch_scheduler(self) -> None:
         self.scheduler = self._launch(
             "scheduler",
             [
@@ -161,12 +191,14 @@ class EmbeddedCluster:
                 "--dashboard-address",
                 HTTP_ADDRESS,
                 "--scheduler-file",
-                str(scheduler_file),
+                str(self.scheduler_file),
             ],
             "scheduler.log",
         )
+
+    def _wait_for_scheduler(self) -> str:
         deadline = time.monotonic() + SCHEDULER_START_SECONDS
-        while (address := _written_address(scheduler_file)) is None:
+        while (address := _written_address(self.scheduler_file)) is None:
             if self.scheduler.poll() is not None or time.monotonic() > deadline:
                 raise GraderFault(f"the grading scheduler did not start:\n{_tail(self.folder / 'scheduler.log')}")
             time.sleep(0.05)
@@ -175,7 +207,8 @@ class EmbeddedCluster:
 
     def _start_judge(self, index: int) -> None:
         arguments = [
-            self.address,
+            "--scheduler-file",
+            str(self.scheduler_file),
             "--nthreads",
             "1",
             "--no-nanny",
@@ -220,17 +253,9 @@ class EmbeddedCluster:
     def close(self) -> None:
         self.closing.set()
         with self._lock:
-            processes = [process for process in [*self.judges, self.scheduler] if process is not None]
-            for process in processes:
-                if process.poll() is None:
-                    process.terminate()
-            deadline = time.monotonic() + 10
-            for process in processes:
-                try:
-                    process.wait(timeout=max(0.1, deadline - time.monotonic()))
-                except subprocess.TimeoutExpired:
-                    os.killpg(process.pid, 9)
-                    process.wait()
-                if process.stdin is not None:
-                    process.stdin.close()
+            # The judges first: a judge that leaves says so to its scheduler, and with the scheduler
+            # gone as well it waited on that connection until killed (10 s, one close in three).
+            judges = [process for process in self.judges if process is not None]
+            _stop(judges, seconds=10)
+            _stop([self.scheduler] if self.scheduler is not None else [], seconds=10)
         atexit.unregister(self.close)

@@ -1,7 +1,12 @@
 """The judge: a Dask worker that grades, one submission at a time, with warm graders.
 
-    dask worker tcp://scheduler:8786 --nthreads 1 --preload grader.service.judge
-    dask worker tcp://scheduler:8786 --nthreads 1 --preload grader.cluster       # the same, by its older name
+    dask worker tcp://scheduler:8786 --nthreads 1 --preload grader.cluster
+    dask worker tcp://scheduler:8786 --nthreads 1 --preload grader.service.judge  # the same, torch later
+
+This module imports torch only in its warm-up: the service's clients import it too (its task and
+its task function), and a client (the app's server aside, ``python -m grader grade``) needs no
+torch. ``grader.cluster`` imports it at once, which lets a judge started beside its scheduler warm
+while the scheduler starts.
 
 At start-up (before the judge joins the scheduler, so a joined judge is a warm one) the preload
 starts a ``grader.api.Grader`` per warm mode, each with its sandbox worker (torch imported once),
@@ -23,16 +28,19 @@ import logging
 import os
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from grader.api import Grader, Submission
 from grader.settings import GraderSettings
+from grader.submissions import Submission
 from grader.vocabulary import Isolation, IsolationSetting
 from poslab.vocabulary import GradingMode
 
+if TYPE_CHECKING:
+    from grader.api import Grader
+
 logger = logging.getLogger("distributed.grader")  # under "distributed": the Dask worker's log shows it
 
-PRELOAD = __name__  # what ``dask worker --preload`` names to make a judge
+PRELOAD = "grader.cluster"  # what ``dask worker --preload`` names to make a judge: this, with torch
 JUDGE_ATTRIBUTE = "poslab_judge"  # the Dask worker's attribute that holds its Judge
 WARM_MODES_ENV = "POSLAB_GRADER_WARM_MODES"
 READY_LOG = "grader judge ready"  # logged once warm; the embedded cluster looks for it
@@ -68,6 +76,8 @@ class Judge:
     def grader_for(self, mode: GradingMode, settings: GraderSettings, suite: str | None) -> Grader:
         key = (mode, settings, suite)
         if key not in self.graders:
+            from grader.api import Grader  # torch: the client that imports JudgeTask needs none of it
+
             grading = Grader(settings, mode=mode, suite=load_suite(suite))
             # The suite runs here, in the judge: another suite's warm sandbox worker serves it as well.
             grading.worker = next(

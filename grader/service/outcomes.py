@@ -16,9 +16,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import grader
+from grader.faults import GraderFault
 from grader.gradebook import per_test_rows
 from grader.results import SubmissionResult
-from grader.sandbox import GraderFault
 from grader.service.job import GradingJob
 from grader.service.status import failure_sentence, stopped_grader_message
 from grader.vocabulary import Isolation, SubmissionStatus

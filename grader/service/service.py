@@ -14,8 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
-from grader.api import grading_mode, selected_exercises
-from grader.sandbox import GraderFault
+from grader.faults import GraderFault
+from grader.selection import grading_mode, selected_exercises
 from grader.service.connection import ClusterConnection
 from grader.service.dispatch import Dispatcher
 from grader.service.intake import checked_submission, record_job

@@ -18,19 +18,17 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-import grader.student
+from grader import suite_files
 from grader.results import TestOutcome
 from grader.student import CannotCheck, NotImplementedBySubmission, Student, StudentError, SubmissionCrashed
 from grader.vocabulary import NOT_IMPLEMENTED, Visibility
 from poslab.exercises import EXERCISE_IDS
 from poslab.vocabulary import TestStatus
 
-SUITE_DIR = Path(__file__).resolve().parent
-STUDENT_FILE = Path(grader.student.__file__).resolve()
+SUITE_DIR = suite_files.SUITE_DIR
 VISIBILITIES = tuple(Visibility)
 VISIBLE, HIDDEN = Visibility.VISIBLE, Visibility.HIDDEN  # what the tests declare
-# An exercise's modules that prove the suite and never judge (kept out of the hash and Gradescope).
-INSTRUCTOR_MODULES = ("mutants", "variants")
+INSTRUCTOR_MODULES = suite_files.INSTRUCTOR_MODULES
 MAX_STUDENT_MESSAGE = 300  # characters of the submission's own error message we echo back
 
 
@@ -215,15 +213,5 @@ def prepare() -> int:
 
 
 def suite_hash() -> str:
-    """sha256 over the suite's sources (grader/suite/**.py), the Student interface they call
-    (grader/student.py), the references they compare and time against, and the version of
-    Hypothesis that draws their inputs (another version draws other cases from the same seeds)."""
-    import hypothesis
-
-    digest = hashlib.sha256(f"hypothesis {hypothesis.__version__}\n".encode())
-    reference_dir = SUITE_DIR.parent.parent / "poslab" / "encodings"
-    judged = [path for path in sorted(SUITE_DIR.rglob("*.py")) if path.stem not in INSTRUCTOR_MODULES]
-    for path in judged + [STUDENT_FILE] + sorted(reference_dir.glob("*.py")):
-        digest.update(f"{path.parent.name}/{path.name}\n".encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
+    """The suite's fingerprint (``grader.suite_files.suite_hash``) over ``SUITE_DIR``."""
+    return suite_files.suite_hash(SUITE_DIR)
