@@ -1,0 +1,72 @@
+"""``python -m grader grade`` as an instructor runs it: N copies of the reference, every exercise.
+
+    python benchmarks/bench_grade_command.py [--copies 40] [--jobs 2] [--runs 3]
+
+Each run is the whole command in a new process (its start-up, its judges' start and stop, the
+gradebook written), timed from outside. Prints each run's wall time divided by the copies, the
+median, and that over a cold ``python -c "import torch"`` measured in between (the ratio is the
+figure that travels between machines). Target: <= 0.2 of a cold import per submission, with
+``--jobs 2`` on 2 cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # run as a script: make the project importable
+
+from benchmarks.bench_grader import cold_torch_import  # noqa: E402
+
+TARGET_RATIO = 0.2
+
+
+def one_run(folder: Path, copies: list[Path], jobs: int) -> float:
+    out = Path(tempfile.mkdtemp(dir=folder, prefix="out-"))
+    command = [sys.executable, "-m", "grader", "grade", *map(str, copies), "--out", str(out), "--jobs", str(jobs)]
+    started = time.perf_counter()
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"grade failed ({done.returncode}):\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+    return elapsed
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--copies", type=int, default=40)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+
+    from grader.mutants import reference_source
+
+    with tempfile.TemporaryDirectory(prefix="bench-grade-") as name:
+        folder = Path(name)
+        source = reference_source()
+        copies = []
+        for index in range(args.copies):
+            path = folder / f"student{index:03d}.py"
+            path.write_text(source)
+            copies.append(path)
+        per_submission, colds = [], []
+        for run in range(args.runs):
+            colds.append(cold_torch_import(repeats=1))
+            elapsed = one_run(folder, copies, args.jobs)
+            per_submission.append(elapsed / args.copies)
+            print(f"run {run + 1}: {elapsed:.1f} s for {args.copies}, {per_submission[-1]:.3f} s per submission")
+    median, cold = statistics.median(per_submission), statistics.median(colds)
+    print(f"median           {median:.3f} s per submission (start-up and stop included)")
+    print(f"cold torch import {cold:.2f} s (median of {len(colds)}, one before each run)")
+    print(f"ratio            {median / cold:.3f} of a cold torch import (target <= {TARGET_RATIO})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
