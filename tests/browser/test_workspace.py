@@ -257,6 +257,7 @@ def test_a_student_submits_right_and_wrong_solutions_and_sees_progress(page, app
     first.get_by_text(re.compile(r"Attempt 1 ·")).first.click()
     wait_for_run(page)  # an attempt draws its tabs once opened
     first.get_by_role("tab", name="Code").click()
+    wait_for_run(page)  # the run that drew the attempt has ended: a click during it was lost once in seven
     first.get_by_role("button", name="Load into the editor").click()
     page.get_by_text("Your draft differs from attempt 1's code").first.wait_for(timeout=30_000)
     assert editor_text(page) == draft, "the draft changed before the student confirmed"
