@@ -9,6 +9,7 @@ process exits, so no scheduler or judge outlives the program that started it.
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import threading
@@ -32,7 +33,18 @@ def main(argv: list[str]) -> None:
         from distributed.cli.dask_worker import main as dask_main
     else:
         raise SystemExit(f"usage: python -m grader.service.launch scheduler|worker ...; got {role!r}")
-    dask_main(args=arguments, prog_name=f"dask {role}")
+    try:
+        dask_main(args=arguments, prog_name=f"dask {role}")
+        code = 0
+    except SystemExit as stop:  # click ends its commands with sys.exit
+        code = stop.code if isinstance(stop.code, int) else int(stop.code is not None)
+    # The watcher thread is still blocked reading stdin, and at interpreter shutdown that read's lock
+    # made Python abort (SIGABRT and a core dump: over a second per process, at every stop). Dask
+    # has stopped; only the logs are left to flush.
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":
