@@ -12,6 +12,7 @@ configuration: a process apiece only added an import of distributed). Needs open
 from __future__ import annotations
 
 import csv
+import gc
 import json
 import os
 import shutil
@@ -246,8 +247,14 @@ def _connect(address: str, config: dict[str, object]) -> str:
             try:
                 Client(address, timeout=10, set_as_default=False).close()
             except Exception as error:  # refused: TLS handshake, timeout, a plain connection reset
-                return f"refused: {error!r}"
-        return "connected"
+                outcome = f"refused: {error!r}"
+            else:
+                outcome = "connected"
+        # A Client that failed to start is left to the cyclic garbage collector, and its __del__ stops
+        # its event loop: run inside the next Client's start, that deadlocked on distributed's loop lock
+        # (seen once, the test hung). Finalize it here, between the two.
+        gc.collect()
+        return outcome
 
     with ThreadPoolExecutor(1) as pool:  # the browser tests' Playwright may hold this thread's loop
         return pool.submit(connect).result()
