@@ -25,10 +25,11 @@ import pytest
 from tests.browser.app_driver import full_page_screenshot
 from tests.conftest import ROOT, require_system_part
 
-# Debian's chromium-headless-shell: the Blink and V8 of /usr/bin/chromium without the desktop browser
-# around them (Chromium's former headless mode). The same browser tests took about a fifth less CPU
-# with it, and Chromium is about a third of the suite's CPU. benchmarks/ keep the full browser.
-CHROMIUM = "/usr/bin/chromium-headless-shell"
+# Debian's full Chromium. Its headless shell (chromium-headless-shell, the same Blink and V8) took about
+# a fifth less CPU on the same tests, but a client-side page change after the code editor's page
+# never reached "networkidle" there in about half the runs of the OIDC test: kept out until that is
+# understood.
+CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = ROOT / "artifacts" / "browser"
 INSTRUCTOR_PASSWORD = "correct horse battery staple"
 # The lab's live quick run in the app under test: two cheap models a few steps (poslab/experiments/config.py).
@@ -75,8 +76,8 @@ def playwright_browser():
         sync_playwright = None
     require_system_part(sync_playwright is not None, "the Python package playwright is not installed")
     require_system_part(
-        Path(CHROMIUM).exists(),
-        f"Debian's Chromium headless shell is not installed at {CHROMIUM} (apt-get install chromium-headless-shell)",
+        Path(CHROMIUM).exists() and shutil.which("chromium") is not None,
+        f"Debian's chromium is not installed at {CHROMIUM} (apt-get install chromium)",
     )
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
