@@ -1,11 +1,12 @@
 """Nothing the app or the grader starts listens beyond loopback, except Streamlit's own port.
 
-The app is started as a student starts it (``streamlit run app.py``: the grading service starts
-with the server, before any page is opened; then one page is opened), and ``python -m grader grade`` grades a submission; every listening socket
-(TCP) and bound socket (UDP) of their process trees is read with psutil while they run. A
-scheduler, judge or HTTP server on 0.0.0.0 (Dask's default for a judge's HTTP server) fails the
-test with the process and address. The checker itself is shown to fail on a child that listens
-on all interfaces.
+Every listening socket (TCP) and bound socket (UDP) of a process tree is read with psutil while it
+runs. A scheduler, judge or HTTP server on 0.0.0.0 (Dask's default for a judge's HTTP server)
+fails with the process and address. Here ``python -m grader grade`` grades a submission, and the
+checker itself is shown to fail on a child that listens on all interfaces. The app's side (as a
+student starts it: ``streamlit run app.py``, whose grading service starts with the server, before
+any page is opened) is checked on the app the OIDC test runs (``tests/browser/test_oidc_login.py``),
+which starts its judges that way: a second app with judges of its own cost the suite 15 s of CPU.
 """
 
 from __future__ import annotations
@@ -21,8 +22,6 @@ from pathlib import Path
 import psutil
 import pytest
 
-from benchmarks.server_watch import AppServer, metrics
-from benchmarks.streamlit_client import ProtocolSession, run_sessions
 from tests.conftest import ROOT
 
 JUDGES = 1  # one judge shows a judge's sockets; each costs a torch start-up in the suite
@@ -72,6 +71,14 @@ def grader_role(command: str) -> str | None:
     return None
 
 
+def serving_process(port: int) -> psutil.Process:
+    """The process listening on this loopback port (an app started by a fixture that keeps its handle)."""
+    for sock in psutil.net_connections(kind="tcp"):
+        if sock.status == psutil.CONN_LISTEN and sock.laddr and sock.laddr.port == port and sock.pid:
+            return psutil.Process(sock.pid)
+    raise AssertionError(f"nothing listens on port {port}")
+
+
 def beyond_loopback(found: set[Listener], allowed_port: int | None = None) -> list[Listener]:
     return sorted(
         (
@@ -87,7 +94,7 @@ def explain(exposed: list[Listener]) -> str:
     return "listening beyond loopback:\n  " + "\n  ".join(map(str, exposed))
 
 
-def _wait_for_judges(root: psutil.Process, seconds: float = 240.0) -> set[Listener]:
+def wait_for_judges(root: psutil.Process, seconds: float = 240.0) -> set[Listener]:
     """Sockets once every judge listens (they join the scheduler once warm), and 2 s after."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -101,29 +108,6 @@ def _wait_for_judges(root: psutil.Process, seconds: float = 240.0) -> set[Listen
         f"the grading service's {JUDGES} judges did not listen within {seconds:g} s; seen: "
         + ", ".join(map(str, listeners(root)))
     )
-
-
-def test_the_app_and_its_grading_service_listen_on_loopback_only():
-    # startup: as a student's app starts (tests/app_harness.py sets on_demand for AppTest in this process).
-    server = AppServer.start(ROOT, env={"POSLAB_GRADER_WORKERS": str(JUDGES), "POSLAB_GRADER_START": "startup"})
-    try:
-
-        async def open_one_page() -> None:
-            session, run = await ProtocolSession.open(server.url, "socket-test", "rope", timeout=120)
-            await session.close()
-            assert run.problem is None and not run.exceptions, (run.problem, run.exceptions)
-
-        found = _wait_for_judges(psutil.Process(server.process.pid))  # started with the server ...
-        assert metrics(server.url).get("active_sessions", 0) == 0  # ... before any page was opened
-        run_sessions(open_one_page())
-        found |= listeners(psutil.Process(server.process.pid))
-        port = int(server.url.rsplit(":", 1)[1])
-        assert any(item.port == port for item in found), "Streamlit's own port is not among the listeners"
-        assert {grader_role(item.command) for item in found} >= {"scheduler", "judge"}
-        exposed = beyond_loopback(found, allowed_port=port)
-        assert not exposed, explain(exposed)
-    finally:
-        server.stop()
 
 
 def test_grading_from_the_command_line_listens_on_loopback_only(tmp_path: Path):

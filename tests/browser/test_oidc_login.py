@@ -9,6 +9,10 @@ Ann clicks *Log in*, signs in at the provider and comes back: the sidebar shows 
 quick-check answer, a draft and a submission are stored under it (read back from the store);
 ``?student=someone-else`` is ignored and no name can be typed; *Log out* ends the session. Bob
 then logs in and sees nothing of Ann's: no answer, the starter code, no attempt, no progress.
+
+The app starts its grading service as a student's does (with the server), so this module also
+checks that nothing it started listens beyond loopback but Streamlit's own port
+(``tests/test_listening_sockets.py`` has the check and the command line's side).
 """
 
 from __future__ import annotations
@@ -17,14 +21,26 @@ import os
 import re
 import secrets
 import time
+from dataclasses import dataclass
 
+import psutil
 import pytest
 
+from benchmarks.server_watch import metrics
 from poslab.lessons import get_lesson
 from poslab.store import Store
 from tests.browser.app_driver import full_page_screenshot, go_to, wait_for_run
 from tests.browser.conftest import ARTIFACTS, _free_port, running_app
 from tests.browser.test_workspace import editor_frame, editor_text, wait_for_draft_saved
+from tests.test_listening_sockets import (
+    Listener,
+    beyond_loopback,
+    explain,
+    grader_role,
+    listeners,
+    serving_process,
+    wait_for_judges,
+)
 
 ANN, BOB = "ann@uni.edu", "bob@uni.edu"
 LESSON = get_lesson("position-problem")
@@ -69,7 +85,19 @@ server_metadata_url = "{provider}/.well-known/openid-configuration"
     db_url = f"sqlite:///{folder / 'store.db'}"
     env = {"POSLAB_DB_URL": db_url, "POSLAB_DATA_DIR": str(folder), "POSLAB_GRADER_WORKERS": "1"}
     with running_app(folder, env, "--secrets.files", str(secrets_file), port=port) as started:
-        yield started, Store(db_url)
+        server = serving_process(port)
+        sockets = wait_for_judges(server)  # its judges start with the server ...
+        sessions = metrics(started).get("active_sessions", 0)  # ... before any page is opened
+        yield LoginApp(started, Store(db_url), server, sockets, sessions)
+
+
+@dataclass(frozen=True)
+class LoginApp:
+    url: str
+    store: Store
+    server: psutil.Process  # the app's process: its grading service's processes are its children
+    sockets_at_start: set[Listener]  # listening once its judge listened
+    sessions_at_start: float  # Streamlit's active sessions then
 
 
 @pytest.fixture
@@ -141,7 +169,7 @@ def wait_for_graded_attempt(store: Store, student: str) -> None:
 
 
 def test_log_in_at_the_provider_work_log_out_and_the_next_account_sees_nothing_of_it(page, login_app):
-    app_url, store = login_app
+    app_url, store = login_app.url, login_app.store
     log_in(page, app_url, ANN)
     assert not sidebar(page).get_by_role("textbox", name="Your name").count()  # no name can be typed
 
@@ -184,3 +212,13 @@ def test_log_in_at_the_provider_work_log_out_and_the_next_account_sees_nothing_o
     # Ann's submission was graded meanwhile (the judge works while the browser goes on): under her account.
     wait_for_graded_attempt(store, ANN)
     assert MARKER in store.attempt_details(ANN, "rope")[0].code
+
+
+def test_the_app_and_its_grading_service_listen_on_loopback_only(login_app):
+    assert login_app.sessions_at_start == 0, "the judges waited for a page to be opened"
+    found = login_app.sockets_at_start | listeners(login_app.server)
+    port = int(login_app.url.rsplit(":", 1)[1])
+    assert any(item.port == port for item in found), "Streamlit's own port is not among the listeners"
+    assert {grader_role(item.command) for item in found} >= {"scheduler", "judge"}
+    exposed = beyond_loopback(found, allowed_port=port)
+    assert not exposed, explain(exposed)
