@@ -123,7 +123,11 @@ def set_width(page, width: int, height: int = 1000, timeout_ms: float = 10_000) 
         )
     except PlaywrightTimeout:
         pass  # a chart that never fits is for the caller's checks to report
-    page.wait_for_timeout(200)  # the layout around the redrawn charts
+    page.evaluate(NEXT_FRAMES_JS)  # the layout around the redrawn charts, drawn
+
+
+# Resolves once the browser has drawn two more frames: whatever a resize or a redraw changed is laid out.
+NEXT_FRAMES_JS = "() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))"
 
 
 CLIPPED_TITLES_JS = """() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')].flatMap(chart => {
