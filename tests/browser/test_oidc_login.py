@@ -83,7 +83,14 @@ client_secret = "{secrets.token_hex(16)}"
 server_metadata_url = "{provider}/.well-known/openid-configuration"
 """)
     db_url = f"sqlite:///{folder / 'store.db'}"
-    env = {"POSLAB_DB_URL": db_url, "POSLAB_DATA_DIR": str(folder), "POSLAB_GRADER_WORKERS": "1"}
+    env = {
+        "POSLAB_DB_URL": db_url,
+        "POSLAB_DATA_DIR": str(folder),
+        "POSLAB_GRADER_WORKERS": "1",
+        # As a student's app starts: said here, since tests/app_harness.py sets on_demand in this
+        # process's environment for AppTest once a module that uses it has run.
+        "POSLAB_GRADER_START": "startup",
+    }
     with running_app(folder, env, "--secrets.files", str(secrets_file), port=port) as started:
         server = serving_process(port)
         sockets = wait_for_judges(server)  # its judges start with the server ...
