@@ -20,6 +20,7 @@ from grader.suite import collect, run_case
 from grader.suite.local import LocalStudent
 from poslab.exercises import get_exercise
 from tests.browser.app_driver import (
+    click_until_shown,
     exception_boxes,
     full_page_screenshot,
     go_to,
@@ -258,8 +259,9 @@ def test_a_student_submits_right_and_wrong_solutions_and_sees_progress(page, app
     wait_for_run(page)  # an attempt draws its tabs once opened
     first.get_by_role("tab", name="Code").click()
     wait_for_run(page)  # the run that drew the attempt has ended: a click during it was lost once in seven
-    first.get_by_role("button", name="Load into the editor").click()
-    page.get_by_text("Your draft differs from attempt 1's code").first.wait_for(timeout=30_000)
+    click_until_shown(
+        page, first.get_by_role("button", name="Load into the editor"), "Your draft differs from attempt 1's code"
+    )
     assert editor_text(page) == draft, "the draft changed before the student confirmed"
     page.get_by_role("button", name="Replace my draft with attempt 1").click()
     wait_for_run(page)
