@@ -34,6 +34,30 @@ ARTIFACTS = ROOT / "artifacts" / "browser"
 INSTRUCTOR_PASSWORD = "correct horse battery staple"
 # The lab's live quick run in the app under test: two cheap models a few steps (poslab/experiments/config.py).
 LAB_QUICK_RUN = {"POSLAB_LAB_QUICK_STEPS": "10", "POSLAB_LAB_QUICK_ENCODINGS": "learned alibi"}
+# Playwright passes these in its own --disable-features (1.65.2's list). Chromium reads one
+# --disable-features, the last, so ours repeats Playwright's (test_chromium_args.py checks it against
+# the installed Playwright).
+PLAYWRIGHT_DISABLED_FEATURES = [
+    "AvoidUnnecessaryBeforeUnloadCheckSync",
+    "DestroyProfileOnBrowserClose",
+    "HttpsUpgrades",
+    "HttpsFirstBalancedModeAutoEnable",
+    "LensOverlay",
+    "MediaRouter",
+    "PaintHolding",
+    "ThirdPartyStoragePartitioning",
+    "AvoidCorsURLLoaderRestartOnRedirect",
+    "TcpPortRandomizationWin",
+    "OptimizationHints",
+    "NetworkTimeServiceQuerying",
+    "AimEnabled",
+    "PreconnectToSearch",
+    "msForceBrowserSignIn",
+    "msEdgeUpdateLaunchServicesPreferredVersion",
+]
+# Each new browser context started the address bar's two popups, WebUI pages in a renderer of their
+# own that a headless browser never shows: about 1 s of CPU a context, some 40 contexts a run.
+OMNIBOX_POPUPS = ["WebUIOmniboxPopup", "WebUIOmniboxAimPopup"]
 # The machine has no internet: keep Chromium from trying to reach it.
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -45,6 +69,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--disable-default-apps",
     "--disable-extensions",
+    "--disable-features=" + ",".join([*PLAYWRIGHT_DISABLED_FEATURES, *OMNIBOX_POPUPS]),
 ]
 
 
