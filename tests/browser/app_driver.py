@@ -15,23 +15,22 @@ def wait_for_run(page, timeout_ms: float = 60_000) -> None:
 
 
 def click_until_shown(page, button, text: str, tries: int = 3, timeout_ms: float = 10_000) -> None:
-    """Click ``button`` until ``text`` shows. Streamlit drops a click now and then with no run at all
-    (the button visible, the script idle, nothing drawn: 2 runs in 9 of test_workspace's load flow
-    here, after a fragment's run); a student clicks again, and so does this, while the button is there."""
+    """Click ``button`` until ``text`` shows, at most ``tries`` times. Streamlit now and then drops a
+    click with no run at all (the button visible, the script idle, nothing drawn: 2 runs in 9 of
+    test_workspace's load flow); a student clicks again, and so does this, while the button is there."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     shown = page.get_by_text(text).first
-    for _ in range(tries - 1):
+    for attempt in range(1, tries + 1):
         if button.count():
             button.click()
         try:
             shown.wait_for(timeout=timeout_ms)
             return
         except PlaywrightTimeout:
+            if attempt == tries:
+                raise
             wait_for_run(page)
-    if button.count():
-        button.click()
-    shown.wait_for(timeout=timeout_ms)
 
 
 def open_app(page, app_url: str) -> None:

@@ -56,7 +56,7 @@ PLAYWRIGHT_DISABLED_FEATURES = [
     "msEdgeUpdateLaunchServicesPreferredVersion",
 ]
 # Each new browser context started the address bar's two popups, WebUI pages in a renderer of their
-# own that a headless browser never shows: about 1 s of CPU a context, some 40 contexts a run.
+# own that a headless browser never shows: about 1 s of CPU a context.
 OMNIBOX_POPUPS = ["WebUIOmniboxPopup", "WebUIOmniboxAimPopup"]
 # The machine has no internet: keep Chromium from trying to reach it.
 CHROMIUM_ARGS = [
