@@ -224,6 +224,14 @@ def transposed(tensor: torch.Tensor, dim0: int, dim1: int) -> Viewed:
 
 
 @dataclass(frozen=True)
+class Unsendable:
+    """A value a submission put into a dict argument that does not travel as plain JSON: its type's name.
+    It equals no value a test gives."""
+
+    type_name: str
+
+
+@dataclass(frozen=True)
 class CallResult:
     output: Any  # torch.Tensor | tuple[torch.Tensor, ...] | TensorInfo | tuple[TensorInfo, ...]
     inputs_after: tuple[torch.Tensor | None, ...] = field(
@@ -231,6 +239,8 @@ class CallResult:
     )  # each tensor argument as the child saw it after the call, in order (args then kwargs); None for meta tensors
     wall_seconds: float = 0.0  # measured by the judging side around the call, IPC included
     notes: tuple[str, ...] = field(default=())  # the grader's findings about this call, in the judge's words
+    # each dict argument (args then kwargs) as the child saw it after the call: plain values, or Unsendable
+    dicts_after: tuple[dict, ...] = field(default=())
 
 
 def converted_note(what: str, output: NotATensor) -> str:

@@ -18,9 +18,10 @@ import pytest
 import torch
 
 from grader.sandbox import JudgeEncoder, decode_reply
+from grader.sandbox.replies import decode_dict_state
 from grader.sandbox.worker_process import BOOTSTRAP
 from grader.sandboxed import protocol, tensor_codec
-from grader.sandboxed.exercise_calls import Decoder, encode_output
+from grader.sandboxed.exercise_calls import Decoder, dict_state, encode_output
 from grader.sandboxed.tensor_codec import Encoder
 from grader.student import (
     TABLE_IN_BUFFER,
@@ -29,6 +30,7 @@ from grader.student import (
     NotATensor,
     StudentError,
     TensorInfo,
+    Unsendable,
     Viewed,
     transposed,
 )
@@ -330,3 +332,31 @@ def test_the_bootstrap_serves_the_sources_it_receives_as_one_package():
         judge_end.close()
         process.kill()
     assert reply == b"sandbox_runner.zeta:ok:ok"
+
+
+def test_a_dict_argument_comes_back_as_the_child_left_it():
+    left = {"rope_type": "yarn", "factor": float("-inf"), 3: "a key that is not a str", "table": torch.ones(1)}
+    state = json.loads(json.dumps(dict_state(left), allow_nan=False))
+    assert decode_dict_state(state) == {
+        "rope_type": "yarn",
+        "factor": float("-inf"),
+        "<int>": "a key that is not a str",
+        "table": Unsendable("torch.Tensor"),
+    }
+
+
+@pytest.mark.parametrize(
+    "dicts_after, n_dicts",
+    [
+        ([{}], 0),  # a dict no call sent
+        ([], 1),  # the dict sent, not reported
+        ([{"factor": [4.0]}], 1),  # not a plain value
+        ([{"factor": {"$returned": 4}}], 1),  # a type name that is not a name
+        ([{str(key): key for key in range(100)}], 1),  # more keys than a dict state holds
+        (["rope_type"], 1),
+    ],
+)
+def test_malformed_dict_states_are_protocol_errors(dicts_after, n_dicts):
+    reply = {**result_reply({"$t": 0}, [cpu_info([2])]), "dicts_after": dicts_after}
+    with pytest.raises(protocol.ProtocolError):
+        decode_reply(reply, bytearray(8), "scaled_inv_freq", 0, 0.1, n_dicts)

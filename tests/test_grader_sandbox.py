@@ -27,8 +27,10 @@ from grader.student import (
     StudentError,
     SubmissionCrashed,
     TensorInfo,
+    Unsendable,
     transposed,
 )
+from grader.suite.local import LocalStudent
 from tests.hostile._support import PROBE_MAX, ProbeSuite, reference_submission, require_bwrap
 
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -60,6 +62,12 @@ TOY = textwrap.dedent("""
         x = n_heads
         x.mul_(2)  # changes its input in place: inputs_after must show it
         return x
+
+    def scaled_inv_freq(head_dim, base=10000.0, scaling=None, seq_len=None):
+        scaling.pop("factor")  # changes its dict in place: dicts_after must show it
+        scaling["beta_fast"] = float("inf")
+        scaling["table"] = torch.ones(1)
+        return torch.ones(head_dim // 2), 1.0
 
     class LearnedPositionalEmbedding(torch.nn.Module):
         def __init__(self, max_len, d_model):
@@ -96,7 +104,14 @@ def grading_on(worker: WorkerProcess, settings: GraderSettings = SETTINGS, **gra
 @pytest.fixture
 def toy(worker):
     sandbox = SubmissionSandbox(worker, {"toy.py": TOY}, SETTINGS.timeout)
-    names = ["attention", "apply_rope", "sinusoidal_encoding", "alibi_slopes", "LearnedPositionalEmbedding"]
+    names = [
+        "attention",
+        "apply_rope",
+        "sinusoidal_encoding",
+        "alibi_slopes",
+        "LearnedPositionalEmbedding",
+        "scaled_inv_freq",
+    ]
     yield sandbox.for_exercise(["toy.py"], names)
     sandbox.close()
 
@@ -132,6 +147,20 @@ def test_inputs_after_show_in_place_changes_made_by_the_submission(toy):
     assert torch.equal(result.inputs_after[0], torch.tensor([2.0, 4.0]))
     assert torch.equal(x, torch.tensor([1.0, 2.0]))
     assert result.wall_seconds > 0
+
+
+def test_dicts_after_show_what_the_submission_did_to_its_dict_as_a_local_call_does(toy):
+    config = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 64}
+    result = toy.call("scaled_inv_freq", 8, scaling=config)
+    left = {
+        "rope_type": "yarn",
+        "original_max_position_embeddings": 64,
+        "beta_fast": float("inf"),
+        "table": Unsendable("torch.Tensor"),
+    }
+    assert result.dicts_after == (left,)
+    assert config == {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 64}
+    assert LocalStudent.from_source(TOY).call("scaled_inv_freq", 8, scaling=dict(config)).dicts_after == (left,)
 
 
 def test_learned_parameters_and_forward_with_a_table_dtype_and_meta(toy):

@@ -94,8 +94,8 @@ class Recorder(Student):
         except Exception as error:
             self.log.setdefault(key, _outcome_of_error(error))
             raise
-        self.log.setdefault(key, digest_of(result.output, result.inputs_after))
-        return self.noted(CallResult(result.output, result.inputs_after, result.wall_seconds, result.notes))
+        self.log.setdefault(key, digest_of(result.output, result.inputs_after, result.dicts_after))
+        return self.noted(result)
 
 
 class RecordingSuite:

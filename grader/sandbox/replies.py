@@ -14,6 +14,7 @@ from typing import Any
 import torch
 
 from grader.sandboxed import protocol, tensor_codec
+from grader.sandboxed.exercise_calls import MAX_DICT_KEYS
 from grader.sandboxed.protocol import FindingCode, MessageKind, NoteCode
 from grader.student import (
     TABLE_IN_BUFFER,
@@ -23,6 +24,7 @@ from grader.student import (
     NotImplementedBySubmission,
     StudentError,
     TensorInfo,
+    Unsendable,
     Viewed,
     converted_note,
     no_table_reason,
@@ -39,7 +41,7 @@ def _count(reply: dict, key: str) -> int:
     return value
 
 
-def decode_reply(reply: dict, blob: bytearray, name: str, n_inputs: int, wall: float) -> CallResult:
+def decode_reply(reply: dict, blob: bytearray, name: str, n_inputs: int, wall: float, n_dicts: int = 0) -> CallResult:
     kind = reply["type"]
     if kind == MessageKind.NOT_IMPLEMENTED:
         raise NotImplementedBySubmission(name)
@@ -65,13 +67,17 @@ def decode_reply(reply: dict, blob: bytearray, name: str, n_inputs: int, wall: f
     if not isinstance(after, list) or len(after) != n_inputs:
         raise protocol.ProtocolError("the reply does not report each input tensor once")
     inputs_after = tuple(None if item is None else tensor_ref(item, tensors) for item in after)
+    dicts = reply.get("dicts_after", [])
+    if not isinstance(dicts, list) or len(dicts) != n_dicts:
+        raise protocol.ProtocolError("the reply does not report each dict argument once")
+    dicts_after = tuple(decode_dict_state(state) for state in dicts)
     sentences = [NOTE_SENTENCES[note] for note in notes]
     parts = output if isinstance(output, tuple) else (output,)
     not_tensors = [part for part in parts if isinstance(part, NotATensor)]
     if (kind == MessageKind.FINDING) != bool(not_tensors):
         raise protocol.ProtocolError("a not_a_tensor finding does not match its output")
     sentences += [converted_note(name, part) for part in not_tensors if part.values is not None]
-    return CallResult(output=output, inputs_after=inputs_after, wall_seconds=wall, notes=tuple(sentences))
+    return CallResult(output, inputs_after, wall, tuple(sentences), dicts_after)
 
 
 class JudgeEncoder(tensor_codec.Encoder):
@@ -124,6 +130,25 @@ def decode_number(entry: Any) -> float | int | bool | None:
     if isinstance(entry, dict) and set(entry) == {"$f"} and entry["$f"] in ("nan", "inf", "-inf"):
         return float(entry["$f"])
     return None
+
+
+def decode_dict_state(state: Any) -> dict:
+    """A dict argument after the call (``exercise_calls.dict_state``): str keys, plain values, non-finite
+    floats as ``{"$f": ...}``, anything else as ``{"$returned": type name}`` (an ``Unsendable``)."""
+    if not isinstance(state, dict) or len(state) > MAX_DICT_KEYS:
+        raise protocol.ProtocolError("a dict argument's state is malformed")
+
+    def value(entry: Any) -> Any:
+        if entry is None or type(entry) in (str, int, float, bool):
+            return protocol.clip(entry, 200) if type(entry) is str else entry
+        if isinstance(entry, dict) and set(entry) == {"$returned"} and isinstance(entry["$returned"], str):
+            return Unsendable(protocol.clip(entry["$returned"], 80))
+        number = decode_number(entry)
+        if number is None:
+            raise protocol.ProtocolError("a dict argument holds a malformed value")
+        return number
+
+    return {protocol.clip(key, 200): value(entry) for key, entry in state.items()}
 
 
 def decode_output(item: Any, tensors: list) -> Any:

@@ -193,12 +193,13 @@ class SandboxStudent(Student):
         header["tensors"] = encoder.tensors
         # The child reports the top-level tensor arguments after the call, as LocalStudent does.
         n_inputs = sum(isinstance(value, (torch.Tensor, Viewed)) for value in (*args, *kwargs.values()))
+        n_dicts = sum(type(value) is dict for value in (*args, *kwargs.values()))
         started = time.monotonic()
         self.session.send(header, encoder.blob(), f"a call to {name}")
         reply, blob = self.session.receive(f"a call to {name}")
         wall = time.monotonic() - started
         try:
-            return self.noted(decode_reply(reply, blob, name, n_inputs, wall))
+            return self.noted(decode_reply(reply, blob, name, n_inputs, wall, n_dicts))
         except protocol.ProtocolError as error:
             self.session.fail(f"your code broke the grader's protocol in a call to {name}: {error}")
 

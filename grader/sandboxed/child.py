@@ -21,7 +21,7 @@ import torch
 
 from . import protocol, tensor_codec
 from .confinement import SOCKET_FD, SUBMISSION_PACKAGE, confine
-from .exercise_calls import DESCRIBED_OPS, Decoder, Finding, encode_output, run_op
+from .exercise_calls import DESCRIBED_OPS, Decoder, Finding, dict_state, encode_output, run_op
 from .protocol import FindingCode, MessageKind, safe_str
 from .pytest_plugin import run_pytest
 
@@ -123,6 +123,7 @@ class Child:
         kwargs = {key: decoder.value(item) for key, item in header["kwargs"].items()}
         # As in LocalStudent: the tensors among the top-level arguments, args then kwargs.
         inputs = [value for value in (*args, *kwargs.values()) if isinstance(value, torch.Tensor)]
+        dicts = [value for value in (*args, *kwargs.values()) if type(value) is dict]
         as_info = decoder.has_meta or kwargs.get("device") == "meta" or op in DESCRIBED_OPS
         target = self.found.get(name)
         if target is None:
@@ -140,9 +141,9 @@ class Child:
         except BaseException as error:  # noqa: BLE001 - report, do not die, on SystemExit too
             self.send({"type": MessageKind.ERROR, "kind": type(error).__name__, "message": safe_str(error)})
             return
-        self.send_output(output, inputs, as_info, notes)
+        self.send_output(output, inputs, dicts, as_info, notes)
 
-    def send_output(self, output: Any, inputs: list, as_info: bool, notes: list[str]) -> None:
+    def send_output(self, output: Any, inputs: list, dicts: list, as_info: bool, notes: list[str]) -> None:
         encoder = tensor_codec.Encoder()
         encoded, returned = encode_output(output, encoder, as_info)
         after = [None if tensor.device.type == "meta" else encoder.tensor(tensor) for tensor in inputs]
@@ -150,6 +151,7 @@ class Child:
             "type": MessageKind.RESULT,
             "output": encoded,
             "inputs_after": after,
+            "dicts_after": [dict_state(given) for given in dicts],
             "tensors": encoder.tensors,
             "notes": notes,
         }

@@ -9,6 +9,7 @@ only the ops that do more than call a function (``learned.parameters``, ``learne
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torch
@@ -105,6 +106,23 @@ def converted(value: Any) -> torch.Tensor | None:
 
 
 PLAIN_NUMBERS = (int, float, bool)  # exact types: a subclass could run the submission's code when encoded
+MAX_DICT_KEYS = 64
+
+
+def dict_state(given: dict) -> dict:
+    """A dict argument as it stands after a call, as plain JSON: each key with its value, where a key
+    that is not a str, or a value not of an exact plain type, travels as ``{"$returned": type name}``
+    (naming a type runs none of the submission's code). Non-finite floats travel as ``{"$f": repr}``."""
+    state = {}
+    for key, value in list(given.items())[:MAX_DICT_KEYS]:
+        name = key if type(key) is str else f"<{type_name(key)}>"
+        if value is None or type(value) in (str, int, bool):
+            state[name] = value
+        elif type(value) is float:
+            state[name] = value if math.isfinite(value) else {"$f": repr(value)}
+        else:
+            state[name] = {"$returned": type_name(value)}
+    return state
 
 
 def encode_output(output: Any, encoder: tensor_codec.Encoder, as_info: bool) -> tuple[Any, str | None]:

@@ -18,7 +18,16 @@ from typing import Any
 
 import torch
 
-from grader.sandboxed.exercise_calls import DESCRIBED_OPS, PLAIN_NUMBERS, Finding, converted, run_op, type_name
+from grader.sandbox.replies import decode_dict_state
+from grader.sandboxed.exercise_calls import (
+    DESCRIBED_OPS,
+    PLAIN_NUMBERS,
+    Finding,
+    converted,
+    dict_state,
+    run_op,
+    type_name,
+)
 from grader.sandboxed.protocol import MAX_PARTS, NoteCode
 from grader.sandboxed.tensor_codec import apply_view
 from grader.student import (
@@ -102,6 +111,7 @@ class LocalStudent(Student):
         args = tuple(_deliver(a) for a in args)
         kwargs = {key: _deliver(value) for key, value in kwargs.items()}
         tensors = [v for v in (*args, *kwargs.values()) if isinstance(v, torch.Tensor)]
+        dicts = [v for v in (*args, *kwargs.values()) if type(v) is dict]
         on_meta = any(_is_meta(t) for t in tensors) or kwargs.get("device") == "meta"
         notes: list[str] = []
         start = time.perf_counter()
@@ -119,7 +129,8 @@ class LocalStudent(Student):
             for part in parts
             if isinstance(part, NotATensor) and part.values is not None
         ]
-        return self.noted(CallResult(reported, inputs_after, wall, tuple(sentences)))
+        dicts_after = tuple(decode_dict_state(dict_state(given)) for given in dicts)  # as the sandbox reports them
+        return self.noted(CallResult(reported, inputs_after, wall, tuple(sentences), dicts_after))
 
     def _lookup(self, name: str) -> Any:
         if name not in self.namespace:
