@@ -67,7 +67,12 @@ def test_a_factor_of_one_changes_nothing(impl):
 def test_unknown_type_raises_and_the_dict_is_kept(impl):
     with pytest.raises(ValueError):
         impl.scaled_inv_freq(8, scaling=scaling("longrope"))
-    config = scaling("yarn", beta_fast=16.0)
-    kept = dict(config)
-    impl.scaled_inv_freq(8, scaling=config)
-    assert config == kept
+    configs = [
+        scaling("yarn", beta_fast=16.0, beta_slow=2.0, attention_factor=1.5),
+        scaling("llama3", low_freq_factor=2.0, high_freq_factor=8.0),
+        scaling("dynamic"),
+    ]
+    for config in configs:
+        kept = dict(config)
+        impl.scaled_inv_freq(8, scaling=config)
+        assert config == kept, f"the scaling dict was modified: {kept} became {config}"

@@ -69,6 +69,7 @@ ACCEPTED: dict[str, tuple[str, ...]] = {
     "extend_yarn_ramp_reversed": ("ramp is reversed",),
     "extend_dynamic_yarn_factor": ("s T / L (YaRN's dynamic scaling)",),
     "extend_dynamic_no_exponent": ("exponent D / (D - 2) is missing",),
+    "extend_dynamic_no_length_is_stretched": ("T is taken as s L",),
     "extend_llama3_bands_swapped": ("bands",),
 }
 

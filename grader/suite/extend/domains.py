@@ -112,8 +112,8 @@ def llama3_params(draw) -> tuple[tuple[str, float], ...]:
 def _length(draw, original_len: int, where: str) -> int | None:
     if where == "absent":
         return None
-    if where == "within":
-        return draw(st.sampled_from([original_len, 1, max(1, original_len // 2)]))
+    if where == "within":  # None means L
+        return draw(st.sampled_from([original_len, None, 1, max(1, original_len // 2)]))
     return draw(st.sampled_from([original_len + 1, 2 * original_len, 8 * original_len, 64 * original_len]))
 
 

@@ -67,7 +67,7 @@ def _llama3_mistakes(case: ExtendCase) -> dict[str, Callable[[], torch.Tensor]]:
 def _dynamic_mistakes(case: ExtendCase) -> dict[str, Callable[[], torch.Tensor]]:
     d, b, length, s = case.head_dim, case.used_base, case.original_len, case.factor
     used = length if case.seq_len is None else case.seq_len
-    return {
+    mistakes = {
         "the factor grows as s T / L (YaRN's dynamic scaling) instead of s T / L - (s - 1)": lambda: (
             default_frequencies(d, b * (s * max(used, length) / length) ** (d / (d - 2)))
         ),
@@ -82,6 +82,11 @@ def _dynamic_mistakes(case: ExtendCase) -> dict[str, Callable[[], torch.Tensor]]
             d, dynamic_base(d, b, s, length, length)
         ),
     }
+    if case.seq_len is None:  # no length given: T is L
+        mistakes["with no seq_len, T is taken as s L (the stretched length), not L"] = lambda: default_frequencies(
+            d, dynamic_base(d, b, s, length, round(s * length))
+        )
+    return mistakes
 
 
 def frequency_mistakes(case: ExtendCase) -> dict[str, Callable[[], torch.Tensor]]:

@@ -70,6 +70,28 @@ MUTANTS: tuple[MutantSpec, ...] = (
         ((LLAMA3_BLEND, "return RopeSchedule(smooth * theta / factor + (1 - smooth) * theta)"),),
     ),
     MutantSpec(
+        "extend_dynamic_no_length_is_stretched",
+        "extend",
+        "with no seq_len, dynamic takes T = s L (a config's stretched max_position_embeddings), not L",
+        (
+            (
+                "original_len, seq_len, **params)",
+                "original_len, seq_len or round(factor * original_len), **params)",
+            ),
+        ),
+    ),
+    MutantSpec(
+        "extend_scaling_dict_popped",
+        "extend",
+        "yarn's attention_factor is popped from the caller's scaling dict (the spec says not to modify it)",
+        (
+            (
+                GIVEN_FACTOR,
+                GIVEN_FACTOR.replace('scaling.get("attention_factor")', 'scaling.pop("attention_factor", None)'),
+            ),
+        ),
+    ),
+    MutantSpec(
         "extend_unknown_type_key_error",
         "extend",
         "an unknown rope_type raises KeyError from the lookup, not ValueError",

@@ -1,4 +1,4 @@
-"""Hidden tests of ``scaled_inv_freq(head_dim, base, scaling, seq_len)``: 20 points.
+"""Hidden tests of ``scaled_inv_freq(head_dim, base, scaling, seq_len)``: 20 points with ``test_extend_contract``.
 
 Frequencies are judged per rope_type against the float64 oracle within the error model
 (``tolerances``), over drawn configurations (``domains``); the band tests check what the lessons
@@ -8,6 +8,7 @@ teach of YaRN and llama3 (fast pairs kept, slow ones divided by s, monotone betw
 from __future__ import annotations
 
 import torch
+from hypothesis import strategies as st
 
 from grader.student import NotATensor
 from grader.suite import HIDDEN, VISIBLE, graded
@@ -23,7 +24,8 @@ RULES = {
     None: "base^(-2i/D), the default frequencies",
     "default": "base^(-2i/D), the default frequencies",
     "linear": "theta_i / s for every pair",
-    "dynamic": "the default ones while T <= L, else those of the base b (s T / L - (s - 1))^(D / (D - 2))",
+    "dynamic": "the default ones while T <= L (seq_len None means T = L), else those of the base "
+    "b (s T / L - (s - 1))^(D / (D - 2))",
     "yarn": "theta_i (1 - r_i) + (theta_i / s) r_i with the spec's ramp r_i",
     "llama3": "theta_i for short wavelengths, theta_i / s for long ones, blended by u in the band",
 }
@@ -83,7 +85,7 @@ def test_default_frequencies(student, case):
     expect_frequencies(student, case)
 
 
-@graded(points=2, family="default", visibility=HIDDEN)
+@graded(points=1, family="default", visibility=HIDDEN)
 @for_each(cases(factor=1.0, seq="within"), count=8)
 def test_a_factor_of_one_changes_nothing(student, case):
     """A factor of 1 gives the default frequencies (dynamic: within L) and attention_factor 1."""
@@ -104,9 +106,9 @@ def test_linear_divides_every_frequency(student, case):
 
 
 @graded(points=2, family="dynamic", visibility=HIDDEN)
-@for_each(cases("dynamic", seq="within"), count=6)
+@for_each(cases("dynamic", seq="within"), count=6, edges=st.tuples(cases("dynamic", seq="absent")))
 def test_dynamic_is_the_default_within_the_trained_length(student, case):
-    """dynamic with T <= L (or no seq_len) gives the default frequencies."""
+    """dynamic with T <= L, or no seq_len (T = L), gives the default frequencies."""
     expect_frequencies(student, case)
 
 

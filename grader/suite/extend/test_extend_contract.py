@@ -8,8 +8,9 @@ from hypothesis import strategies as st
 
 from grader.student import StudentError
 from grader.suite import HIDDEN, VISIBLE, graded
-from grader.suite.draw import for_each
+from grader.suite.draw import answer, for_each
 from grader.suite.expect import Fail, as_tensor, expect, expect_dtype, expect_shape
+from grader.suite.extend import test_extend
 from grader.suite.extend.domains import ExtendCase, cases
 from grader.suite.extend.oracle import default_frequencies, oracle_extend
 from grader.suite.extend.test_extend import OP, _attention_factor, _frequencies, _output
@@ -99,3 +100,41 @@ def test_raises_value_error_outside_the_domain(student):
             expect(error.kind == "ValueError", f"{OP} must raise ValueError for {what}; it raised {error.kind}.")
         else:
             raise Fail(f"{OP} must raise ValueError for {what}; it returned a value.")
+
+
+def _changes(given: dict, after: dict) -> str:
+    """What a call did to the dict it was given, key by key."""
+    removed = [key for key in given if key not in after]
+    added = [key for key in after if key not in given]
+    changed = [key for key in given if key in after and after[key] != given[key]]
+    parts = [f"removed {removed}" if removed else "", f"added {added}" if added else ""]
+    parts.append(
+        "changed " + ", ".join(f"{key!r} from {given[key]!r} to {after[key]!r}" for key in changed) if changed else ""
+    )
+    return "; ".join(part for part in parts if part)
+
+
+def _called_cases() -> tuple[ExtendCase, ...]:
+    """Every drawn case the value and band tests call with a scaling dict (their calls are shared)."""
+    tests = [getattr(test_extend, name) for name in dir(test_extend) if name.startswith("test_")]
+    tests += [test_fast_pairs_kept_slow_pairs_divided, test_returns_float32_frequencies_and_a_float]
+    return tuple(case for test in tests for case in test.prepare() if case.rope_type is not None)
+
+
+@graded(points=1, family="inputs", visibility=VISIBLE)
+def test_the_scaling_dict_is_left_as_it_was(student):
+    """Every call the value tests make leaves its scaling dict as it was given: no key removed, added or changed."""
+    for case in _called_cases():
+        try:
+            result = answer(student, ("values", case), OP, case.head_dim, **case.kwargs())
+        except StudentError:
+            continue  # a call that raised is its own tests' business
+        given, after = case.scaling(), result.dicts_after[0]
+        if after != given:
+            raise Fail(
+                f"{OP} must not modify the scaling dict it is given (copy it first, e.g. dict(scaling), or only "
+                f"read it with .get()): {case.describe()} {_changes(given, after)}."
+            )
+
+
+test_the_scaling_dict_is_left_as_it_was.prepare = _called_cases
