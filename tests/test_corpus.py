@@ -1,12 +1,12 @@
 """The grader on code written the way other people write it (tests/corpus, issue 11), and on the mutants.
 
-* every ``correct/c*.py``, ``batch3/correct/b3c*.py`` and ``batch4/correct/b4c*.py`` gets full marks on every
-  exercise it implements;
+* every ``correct/c*.py``, ``batch3/correct/b3c*.py``, ``batch4/correct/b4c*.py`` and ``batch5/correct/b5c*.py``
+  gets full marks on every exercise it implements;
 * every bug of ``corpus/bugs.py`` (one realistic mistake each, written as edits to a correct file)
-  and of ``batch3/bugs/`` and ``batch4/bugs/`` (written independently, from the stubs and the public
-  tests only, each one changed line of a correct file of its batch; its first line names its
-  exercise) loses points in its own exercise and nowhere else (batch 4 is decode alone: its files
-  define nothing else, so they are graded on decode);
+  and of ``batch3/bugs/``, ``batch4/bugs/`` and ``batch5/bugs/`` (written independently, from the stubs and
+  the public tests only, each one changed line of a correct file of its batch; its first line names its
+  exercise) loses points in its own exercise and nowhere else (batches 4 and 5 are decode and extend alone:
+  their files define nothing else, so they are graded on that exercise);
 * every mutant of the catalogue loses points in its own exercise.
 
 For the buggy files and the mutants, the tests each one fails are printed (``pytest -s``): read that
@@ -30,12 +30,13 @@ from tests.corpus.bugs import BUGS, Bug
 
 CORPUS = Path(__file__).parent / "corpus"
 CORRECT = sorted((CORPUS / "correct").glob("c*.py"))
-# Exercises that no independently written file covers yet (their graders' own variants stand in).
-AWAITING_CORPUS = {"extend"}
 BATCH3_CORRECT = sorted((CORPUS / "batch3" / "correct").glob("b3c*.py"))
 BATCH3_BUGS = sorted((CORPUS / "batch3" / "bugs").glob("b3b*.py"))
 BATCH4_CORRECT = sorted((CORPUS / "batch4" / "correct").glob("b4c*.py"))
 BATCH4_BUGS = sorted((CORPUS / "batch4" / "bugs").glob("b4b*.py"))
+BATCH5_CORRECT = sorted((CORPUS / "batch5" / "correct").glob("b5c*.py"))
+BATCH5_BUGS = sorted((CORPUS / "batch5" / "bugs").glob("b5b*.py"))
+INDEPENDENT_CORRECT = CORRECT + BATCH3_CORRECT + BATCH4_CORRECT + BATCH5_CORRECT
 # The slow mutants take seconds per call by design (a Python loop); `python -m grader validate` grades them.
 MUTANTS = [mutant for mutant in list_mutants() if not mutant.slow]
 
@@ -76,13 +77,12 @@ def lost_by_exercise(result: SubmissionResult) -> dict[str, float]:
 def test_the_corpus_is_large_enough_and_covers_every_exercise():
     assert len(CORRECT) >= 12 and len(BUGS) >= 20
     assert {bug.exercise for bug in BUGS} <= set(EXERCISE_IDS)
-    covered = {exercise for path in CORRECT for exercise in implemented(path.read_text(encoding="utf-8"))}
-    assert AWAITING_CORPUS <= set(EXERCISE_IDS) and not AWAITING_CORPUS & covered
-    assert covered == set(EXERCISE_IDS) - AWAITING_CORPUS
+    covered = {exercise for path in INDEPENDENT_CORRECT for exercise in implemented(path.read_text(encoding="utf-8"))}
+    assert covered == set(EXERCISE_IDS)
     assert all(len(implemented(path.read_text(encoding="utf-8"))) >= 5 for path in CORRECT)
 
 
-@pytest.mark.parametrize("path", CORRECT + BATCH3_CORRECT + BATCH4_CORRECT, ids=lambda path: path.stem)
+@pytest.mark.parametrize("path", INDEPENDENT_CORRECT, ids=lambda path: path.stem)
 def test_every_correct_style_gets_full_marks(grading, path):
     result = grade(grading, path.stem, path.read_text(encoding="utf-8"))
     assert result.status == "graded"
@@ -101,7 +101,7 @@ def test_every_buggy_file_loses_points_in_its_own_exercise_only(grading, bug: Bu
 
 def bug_exercise(path: Path) -> str:
     """The exercise an independently written bug is in, as its first line names it: '# Bug (rope): ...'
-    (batch 3) or '# decode bug (base ...): ...' (batch 4)."""
+    (batch 3) or '# decode bug (base ...): ...' (batches 4 and 5)."""
     first_line = path.read_text(encoding="utf-8").splitlines()[0]
     found = re.match(r"# (?:Bug \((\w+)\)|(\w+) bug\b)", first_line)
     return found.group(1) or found.group(2)
@@ -113,9 +113,12 @@ def test_the_independent_batches_are_whole():
     assert all(bug_exercise(path) in EXERCISE_IDS for path in BATCH3_BUGS)
     assert {bug_exercise(path) for path in BATCH4_BUGS} == {"decode"}
     assert all(implemented(path.read_text(encoding="utf-8")) == ["decode"] for path in BATCH4_CORRECT + BATCH4_BUGS)
+    assert len(BATCH5_CORRECT) == 8 and len(BATCH5_BUGS) == 8
+    assert {bug_exercise(path) for path in BATCH5_BUGS} == {"extend"}
+    assert all(implemented(path.read_text(encoding="utf-8")) == ["extend"] for path in BATCH5_CORRECT + BATCH5_BUGS)
 
 
-@pytest.mark.parametrize("path", BATCH3_BUGS + BATCH4_BUGS, ids=lambda path: path.stem)
+@pytest.mark.parametrize("path", BATCH3_BUGS + BATCH4_BUGS + BATCH5_BUGS, ids=lambda path: path.stem)
 def test_every_independent_bug_loses_points_in_its_own_exercise_only(grading, path):
     result = grade(grading, path.stem, path.read_text(encoding="utf-8"))
     print(f"\n{path.stem}")
