@@ -13,7 +13,7 @@ Hugging Face's rope_scaling configs state them.
                 yarn:    beta_fast = 32, beta_slow = 1, attention_factor (see below)
                 llama3:  low_freq_factor = 1, high_freq_factor = 4   (low <= high)
     seq_len   the current length T (int >= 1), read by "dynamic" only; None means L
-    returns   inv_freq: a float32 tensor [D/2]; attention_factor: a Python float
+    returns   inv_freq: a float32 tensor [D/2]; attention_factor: a Python float (not a numpy or tensor scalar)
 
     theta_i = b^(-2i/D), i = 0 .. D/2 - 1; the wavelength of pair i is lambda_i = 2 pi / theta_i
     default:  theta_i

@@ -172,3 +172,20 @@ def test_code_that_raises_everywhere_earns_nothing(grading):
     )
     result = grade(grading, {"solution.py": source}, [exercise.id for exercise in EXERCISES])
     assert result.score == 0, {test.name: test.output for test in result.tests if test.status == "passed"}
+
+
+def test_a_numpy_attention_factor_costs_the_type_test_alone(grading):
+    """Batch 5's review: a right attention_factor returned as numpy.float64 (0.1 * np.log(s) + 1) lost the
+    value tests too, each saying it was not a number. Its value is judged as a number; the spec's "a Python
+    float" is the contract test's, whose message names the type."""
+    from grader.mutants import reference_source
+
+    source = reference_source() + (
+        "\n\nimport numpy as _np\n_scaled_inv_freq = scaled_inv_freq\n\n\n"
+        "def scaled_inv_freq(head_dim, base=10000.0, scaling=None, seq_len=None):\n"
+        "    inv_freq, attention_factor = _scaled_inv_freq(head_dim, base, scaling, seq_len)\n"
+        "    return inv_freq, _np.float64(attention_factor)\n"
+    )
+    lost = failed(grade(grading, {"solution.py": source}, ["extend"]))
+    assert set(lost) == {"extend: returns float32 frequencies and a float"}
+    assert "got numpy.float64" in next(iter(lost.values()))

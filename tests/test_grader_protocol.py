@@ -360,3 +360,16 @@ def test_malformed_dict_states_are_protocol_errors(dicts_after, n_dicts):
     reply = {**result_reply({"$t": 0}, [cpu_info([2])]), "dicts_after": dicts_after}
     with pytest.raises(protocol.ProtocolError):
         decode_reply(reply, bytearray(8), "scaled_inv_freq", 0, 0.1, n_dicts)
+
+
+def test_a_numpy_scalar_beside_a_tensor_comes_back_with_its_value_and_its_type():
+    import numpy as np
+
+    inv_freq = torch.tensor([1.0, 0.1])
+    encoder = Encoder()
+    output, returned = encode_output((inv_freq, np.float64(1.25)), encoder, as_info=False)
+    assert returned == "numpy.float64"  # not a Python float: the contract test judges that
+    reply = {**result_reply(json.loads(json.dumps(output, allow_nan=False)), encoder.tensors), "type": "finding"}
+    reply["code"] = "not_a_tensor"
+    result = decode_reply(reply, bytearray(encoder.blob()), "scaled_inv_freq", 0, 0.1)
+    assert result.output[1].returned == "numpy.float64" and float(result.output[1].values) == 1.25

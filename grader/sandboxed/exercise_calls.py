@@ -93,11 +93,11 @@ def _plain_numbers(value: Any, depth: int = 0) -> bool:
 
 
 def converted(value: Any) -> torch.Tensor | None:
-    """A non-tensor output's values as a tensor, when it is a numpy array of numbers or a
-    list of numbers; None otherwise."""
+    """A non-tensor output's values as a tensor, when it is a numpy array or scalar of numbers (a
+    scalar as a 0-d tensor) or a list of numbers; None otherwise."""
     try:
-        if type(value).__module__ == "numpy" and type(value).__name__ == "ndarray" and value.dtype.kind in "biuf":
-            return torch.from_numpy(value.copy())
+        if type(value).__module__ == "numpy" and hasattr(value, "dtype") and value.dtype.kind in "biuf":
+            return torch.from_numpy(value.copy()) if type(value).__name__ == "ndarray" else torch.tensor(value.item())
         if type(value) in (list, tuple) and _plain_numbers(value):
             return torch.tensor(value)
     except Exception:  # noqa: BLE001 - ragged lists and the like simply do not convert

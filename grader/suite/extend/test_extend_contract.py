@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 from hypothesis import strategies as st
 
-from grader.student import StudentError
+from grader.student import NotATensor, StudentError
 from grader.suite import HIDDEN, VISIBLE, graded
 from grader.suite.draw import answer, for_each
 from grader.suite.expect import Fail, as_tensor, expect, expect_dtype, expect_shape
@@ -67,7 +67,8 @@ def test_returns_float32_frequencies_and_a_float(student, case: ExtendCase):
     inv_freq = as_tensor(output[0], f"{OP}'s inv_freq", strict=True)
     expect_shape(inv_freq, (case.head_dim // 2,), f"{OP}'s inv_freq")
     expect_dtype(inv_freq, torch.float32, f"{OP}'s inv_freq")
-    expect(type(output[1]) is float, f"attention_factor must be a Python float, got {type(output[1]).__name__}.")
+    returned = output[1].returned if isinstance(output[1], NotATensor) else type(output[1]).__name__
+    expect(type(output[1]) is float, f"attention_factor must be a Python float, got {returned}.")
 
 
 BAD_CALLS = (
