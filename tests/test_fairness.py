@@ -165,12 +165,15 @@ def test_code_that_raises_everywhere_earns_nothing(grading):
     from poslab.exercises import EXERCISES
 
     names = sorted({name for exercise in EXERCISES for name in exercise.names})
-    source = "".join(f"\n\ndef {name}(*args, **kwargs):\n    raise RuntimeError('nothing here')\n" for name in names)
-    source = source.replace(
-        "def LearnedPositionalEmbedding(*args, **kwargs):",
-        "class LearnedPositionalEmbedding:\n    def __init__(self, *args, **kwargs):",
+    raising = "(*args, **kwargs):\n{indent}raise RuntimeError('nothing here')\n"
+    source = "".join(
+        f"\n\nclass {name}:\n    def __init__(self, " + raising.format(indent=" " * 8)[1:]
+        if name[0].isupper()
+        else f"\n\ndef {name}" + raising.format(indent=" " * 4)
+        for name in names
     )
     result = grade(grading, {"solution.py": source}, [exercise.id for exercise in EXERCISES])
+    assert result.status == "graded" and all(test.status != "did_not_import" for test in result.tests)
     assert result.score == 0, {test.name: test.output for test in result.tests if test.status == "passed"}
 
 

@@ -125,17 +125,21 @@ def _called_cases() -> tuple[ExtendCase, ...]:
 @graded(points=1, family="inputs", visibility=VISIBLE)
 def test_the_scaling_dict_is_left_as_it_was(student):
     """Every call the value tests make leaves its scaling dict as it was given: no key removed, added or changed."""
+    raised: list[StudentError] = []
     for case in _called_cases():
         try:
             result = answer(student, ("values", case), OP, case.head_dim, **case.kwargs())
-        except StudentError:
-            continue  # a call that raised is its own tests' business
+        except StudentError as error:
+            raised.append(error)  # a call that raised is its own tests' business ...
+            continue
         given, after = case.scaling(), result.dicts_after[0]
         if after != given:
             raise Fail(
                 f"{OP} must not modify the scaling dict it is given (copy it first, e.g. dict(scaling), or only "
                 f"read it with .get()): {case.describe()} {_changes(given, after)}."
             )
+    if len(raised) == len(_called_cases()):
+        raise raised[0]  # ... unless every one raised: then nothing was judged here
 
 
 test_the_scaling_dict_is_left_as_it_was.prepare = _called_cases
