@@ -1,12 +1,12 @@
 """The grader on code written the way other people write it (tests/corpus, issue 11), and on the mutants.
 
-* every ``correct/c*.py``, ``batch3/correct/b3c*.py``, ``batch4/correct/b4c*.py`` and ``batch5/correct/b5c*.py``
+* every ``correct/c*.py``, ``batch3/correct/b3c*.py``, ``batch4/`` to ``batch6/correct/b*c*.py``
   gets full marks on every exercise it implements;
 * every bug of ``corpus/bugs.py`` (one realistic mistake each, written as edits to a correct file)
-  and of ``batch3/bugs/``, ``batch4/bugs/`` and ``batch5/bugs/`` (written independently, from the stubs and
+  and of ``batch3/bugs/`` to ``batch6/bugs/`` (written independently, from the stubs and
   the public tests only, each one changed line of a correct file of its batch; its first line names its
-  exercise) loses points in its own exercise and nowhere else (batches 4 and 5 are decode and extend alone:
-  their files define nothing else, so they are graded on that exercise);
+  exercise) loses points in its own exercise and nowhere else (batches 4, 5 and 6 are decode, extend and t5
+  alone: their files define nothing else, so they are graded on that exercise);
 * every mutant of the catalogue loses points in its own exercise.
 
 For the buggy files and the mutants, the tests each one fails are printed (``pytest -s``): read that
@@ -36,7 +36,9 @@ BATCH4_CORRECT = sorted((CORPUS / "batch4" / "correct").glob("b4c*.py"))
 BATCH4_BUGS = sorted((CORPUS / "batch4" / "bugs").glob("b4b*.py"))
 BATCH5_CORRECT = sorted((CORPUS / "batch5" / "correct").glob("b5c*.py"))
 BATCH5_BUGS = sorted((CORPUS / "batch5" / "bugs").glob("b5b*.py"))
-INDEPENDENT_CORRECT = CORRECT + BATCH3_CORRECT + BATCH4_CORRECT + BATCH5_CORRECT
+BATCH6_CORRECT = sorted((CORPUS / "batch6" / "correct").glob("b6c*.py"))
+BATCH6_BUGS = sorted((CORPUS / "batch6" / "bugs").glob("b6b*.py"))
+INDEPENDENT_CORRECT = CORRECT + BATCH3_CORRECT + BATCH4_CORRECT + BATCH5_CORRECT + BATCH6_CORRECT
 # The slow mutants take seconds per call by design (a Python loop); `python -m grader validate` grades them.
 MUTANTS = [mutant for mutant in list_mutants() if not mutant.slow]
 
@@ -116,9 +118,12 @@ def test_the_independent_batches_are_whole():
     assert len(BATCH5_CORRECT) == 8 and len(BATCH5_BUGS) == 8
     assert {bug_exercise(path) for path in BATCH5_BUGS} == {"extend"}
     assert all(implemented(path.read_text(encoding="utf-8")) == ["extend"] for path in BATCH5_CORRECT + BATCH5_BUGS)
+    assert len(BATCH6_CORRECT) == 5 and len(BATCH6_BUGS) == 8
+    assert {bug_exercise(path) for path in BATCH6_BUGS} == {"t5"}
+    assert all(implemented(path.read_text(encoding="utf-8")) == ["t5"] for path in BATCH6_CORRECT + BATCH6_BUGS)
 
 
-@pytest.mark.parametrize("path", BATCH3_BUGS + BATCH4_BUGS + BATCH5_BUGS, ids=lambda path: path.stem)
+@pytest.mark.parametrize("path", BATCH3_BUGS + BATCH4_BUGS + BATCH5_BUGS + BATCH6_BUGS, ids=lambda path: path.stem)
 def test_every_independent_bug_loses_points_in_its_own_exercise_only(grading, path):
     result = grade(grading, path.stem, path.read_text(encoding="utf-8"))
     print(f"\n{path.stem}")

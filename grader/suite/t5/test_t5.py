@@ -143,7 +143,14 @@ def test_log_spaced_buckets_beyond_the_exact_half(student, case):
 @graded(points=2, family="range", visibility=VISIBLE)
 def test_the_last_bucket_from_max_distance_on(student):
     """Every distance from max_distance on, however far, shares the last bucket of its direction."""
-    for num_buckets, max_distance in ((32, 128), (16, 64), (8, 20)):
+    # The last two: max_distance just past the exact buckets (E + 1), where bucket(max_distance - 1) < N - 1.
+    for num_buckets, max_distance, directions in (
+        (32, 128, (True, False)),
+        (16, 64, (True, False)),
+        (8, 20, (True, False)),
+        (32, 9, (True,)),
+        (32, 17, (False,)),
+    ):
         far = torch.tensor([max_distance, max_distance + 1, 2 * max_distance, 10_000, 1_000_000])
         per_direction = num_buckets // 2
         last_before, last_after = torch.full_like(far, per_direction - 1), torch.full_like(far, 2 * per_direction - 1)
@@ -151,6 +158,8 @@ def test_the_last_bucket_from_max_distance_on(student):
             (True, torch.cat([-far, far]), torch.cat([last_before, last_after])),
             (False, -far, torch.full_like(far, num_buckets - 1)),
         ):
+            if bidirectional not in directions:
+                continue
             buckets = _buckets(
                 student, relative, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance
             )
@@ -169,23 +178,27 @@ def test_the_last_bucket_from_max_distance_on(student):
 
 @graded(points=2, family="direction", visibility=VISIBLE)
 def test_later_keys_take_the_upper_half_when_bidirectional(student):
-    """Bidirectional: a key after the query (r > 0) gets N plus the bucket of the same distance before it."""
+    """Bidirectional: a key after the query (r > 0) gets N plus the bucket of the same distance before it
+    (N = num_buckets // 2, an odd count too)."""
     distance = torch.arange(1, 400)
-    both = _buckets(student, torch.cat([-distance, distance])).double()
-    before, after = both[: len(distance)], both[len(distance) :]
-    expect(
-        bool((before < 16).all()),
-        lambda: (
-            "With 32 buckets, bidirectional, keys before the query (r = key - query < 0) must use the lower 16 "
-            "buckets; yours puts some of them in the upper half."
-            + (diagnose_buckets(before, bucket_mistakes(-distance, True, 32, 128)) or " Is r read as query - key?")
-        ),
-    )
-    expect(
-        bool((after == before + 16).all()),
-        "With 32 buckets, bidirectional, a key after the query (r > 0) must get 16 plus the bucket of the key "
-        "the same distance before it: the sign of r takes half the buckets.",
-    )
+    for num_buckets in (32, 31):
+        half = num_buckets // 2
+        both = _buckets(student, torch.cat([-distance, distance]), num_buckets=num_buckets).double()
+        before, after = both[: len(distance)], both[len(distance) :]
+        if not bool((before < half).all()):
+            raise AssertionError(
+                f"With {num_buckets} buckets, bidirectional, keys before the query (r = key - query < 0) must use "
+                f"the lower {half} buckets; yours puts some of them in the upper half."
+                + (
+                    diagnose_buckets(before, bucket_mistakes(-distance, True, num_buckets, 128))
+                    or " Is r read as query - key?"
+                )
+            )
+        expect(
+            bool((after == before + half).all()),
+            f"With {num_buckets} buckets, bidirectional, a key after the query (r > 0) must get N = "
+            f"num_buckets // 2 = {half} plus the bucket of the key the same distance before it.",
+        )
 
 
 @graded(points=2, family="direction", visibility=VISIBLE)

@@ -50,15 +50,40 @@ def _expect_bias(
     """``passed``: the keyword arguments of the call (default: both; {} calls with the defaults)."""
     passed = {"bidirectional": bidirectional, "max_distance": max_distance} if passed is None else passed
     bias = _bias(student, table, query_len, key_len, strict, key=key, **passed)
-    if not _matches_bias(bias, _expected_bias(table, query_len, key_len, bidirectional, max_distance)):
-        hint = ""
-        if _matches_bias(bias, _expected_bias(table, query_len, key_len, bidirectional, max_distance, -1)):
-            hint = " Your bias uses i - j (query - key); the spec's relative position is j - i (key - query)."
-        raise AssertionError(
-            "t5_relative_bias must be [n_heads, Tq, Tk] with bias[h, i, j] = table[t5_relative_bucket(j - i, "
-            "bidirectional, table.shape[0], max_distance), h]: the number of buckets is the table's first axis." + hint
-        )
-    return bias
+    if _matches_bias(bias, _expected_bias(table, query_len, key_len, bidirectional, max_distance)):
+        return bias
+    own = _own_buckets(student, query_len, key_len, bidirectional, table.shape[0], max_distance)
+    if own is not None and _matches_bias(bias, (table.double()[own].permute(2, 0, 1),) * 2):
+        return bias  # read by the submission's own buckets: a bucket mistake is the bucket tests' alone
+    hint = ""
+    if _matches_bias(bias, _expected_bias(table, query_len, key_len, bidirectional, max_distance, -1)):
+        hint = " Your bias uses i - j (query - key); the spec's relative position is j - i (key - query)."
+    elif table.shape[0] != 32 and _matches_bias(
+        bias, _expected_bias(table[:32], query_len, key_len, bidirectional, max_distance)
+    ):
+        hint = " Your bias reads it with 32 buckets: the number of buckets is the table's first axis."
+    raise AssertionError(
+        "t5_relative_bias must be [n_heads, Tq, Tk] with bias[h, i, j] = table[t5_relative_bucket(j - i, "
+        "bidirectional, table.shape[0], max_distance), h]; yours matches neither the spec's buckets nor your own "
+        "t5_relative_bucket's." + hint
+    )
+
+
+def _own_buckets(
+    student, query_len: int, key_len: int, bidirectional: bool, num_buckets: int, max_distance: int
+) -> torch.Tensor | None:
+    """The submission's own t5_relative_bucket of j - i, when it gives a bucket in range for every (i, j)."""
+    relative = torch.arange(key_len)[None, :] - torch.arange(query_len)[:, None]
+    key = ("own buckets", query_len, key_len, bidirectional, num_buckets, max_distance)
+    kwargs = {"bidirectional": bidirectional, "num_buckets": num_buckets, "max_distance": max_distance}
+    try:
+        buckets = as_tensor(answer(student, key, "t5_relative_bucket", relative, **kwargs).output, "buckets")
+    except Exception:  # noqa: BLE001 -- no own buckets to read by: the spec's alone judge the bias
+        return None
+    if tuple(buckets.shape) != tuple(relative.shape) or buckets.is_floating_point() or buckets.is_complex():
+        return None
+    buckets = buckets.long()
+    return buckets if bool(((buckets >= 0) & (buckets < num_buckets)).all()) else None
 
 
 @graded(points=2, family="bias", visibility=VISIBLE)
