@@ -6,6 +6,8 @@ for a submission that failed.
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from grader.suite.t5.oracle import oracle_t5_bucket_bounds
@@ -48,6 +50,10 @@ def bucket_mistakes(relative: torch.Tensor, bidirectional: bool, num_buckets: in
     if exact > 1:
         mistakes["one exact bucket too few (N // 2 - 1): distance N // 2 - 1 already shares a log-spaced bucket"] = (
             bounds(exact=exact - 1)
+        )
+    if max_distance // exact >= 2 and max_distance % exact:  # else the same as the spec's, or a log of 1
+        mistakes["the log's denominator is ln(max_distance // E), an integer division"] = bounds(
+            log_range=math.log(max_distance // exact)
         )
     if bidirectional and defined(num_buckets // 2):
         mistakes["the exact half is taken of num_buckets, before the sign split halves it"] = bounds(

@@ -23,6 +23,18 @@ T5_BIAS_GATHER = "return table[buckets].permute(2, 0, 1)"
 
 MUTANTS: tuple[MutantSpec, ...] = (
     MutantSpec(
+        "t5_upper_half_from_num_buckets_minus_n",
+        "t5",
+        "later keys start at num_buckets - N, one too far for an odd num_buckets (corpus batch 6, b6b02)",
+        ((T5_LATER_OFFSET, "offset = (relative_position > 0).long() * (num_buckets - per_direction)"),),
+    ),
+    MutantSpec(
+        "t5_log_denominator_floor_divided",
+        "t5",
+        "the log's denominator is ln(max_distance // E): integer division (corpus batch 6, b6b01)",
+        (("math.log(max_distance / max_exact)", "math.log(max_distance // max_exact)"),),
+    ),
+    MutantSpec(
         "t5_exact_off_by_one",
         "t5",
         "N/2 + 1 exact buckets (0 .. N/2 counted as the half): log range starts late",
