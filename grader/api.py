@@ -184,7 +184,9 @@ class Grader:
                     # The file meant to define it did not import: one message, not a failure per test.
                     progress.tests += [did_not_import(case, progress.import_problems) for case in exercise_cases]
                     continue
-                progress.tests += [self.suite.run_case(case, student) for case in exercise_cases]
+                for case in exercise_cases:
+                    student = sandbox.resumed(student)  # a crash costs the test it happened in
+                    progress.tests.append(self.suite.run_case(case, student))
         finally:
             sandbox.close()
         if sandbox.fault is not None:

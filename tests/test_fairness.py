@@ -192,3 +192,29 @@ def test_a_numpy_attention_factor_costs_the_type_test_alone(grading):
     lost = failed(grade(grading, {"solution.py": source}, ["extend"]))
     assert set(lost) == {"extend: returns float32 frequencies and a float"}
     assert "got numpy.float64" in next(iter(lost.values()))
+
+
+def test_a_hang_in_one_call_costs_that_test_alone(grading):
+    """Batch 6's review: a call that never returned used up the exercise's whole time, so every later test
+    failed too. One call now waits half the exercise's time at most, and the later tests run in a fresh child
+    with the time left: the exercise still takes no longer than its limit."""
+    from dataclasses import replace
+
+    from grader.mutants import reference_source
+
+    source = reference_source() + (
+        "\n\n_sinusoidal_encoding = sinusoidal_encoding\n\n\n"
+        "def sinusoidal_encoding(seq_len, d_model, base=10000.0):\n"
+        "    while seq_len == 100_001:  # the long-sequence test's length, and no other test's\n"
+        "        pass\n"
+        "    return _sinusoidal_encoding(seq_len, d_model, base)\n"
+    )
+    short = Grader(replace(grading.settings, timeout=6.0))
+    short.worker = grading._worker()  # the warm worker; each submission still gets a child of its own
+    try:
+        lost = failed(grade(short, {"solution.py": source}, ["sinusoidal"]))
+    finally:
+        short.worker = None  # the fixture's to close
+        short.close()
+    assert set(lost) == {"sinusoidal: long sequence finite and distinct"}, lost
+    assert "one call ran past 3 s, half the 6 s time limit" in next(iter(lost.values()))

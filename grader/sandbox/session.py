@@ -2,9 +2,12 @@
 
 ``SubmissionSandbox`` holds one child for a submission and hands out a ``SandboxStudent`` per
 exercise, the ``grader.student.Student`` the hidden tests call. ``ChildSession`` is the judge's end
-of one child: ``timeout`` seconds of waiting per exercise; past it, or when the child dies or
-breaks the protocol, the child and all it started are killed and the crash is kept for good.
-What the child sends back is checked in ``grader.sandbox.replies`` before any of it is used.
+of one child: ``timeout`` seconds of waiting per exercise, at most half of them for one call; past
+it, or when the child dies or breaks the protocol, the child and all it started are killed and the
+crash is kept for good. ``SubmissionSandbox.resumed`` then gives the exercise's later tests a fresh
+child with the time left, so one hang or crash costs the test it happened in, and the exercise's
+time stays bounded by ``timeout``. What the child sends back is checked in ``grader.sandbox.replies``
+before any of it is used.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from grader.sandboxed import protocol
 from grader.sandboxed.protocol import MessageKind
 from grader.student import NAME_OF_OP, OPS, CallResult, NotImplementedBySubmission, Student, SubmissionCrashed, Viewed
 
+RESUME_SECONDS = 1.0  # less time left than this: a fresh child could not even import, the crash stands
+
 
 class ChildSession:
     """The judge's end of one child: a time budget, and the first crash kept for good.
@@ -40,13 +45,19 @@ class ChildSession:
         self.fault: GraderFault | None = None  # the worker failed: not the submission's doing
         self.sock: socket.socket | None = worker.spawn()
 
-    def receive(self, what: str) -> tuple[dict, bytearray]:
+    def receive(self, what: str, one_call: bool = False) -> tuple[dict, bytearray]:
+        """The child's next frame; ``one_call``: the answer to a call, which may wait half the exercise's time at most."""
         if self.crash is not None:
             raise self.crash
         started = time.monotonic()
+        wait = min(self.budget, self.timeout / 2) if one_call else self.budget
         try:
-            return protocol.recv_frame(self.sock, self.worker.limits, started + self.budget)
+            return protocol.recv_frame(self.sock, self.worker.limits, started + wait)
         except protocol.ReadTimeout:
+            if wait < self.budget:
+                self.fail(
+                    f"one call ran past {wait:g} s, half the {self.timeout:g} s time limit for this exercise ({what})"
+                )
             self.fail(f"ran past the {self.timeout:g} s time limit for this exercise ({what})")
         except protocol.PeerClosed:
             ended = self.close()
@@ -108,6 +119,19 @@ class SubmissionSandbox:
         self.session: ChildSession | None = None
         self.fault: GraderFault | None = None
 
+    def resumed(self, student: SandboxStudent) -> SandboxStudent:
+        """``student``; or, when one of its calls crashed the child and the exercise has time left, the same
+        exercise in a fresh child with that time, its shared answers kept (a crashed call replays its crash)."""
+        session = student.session
+        if session.crash is None or student.load.stuck_in is not None or session.budget < RESUME_SECONDS:
+            return student
+        self.fault = self.fault or session.fault
+        self.session = ChildSession(self.worker, self.timeout)
+        self.session.budget = session.budget
+        fresh = SandboxStudent(self.session, student.order, student.names, send_files=self.files)
+        fresh.__dict__["_drawn_answers"] = student.__dict__.get("_drawn_answers", {})
+        return fresh
+
     def for_exercise(self, order: list[str], names: list[str]) -> SandboxStudent:
         fresh = self.session is None or self.session.crash is not None
         if fresh:
@@ -134,6 +158,7 @@ class SandboxStudent(Student):
         self, session: ChildSession, order: list[str], names: list[str], send_files: Mapping[str, str] | None
     ) -> None:
         self.session = session
+        self.order = list(order)
         self.names = list(names)
         self.found: set[str] = set()
         self.load = self._load(order, send_files)
@@ -196,7 +221,7 @@ class SandboxStudent(Student):
         n_dicts = sum(type(value) is dict for value in (*args, *kwargs.values()))
         started = time.monotonic()
         self.session.send(header, encoder.blob(), f"a call to {name}")
-        reply, blob = self.session.receive(f"a call to {name}")
+        reply, blob = self.session.receive(f"a call to {name}", one_call=True)
         wall = time.monotonic() - started
         try:
             return self.noted(decode_reply(reply, blob, name, n_inputs, wall, n_dicts))

@@ -33,7 +33,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.internal.conjecture.providers import AVAILABLE_PROVIDERS, HypothesisProvider
 
-from grader.student import NAME_OF_OP, StudentError
+from grader.student import NAME_OF_OP, StudentError, SubmissionCrashed
 from grader.suite.expect import Fail, expect_untouched
 from grader.vocabulary import Visibility
 
@@ -163,10 +163,11 @@ def expect_inputs_left(student, key: tuple, op: str, args: tuple, kwargs: dict, 
     """The call ``answer(student, key, op, *args, **kwargs)``, shared with the test that judges its output, left
     each of ``inputs`` (name -> one of its tensor arguments) as it was. An inputs test runs this over the drawn
     cases of its exercise's value tests: an in-place write that one dtype, size or argument provokes is found
-    there, at no extra call, and costs the inputs test alone. A call that raised is its own tests' business."""
+    there, at no extra call, and costs the inputs test alone. A call that raised, or crashed the child, is its
+    own tests' business."""
     try:
         result = answer(student, key, op, *args, **kwargs)
-    except StudentError:
+    except (StudentError, SubmissionCrashed):
         return
     names = {id(tensor): name for name, tensor in inputs.items()}
     sent = [value for value in (*args, *kwargs.values()) if isinstance(value, torch.Tensor)]
