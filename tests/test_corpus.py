@@ -11,7 +11,7 @@
 
 For the buggy files and the mutants, the tests each one fails are printed (``pytest -s``): read that
 list to check that no test fails for a reason other than the bug. Everything is graded in one
-sandboxed ``Grader`` (one warm worker, shared: ``warm_grader``), so the file takes well under a minute.
+sandboxed ``Grader`` (one warm worker, shared: ``warm_grader``, with an 8 s limit per exercise), so the file takes well under a minute.
 """
 
 from __future__ import annotations
@@ -43,9 +43,21 @@ INDEPENDENT_CORRECT = CORRECT + BATCH3_CORRECT + BATCH4_CORRECT + BATCH5_CORRECT
 MUTANTS = [mutant for mutant in list_mutants() if not mutant.slow]
 
 
+# Each corpus file's exercise takes well under a second; a file that hangs (b6b04 loops forever on some
+# tables) waits half this per hanging call instead of half the default 20 s.
+CORPUS_TIMEOUT = 8.0
+
+
 @pytest.fixture(scope="module")
 def grading(warm_grader):
-    return warm_grader
+    from dataclasses import replace
+
+    grader = Grader(replace(warm_grader.settings, timeout=CORPUS_TIMEOUT))
+    warm = grader.worker = warm_grader._worker()  # the warm worker: each submission still gets a child of its own
+    yield grader
+    if grader.worker is warm:
+        grader.worker = None  # the session fixture's to close
+    grader.close()  # a worker started in its place (the warm one had died)
 
 
 def implemented(source: str) -> list[str]:

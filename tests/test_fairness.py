@@ -210,11 +210,12 @@ def test_a_hang_in_one_call_costs_that_test_alone(grading):
         "    return _sinusoidal_encoding(seq_len, d_model, base)\n"
     )
     short = Grader(replace(grading.settings, timeout=6.0))
-    short.worker = grading._worker()  # the warm worker; each submission still gets a child of its own
+    warm = short.worker = grading._worker()  # the warm worker; each submission still gets a child of its own
     try:
         lost = failed(grade(short, {"solution.py": source}, ["sinusoidal"]))
     finally:
-        short.worker = None  # the fixture's to close
+        if short.worker is warm:
+            short.worker = None  # the fixture's to close
         short.close()
     assert set(lost) == {"sinusoidal: long sequence finite and distinct"}, lost
     assert "one call ran past 3 s, half the 6 s time limit" in next(iter(lost.values()))
