@@ -20,6 +20,7 @@ Mesh TensorFlow's _relative_position_bucket, which Hugging Face's T5 copies).
 
 Rules:
 - Every distance from max_distance on shares the last bucket of its direction (N - 1; 2N - 1 for later keys).
+- The arguments keep E >= 1 and max_distance > E (what the formula needs); num_buckets may be odd.
 - The bucket never decreases as a key moves further from the query in the same direction.
 - Where the logarithm lands exactly on a bucket edge, float32 (as Mesh TensorFlow computes it) or
   float64 are both accepted.
