@@ -27,10 +27,9 @@ Operations (``op``) come from the exercise table, ``poslab.exercises.EXERCISES``
     (``"meta"``: the module is moved with ``.to("meta")``); returns ``forward(x)``.
 
 Arguments may be ``None``, bool, int, float, str, tuples/lists of those, and ``torch.Tensor``
-(any real dtype, on ``cpu`` or ``meta``). A tensor wrapped in ``Viewed(t, layout)`` reaches the
-student's code with t's values but as a view of a contiguous storage, in the ``Layout`` real models
-produce (transposed, permuted, sliced with strides, broadcast); ``transposed(t, d0, d1)`` is
-``u.transpose(d0, d1)`` of a contiguous ``u``. The output is a tensor, a tuple of tensors, or (for meta inputs or
+(any real dtype, on ``cpu`` or ``meta``). A tensor wrapped in ``grader.argument_layout.Viewed(t, layout)``
+reaches the student's code with t's values but as a view of a contiguous storage, in the layout real
+models produce (transposed, permuted, sliced with strides, broadcast). The output is a tensor, a tuple of tensors, or (for meta inputs or
 ``learned.parameters``) ``TensorInfo``. Anything else the student returns (an ndarray, a list, None)
 comes back as ``NotATensor``: the type it was, and its values as a tensor when they convert (a numpy
 array or a list of numbers), so that a value test can still judge them after the type test failed it.
@@ -156,71 +155,6 @@ class TensorInfo:
     dtype: str  # torch dtype name without the "torch." prefix, e.g. "float32"
     device: str  # "cpu" or "meta"
     requires_grad: bool = False
-
-
-@dataclass(frozen=True)
-class Layout:
-    """How a tensor argument sits in memory when it reaches the student: a view of a contiguous storage,
-    as the tensors real models pass are (see the module docstring).
-
-    ``order``: the view is ``storage.permute(order)`` (q.transpose(1, 2) of a [B, T, H, D] projection,
-    a channels-last permute); ``window`` (axis, start, step, stored): along that axis the view takes
-    every step-th of ``stored`` entries from ``start`` (q sliced from a fused qkv projection, every other
-    token); ``broadcast``: axes of size 1 in the storage, expanded with stride 0 (k shared by all heads,
-    position ids shared by the batch). The values must be equal along a broadcast axis (``values``).
-    """
-
-    order: tuple[int, ...] = ()
-    window: tuple[int, int, int, int] | None = None
-    broadcast: tuple[int, ...] = ()
-
-    def values(self, tensor: torch.Tensor) -> torch.Tensor:
-        """``tensor`` made equal along the broadcast axes (its first entry along each), as the view shows it."""
-        for axis in self.broadcast:
-            tensor = tensor.narrow(axis, 0, 1).expand_as(tensor)
-        return tensor.contiguous()
-
-    def storage(self, tensor: torch.Tensor) -> torch.Tensor:
-        """The contiguous storage whose view (``wire``) holds ``tensor``'s values."""
-        if not torch.equal(self.values(tensor), tensor):
-            raise ValueError("a broadcast layout needs values equal along its broadcast axes (Layout.values)")
-        for axis in self.broadcast:
-            tensor = tensor.narrow(axis, 0, 1)
-        if self.window is not None:
-            axis, start, step, stored = self.window
-            shape = list(tensor.shape)
-            shape[axis] = stored
-            larger = torch.zeros(shape, dtype=tensor.dtype)
-            index = [slice(None)] * tensor.dim()
-            index[axis] = slice(start, start + step * (tensor.shape[axis] - 1) + 1, step)
-            larger[tuple(index)] = tensor
-            tensor = larger
-        if self.order:
-            tensor = tensor.permute([self.order.index(axis) for axis in range(len(self.order))])
-        return tensor.clone(memory_format=torch.contiguous_format)  # never the caller's memory
-
-    def wire(self, shape) -> dict:
-        """The view as the receiver applies it (``tensor_codec.apply_view``)."""
-        window = None
-        if self.window is not None:
-            axis, start, step, _ = self.window
-            window = [axis % len(shape), start, step, shape[axis]]
-        return {"order": list(self.order), "window": window, "shape": list(shape)}
-
-
-@dataclass(frozen=True)
-class Viewed:
-    """Deliver ``tensor``'s values to the student in ``layout`` (a non-contiguous view)."""
-
-    tensor: torch.Tensor
-    layout: Layout
-
-
-def transposed(tensor: torch.Tensor, dim0: int, dim1: int) -> Viewed:
-    """``tensor`` delivered as ``u.transpose(dim0, dim1)`` of a contiguous ``u``."""
-    order = list(range(tensor.dim()))
-    order[dim0], order[dim1] = order[dim1], order[dim0]
-    return Viewed(tensor, Layout(order=tuple(order)))
 
 
 @dataclass(frozen=True)

@@ -17,23 +17,14 @@ from pathlib import Path
 import pytest
 import torch
 
+from grader.argument_layout import Layout, Viewed, transposed
 from grader.sandbox import JudgeEncoder, decode_reply
 from grader.sandbox.replies import decode_dict_state
 from grader.sandbox.worker_process import BOOTSTRAP
 from grader.sandboxed import protocol, tensor_codec
 from grader.sandboxed.exercise_calls import Decoder, dict_state, encode_output
 from grader.sandboxed.tensor_codec import Encoder
-from grader.student import (
-    TABLE_IN_BUFFER,
-    CannotCheck,
-    Layout,
-    NotATensor,
-    StudentError,
-    TensorInfo,
-    Unsendable,
-    Viewed,
-    transposed,
-)
+from grader.student import TABLE_IN_BUFFER, CannotCheck, NotATensor, StudentError, TensorInfo, Unsendable
 
 GRADER_DIR = Path(__file__).resolve().parent.parent / "grader"
 

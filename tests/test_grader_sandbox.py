@@ -18,6 +18,7 @@ import torch
 
 import poslab.encodings as reference
 from grader.api import Grader, load_submission
+from grader.argument_layout import transposed
 from grader.mutants import reference_source
 from grader.sandbox import SubmissionSandbox, WorkerProcess
 from grader.settings import GraderSettings
@@ -28,7 +29,6 @@ from grader.student import (
     SubmissionCrashed,
     TensorInfo,
     Unsendable,
-    transposed,
 )
 from grader.suite.local import LocalStudent
 from tests.hostile._support import PROBE_MAX, ProbeSuite, reference_submission, require_bwrap

@@ -17,8 +17,9 @@ from functools import cache
 
 import pytest
 
+from grader.argument_layout import Viewed
 from grader.mutants import reference_source
-from grader.student import NAME_OF_OP, Viewed
+from grader.student import NAME_OF_OP
 from grader.suite import collect, run_case
 from grader.suite.local import LocalStudent
 from poslab.vocabulary import TestStatus

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from grader.argument_layout import transposed
 from grader.mutants import reference_source
 from grader.student import (
     TABLE_IN_BUFFER,
@@ -13,7 +14,6 @@ from grader.student import (
     NotImplementedBySubmission,
     StudentError,
     TensorInfo,
-    transposed,
 )
 from grader.suite.local import LocalStudent
 

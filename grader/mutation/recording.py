@@ -16,6 +16,7 @@ from typing import Any
 
 import torch
 
+from grader.argument_layout import Viewed
 from grader.student import (
     CallResult,
     CannotCheck,
@@ -24,7 +25,6 @@ from grader.student import (
     Student,
     StudentError,
     SubmissionCrashed,
-    Viewed,
 )
 
 Log = dict[tuple[str, str, str], str]  # (test name, op, digest of the arguments) -> digest of the answer

@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 
+from grader.argument_layout import Viewed
 from grader.sandboxed import protocol, tensor_codec
 from grader.sandboxed.exercise_calls import MAX_DICT_KEYS
 from grader.sandboxed.protocol import FindingCode, MessageKind, NoteCode
@@ -25,7 +26,6 @@ from grader.student import (
     StudentError,
     TensorInfo,
     Unsendable,
-    Viewed,
     converted_note,
     no_table_reason,
 )

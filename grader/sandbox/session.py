@@ -20,11 +20,12 @@ from typing import Any
 
 import torch
 
+from grader.argument_layout import Viewed
 from grader.sandbox.replies import JudgeEncoder, check_import_error, decode_reply, explain_end
 from grader.sandbox.worker_process import GraderFault, WorkerProcess
 from grader.sandboxed import protocol
 from grader.sandboxed.protocol import MessageKind
-from grader.student import NAME_OF_OP, OPS, CallResult, NotImplementedBySubmission, Student, SubmissionCrashed, Viewed
+from grader.student import NAME_OF_OP, OPS, CallResult, NotImplementedBySubmission, Student, SubmissionCrashed
 
 RESUME_SECONDS = 1.0  # less time left than this: a fresh child could not even import, the crash stands
 

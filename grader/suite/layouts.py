@@ -16,7 +16,8 @@ from typing import Any
 import torch
 from hypothesis import strategies as st
 
-from grader.student import NAME_OF_OP, Layout, StudentError, Viewed
+from grader.argument_layout import Layout, Viewed
+from grader.student import NAME_OF_OP, StudentError
 from grader.suite.draw import Unjudged, answer
 from grader.suite.expect import Fail, expect, expect_untouched
 

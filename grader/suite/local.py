@@ -18,6 +18,7 @@ from typing import Any
 
 import torch
 
+from grader.argument_layout import Viewed
 from grader.sandbox.replies import decode_dict_state
 from grader.sandboxed.exercise_calls import (
     DESCRIBED_OPS,
@@ -41,7 +42,6 @@ from grader.student import (
     Student,
     StudentError,
     TensorInfo,
-    Viewed,
     converted_note,
     no_table_reason,
 )
