@@ -8,7 +8,7 @@ on a cluster. ``tests/test_grader_cli.py`` keeps a run that starts its own judge
 
 Use: ``with shared_judges() as address: cli.main(["grade", ..., "--scheduler", address], suite=...)``.
 
-``on_the_warm_worker(warm_grader, suite)`` grades with another suite on the sandbox worker of
+``on_the_warm_worker(warm_grader, suite, **settings)`` grades with another suite or settings on the sandbox worker of
 ``warm_grader`` (``tests/conftest.py``), as a judge serves every suite with one warm worker.
 """
 
@@ -51,14 +51,14 @@ def shared_judges() -> Iterator[str]:
 
 
 @contextmanager
-def on_the_warm_worker(warm: Any, suite: Any) -> Iterator[Any]:
-    """A ``Grader`` of ``suite`` on ``warm``'s sandbox worker: a worker of its own costs a start
-    (bubblewrap, torch imported). The worker stays ``warm``'s; one started to replace a dead one
-    is closed here."""
+def on_the_warm_worker(warm: Any, suite: Any = None, **settings: Any) -> Iterator[Any]:
+    """A ``Grader`` of ``suite`` (default: the hidden suite), with ``settings`` changed (e.g. ``timeout``),
+    on ``warm``'s sandbox worker: a worker of its own costs a start (bubblewrap, torch imported). The
+    worker stays ``warm``'s; one started to replace a dead one is closed here."""
     from grader.api import Grader
 
     warm.start()
-    grading = Grader(warm.settings, mode=warm.mode, suite=suite)
+    grading = Grader(warm.settings.with_changes(**settings), mode=warm.mode, suite=suite)
     grading.worker = warm.worker
     try:
         yield grading

@@ -27,6 +27,7 @@ from grader.mutants import list_mutants
 from grader.results import SubmissionResult
 from poslab.exercises import EXERCISE_IDS, EXERCISES
 from tests.corpus.bugs import BUGS, Bug
+from tests.grading_fixtures import on_the_warm_worker
 
 CORPUS = Path(__file__).parent / "corpus"
 CORRECT = sorted((CORPUS / "correct").glob("c*.py"))
@@ -50,14 +51,8 @@ CORPUS_TIMEOUT = 8.0
 
 @pytest.fixture(scope="module")
 def grading(warm_grader):
-    from dataclasses import replace
-
-    grader = Grader(replace(warm_grader.settings, timeout=CORPUS_TIMEOUT))
-    warm = grader.worker = warm_grader._worker()  # the warm worker: each submission still gets a child of its own
-    yield grader
-    if grader.worker is warm:
-        grader.worker = None  # the session fixture's to close
-    grader.close()  # a worker started in its place (the warm one had died)
+    with on_the_warm_worker(warm_grader, timeout=CORPUS_TIMEOUT) as grader:  # each submission: a child of its own
+        yield grader
 
 
 def implemented(source: str) -> list[str]:

@@ -21,6 +21,7 @@ from grader.gradebook import gradescope_test_rows, per_test_rows
 from grader.mutants import get_mutant
 from grader.results import SubmissionResult
 from tests.corpus.bugs import BUGS
+from tests.grading_fixtures import on_the_warm_worker
 
 CORPUS = Path(__file__).parent / "corpus"
 RAISED = "your code raised"
@@ -198,8 +199,6 @@ def test_a_hang_in_one_call_costs_that_test_alone(grading):
     """Batch 6's review: a call that never returned used up the exercise's whole time, so every later test
     failed too. One call now waits half the exercise's time at most, and the later tests run in a fresh child
     with the time left: the exercise still takes no longer than its limit."""
-    from dataclasses import replace
-
     from grader.mutants import reference_source
 
     source = reference_source() + (
@@ -209,13 +208,7 @@ def test_a_hang_in_one_call_costs_that_test_alone(grading):
         "        pass\n"
         "    return _sinusoidal_encoding(seq_len, d_model, base)\n"
     )
-    short = Grader(replace(grading.settings, timeout=6.0))
-    warm = short.worker = grading._worker()  # the warm worker; each submission still gets a child of its own
-    try:
+    with on_the_warm_worker(grading, timeout=6.0) as short:
         lost = failed(grade(short, {"solution.py": source}, ["sinusoidal"]))
-    finally:
-        if short.worker is warm:
-            short.worker = None  # the fixture's to close
-        short.close()
     assert set(lost) == {"sinusoidal: long sequence finite and distinct"}, lost
     assert "one call ran past 3 s, half the 6 s time limit" in next(iter(lost.values()))
