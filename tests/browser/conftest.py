@@ -32,6 +32,7 @@ from tests.conftest import ROOT, require_system_part
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = ROOT / "artifacts" / "browser"
 INSTRUCTOR_PASSWORD = "correct horse battery staple"
+APP_LOG_LINES = 80  # of the shared app's log in a failed test's report
 # The lab's live quick run in the app under test: two cheap models a few steps (poslab/experiments/config.py).
 LAB_QUICK_RUN = {"POSLAB_LAB_QUICK_STEPS": "10", "POSLAB_LAB_QUICK_ENCODINGS": "learned alibi"}
 # Playwright passes these in its own --disable-features (1.65.2's list). Chromium reads one
@@ -150,11 +151,16 @@ def running_app(folder: Path, env: dict[str, str], *arguments: str, port: int | 
 
 
 @pytest.fixture(scope="session")
-def app_url(tmp_path_factory):
-    data_dir = tmp_path_factory.mktemp("poslab-browser")
+def app_folder(tmp_path_factory) -> Path:
+    """The shared app's store and log (``streamlit.log``), whose end a failed test's report shows."""
+    return tmp_path_factory.mktemp("poslab-browser")
+
+
+@pytest.fixture(scope="session")
+def app_url(app_folder):
     env = {
-        "POSLAB_DB_URL": f"sqlite:///{data_dir / 'browser.db'}",
-        "POSLAB_DATA_DIR": str(data_dir),
+        "POSLAB_DB_URL": f"sqlite:///{app_folder / 'browser.db'}",
+        "POSLAB_DATA_DIR": str(app_folder),
         "POSLAB_INSTRUCTOR_PASSWORD": INSTRUCTOR_PASSWORD,
         # The browser tests hand in one thing at a time: one judge warms up on half the CPU the
         # default (one per core) takes, beside the pages under test. bench_browser.py sets the default.
@@ -165,7 +171,7 @@ def app_url(tmp_path_factory):
         # default (with the server) is the OIDC test's app's.
         "POSLAB_GRADER_START": "on_demand",
     }
-    with running_app(data_dir, env) as url:
+    with running_app(app_folder, env) as url:
         yield url
 
 
@@ -213,9 +219,14 @@ def watched_page(browser, app_url: str, width: int = 1400, color_scheme: str = "
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item, call):
-    """Keep each phase's report on the test, for the ``page`` fixture to know how the test went."""
+    """Keep each phase's report on the test, for the ``page`` fixture to know how the test went; a
+    failed phase's report ends with the shared app's log (a CI run keeps nothing else of it)."""
     report = yield
     setattr(item, f"report_{report.when}", report)
+    folder = item.funcargs.get("app_folder") if hasattr(item, "funcargs") else None
+    if report.failed and folder is not None and (folder / "streamlit.log").exists():
+        tail = (folder / "streamlit.log").read_text(errors="replace").splitlines()[-APP_LOG_LINES:]
+        report.sections.append(("the shared app's log, its end", "\n".join(tail)))
     return report
 
 

@@ -118,6 +118,13 @@ def wait_for_answer_since(page, since: datetime, said: str = "Handed in at", tim
     raise AssertionError(f"no answer ({said}) since {since:%H:%M:%S} within {timeout:g} s")
 
 
+def wait_for_answer(page, text: str) -> None:
+    """Until ``text`` shows; an error box first (the grader failed, or the page) fails with what it says."""
+    error = page.locator('[data-testid="stAlertContentError"], [data-testid="stException"]').first
+    page.get_by_text(text).or_(error).first.wait_for(timeout=GRADING_TIMEOUT_MS)
+    assert not error.is_visible(), f"waiting for {text!r}, the page said: {error.inner_text()}"
+
+
 def off_machine(requests: list[str]) -> list[str]:
     return sorted(
         {
@@ -152,7 +159,7 @@ def test_type_reload_run_the_public_tests_and_submit(page, app_url):
     page.keyboard.insert_text(reference_source())  # as a paste: no auto-indent
     wait_for_draft_saved(page, saved)
     page.get_by_role("button", name="Run the public tests").click()
-    page.get_by_text("Public tests on your draft").wait_for(timeout=180_000)  # the first run warms a judge
+    wait_for_answer(page, "Public tests on your draft")  # the first run warms a judge
     shot(page, "after_first_practice")
     page.wait_for_timeout(1000)  # the second run is in a later second than the first
     clicked, started = datetime.now(UTC).replace(microsecond=0), time.monotonic()
@@ -170,7 +177,7 @@ def test_type_reload_run_the_public_tests_and_submit(page, app_url):
     assert editor_text(page) == text_before, "Ctrl+Enter changed the code"
 
     page.get_by_role("button", name="Submit for grading").click()
-    page.get_by_text("Your last result").wait_for(timeout=180_000)
+    wait_for_answer(page, "Your last result")
     score = page.get_by_text(re.compile(rf"{EXERCISE.title}: [\d.]+ / [\d.]+ points")).first.inner_text()
     got, maximum = re.findall(r"[\d.]+", score.split(":")[1])
     assert float(got) == float(maximum) > 0, score
