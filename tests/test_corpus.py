@@ -1,4 +1,4 @@
-"""The grader on code written the way other people write it (tests/corpus, issue 11), and on the mutants.
+"""The grader on code written the way other people write it (tests/corpus, issue 11).
 
 * every ``correct/c*.py``, ``batch3/correct/b3c*.py``, ``batch4/`` to ``batch6/correct/b*c*.py``
   gets full marks on every exercise it implements;
@@ -6,10 +6,13 @@
   and of ``batch3/bugs/`` to ``batch6/bugs/`` (written independently, from the stubs and
   the public tests only, each one changed line of a correct file of its batch; its first line names its
   exercise) loses points in its own exercise and nowhere else (batches 4, 5 and 6 are decode, extend and t5
-  alone: their files define nothing else, so they are graded on that exercise);
-* every mutant of the catalogue loses points in its own exercise.
+  alone: their files define nothing else, so they are graded on that exercise).
 
-For the buggy files and the mutants, the tests each one fails are printed (``pytest -s``): read that
+The catalogue's mutants are judged in ``tests/test_suite_scores.py`` (each loses points in its exercise);
+``python -m grader validate`` grades them all through the sandbox (``tests/test_grader_cli.py`` runs it
+on two exercises).
+
+For the buggy files, the tests each one fails are printed (``pytest -s``): read that
 list to check that no test fails for a reason other than the bug. Everything is graded in one
 sandboxed ``Grader`` (one warm worker, shared: ``warm_grader``, with an 8 s limit per exercise), so the file takes well under a minute.
 """
@@ -23,7 +26,6 @@ from pathlib import Path
 import pytest
 
 from grader.api import Grader, load_submission
-from grader.mutants import list_mutants
 from grader.results import SubmissionResult
 from poslab.exercises import EXERCISE_IDS, EXERCISES
 from tests.corpus.bugs import BUGS, Bug
@@ -40,8 +42,6 @@ BATCH5_BUGS = sorted((CORPUS / "batch5" / "bugs").glob("b5b*.py"))
 BATCH6_CORRECT = sorted((CORPUS / "batch6" / "correct").glob("b6c*.py"))
 BATCH6_BUGS = sorted((CORPUS / "batch6" / "bugs").glob("b6b*.py"))
 INDEPENDENT_CORRECT = CORRECT + BATCH3_CORRECT + BATCH4_CORRECT + BATCH5_CORRECT + BATCH6_CORRECT
-# The slow mutants take seconds per call by design (a Python loop); `python -m grader validate` grades them.
-MUTANTS = [mutant for mutant in list_mutants() if not mutant.slow]
 
 
 # Each corpus file's exercise takes well under a second; a file that hangs (b6b04 loops forever on some
@@ -137,13 +137,3 @@ def test_every_independent_bug_loses_points_in_its_own_exercise_only(grading, pa
     print("\n".join(failures(result)))
     assert result.status == "graded"
     assert set(lost_by_exercise(result)) == {bug_exercise(path)}, "\n".join(failures(result))
-
-
-@pytest.mark.parametrize("mutant", MUTANTS, ids=lambda mutant: mutant.name)
-def test_every_mutant_loses_points_in_its_own_exercise(grading, mutant):
-    # Its own exercise only: a mutant patches that exercise's code, the rest is the reference (which
-    # `python -m grader validate` grades whole); this keeps the file well under a minute.
-    result = grade(grading, mutant.name, mutant.source, exercises=[mutant.exercise])
-    print(f"\n{mutant.name} ({mutant.description})")
-    print("\n".join(failures(result)))
-    assert result.status == "graded" and set(lost_by_exercise(result)) == {mutant.exercise}
