@@ -1,11 +1,11 @@
 """How the suite runs on two processes (pytest-xdist; ``pytest.ini`` sets ``-n 2 --dist loadscope``).
 
 * Each test module runs whole on one worker, so that its module-scoped fixtures (a warm sandbox
-  worker, a graded run, a built package) start once. A browser module is a unit of its own too,
-  so both workers share the browser tests: each worker starts its own app and Chromium (session
-  fixtures, started at the first test that asks). The modules that judge the one walk through
-  every page (``page_tour``, ``tests/browser/tour.py``) are one unit (``SHARED_UNITS``), so that
-  the walk is made once. So are the modules that grade on one per-process grader (``warm_grader``
+  worker, a graded run, a built package) start once. The browser modules that use the shared app
+  (``app_url`` in ``tests/browser/conftest.py``, a session fixture) are one unit (``SHARED_UNITS``):
+  the app starts once in the suite, its pages' caches warm once, and the walk through every page
+  (``page_tour``, ``tests/browser/tour.py``) is made once. A browser module with an app of its own
+  is a unit of its own. So are the modules that grade on one per-process grader (``warm_grader``
   in ``tests/conftest.py``: a sandbox worker) or on one per-process cluster (``shared_judges`` in
   ``tests/grading_fixtures.py``: a scheduler, a judge and its sandbox worker): each starts once in
   the suite, not once in each process that happens to get one of its modules.
@@ -27,12 +27,18 @@ from xdist.scheduler import LoadScopeScheduling
 
 # A unit's name, and the modules it holds: they run together on one worker.
 SHARED_UNITS = {
-    "tests/browser/tour": (
+    "tests/browser/shared_app": (
         "tests/browser/test_accessibility.py",
         "tests/browser/test_pages_render.py",
         "tests/browser/test_offline.py",
         "tests/browser/test_new_lessons.py",
         "tests/browser/test_narrow.py",
+        "tests/browser/test_workspace.py",
+        "tests/browser/test_extrapolation_lab.py",
+        "tests/browser/test_student_page.py",
+        "tests/browser/test_editor.py",
+        "tests/browser/test_flows.py",
+        "tests/browser/test_keyboard.py",
     ),
     "tests/warm_grader": (
         "tests/test_corpus.py",
@@ -49,14 +55,11 @@ SHARED_UNITS = {
     ),
 }
 LONG_UNITS = (
-    "tests/browser/tour",
+    "tests/browser/shared_app",
     "tests/warm_grader",
     "tests/shared_judges",
-    "tests/browser/test_extrapolation_lab.py",
     "tests/test_service_dask.py",
-    "tests/browser/test_flows.py",
     "tests/browser/test_oidc_login.py",
-    "tests/browser/test_workspace.py",
     "tests/test_grader_hostile.py",
     "tests/test_grader_sandbox.py",
     "tests/test_gradescope.py",
@@ -64,7 +67,6 @@ LONG_UNITS = (
     "tests/browser/test_assignment_flow.py",
     "tests/test_suite_scores.py",
     "tests/test_extrapolation.py",
-    "tests/browser/test_editor.py",
     "tests/browser/test_instructor_console.py",
     "tests/test_exercises_public.py",
     "tests/test_store_concurrency.py",

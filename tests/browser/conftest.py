@@ -166,9 +166,9 @@ def app_url(app_folder):
         # default (one per core) takes, beside the pages under test. bench_browser.py sets the default.
         "POSLAB_GRADER_WORKERS": os.environ.get("POSLAB_GRADER_WORKERS", "1"),
         **LAB_QUICK_RUN,
-        # Each test process starts this app, and only a few tests hand anything in: the judge starts
-        # at the first submission, so a process whose tests grade nothing never warms one. The
-        # default (with the server) is the OIDC test's app's.
+        # One test process starts this app (tests/parallel.py), and only test_workspace hands anything
+        # in: the judge starts at its first submission, not beside the tour's pages. The default
+        # (with the server) is the OIDC test's app's.
         "POSLAB_GRADER_START": "on_demand",
     }
     with running_app(app_folder, env) as url:
