@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from grader.results import SubmissionResult
@@ -22,12 +22,15 @@ def grade_in_parallel(
     jobs: int,
     make_grader: Callable[[], Grader],
     on_result: Callable[[SubmissionResult], None],
+    exercises_of: Mapping[str, Sequence[str]] | None = None,
 ) -> None:
-    """Grade ``items`` with ``jobs`` threads, each owning one Grader (one worker process).
+    """Grade ``items`` with ``jobs`` threads, each owning one Grader (one worker process); an item
+    whose id ``exercises_of`` holds is graded on those exercises only, any other on every exercise.
 
     The judging threads share this process (the hidden tests run here); each worker and its
     children are separate processes. The first grader fault stops the run and is re-raised.
     """
+    chosen = dict(exercises_of or {})
     pending: queue.Queue[Submission] = queue.Queue()
     for item in items:
         pending.put(item)
@@ -41,7 +44,10 @@ def grade_in_parallel(
                         item = pending.get_nowait()
                     except queue.Empty:
                         return
-                    on_result(grading.grade(item))
+                    if item.submission_id in chosen:
+                        on_result(grading.grade(item, exercises=chosen[item.submission_id]))
+                    else:
+                        on_result(grading.grade(item))
         except BaseException as error:  # noqa: BLE001 - handed to the main thread
             faults.append(error)
 

@@ -1,6 +1,7 @@
 """``python -m grader validate``: the reference scores full marks and every mutant loses points.
 
-A mutant counts as caught only when its own exercise lost points while it imported and ran.
+The reference is graded on every exercise, each mutant on its own: a mutant rewrites one exercise's
+code, and it counts as caught only when that exercise lost points while it imported and ran.
 """
 
 from __future__ import annotations
@@ -61,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
         progress.step(result.submission_id)
 
     try:
-        grade_in_parallel(submissions, args.jobs, lambda: Grader(settings), keep)
+        own_exercise = {name: (mutant.exercise,) for name, mutant in mutants.items()}
+        grade_in_parallel(submissions, args.jobs, lambda: Grader(settings), keep, own_exercise)
     except GraderFault as fault:
         print(f"grader fault: {fault}", file=sys.stderr)
         return EXIT_FAULT
@@ -74,13 +76,7 @@ def run(args: argparse.Namespace) -> int:
     )
     weak += not ok
     rows.append(
-        [
-            "reference",
-            "all",
-            f"{reference.score:g}/{reference.max_score:g}",
-            "-",
-            "full marks" if ok else "NOT FULL MARKS",
-        ]
+        ["reference", "all", f"{reference.score:g}/{reference.max_score:g}", "full marks" if ok else "NOT FULL MARKS"]
     )
     for name, mutant in mutants.items():
         result = results[name]
@@ -89,15 +85,8 @@ def run(args: argparse.Namespace) -> int:
         # to import loses everything and would otherwise hide a suite that catches nothing.
         caught = result.status == SubmissionStatus.GRADED and own is not None and own.score < own.max_score
         weak += not caught
-        rows.append(
-            [
-                name,
-                mutant.exercise,
-                f"{result.score:g}/{result.max_score:g}",
-                f"{own.score:g}/{own.max_score:g}" if own else "-",
-                "caught" if caught else "NOT CAUGHT",
-            ]
-        )
-    print(format_table(["submission", "exercise", "total", "its exercise", "verdict"], rows))
+        score = f"{own.score:g}/{own.max_score:g}" if own else "-"
+        rows.append([name, mutant.exercise, score, "caught" if caught else "NOT CAUGHT"])
+    print(format_table(["submission", "graded on", "score", "verdict"], rows))
     print(f"\n{len(mutants)} mutants, {weak} problem(s)")
     return EXIT_OK if weak == 0 else EXIT_WEAK_SUITE
