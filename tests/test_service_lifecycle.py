@@ -110,7 +110,9 @@ def test_building_a_service_starts_no_thread_and_no_process(store):
     with pytest.raises(KeyError):
         embedded.status("no-such-job")
     time.sleep(0.3)
-    assert {thread.ident for thread in threading.enumerate()} == threads
+    assert {thread.ident for thread in threading.enumerate()} == threads, [
+        thread.name for thread in threading.enumerate() if thread.ident not in threads
+    ]
     assert child_processes() == children
     assert not embedded.started and embedded.client is None and embedded.connection.embedded is None
     embedded.close()

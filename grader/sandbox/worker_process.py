@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import grader.sandboxed as sandboxed
@@ -70,6 +71,11 @@ importlib.import_module(PACKAGE + ".worker").main(control)
 
 
 _worker_slots = itertools.count()
+# Every worker is started from this one thread. A worker dies with its judge (PR_SET_PDEATHSIG, and
+# bubblewrap's --die-with-parent), and Linux ties that to the thread that started it: started from
+# a thread that ends (a grading thread, a server's request thread), it was killed with that thread.
+# This thread lives as long as the process.
+SPAWNER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="grader-worker-spawner")
 
 
 def runner_sources() -> dict[str, str]:
@@ -120,7 +126,8 @@ class WorkerProcess:
             scope, hidden = (StrayScope.UID if is_root else StrayScope.GROUP), [str(PROJECT_ROOT)]
             preload = ("torch.nn", "torch.nn.functional", "math", *preload)
         try:
-            self.process = subprocess.Popen(
+            self.process = SPAWNER.submit(
+                subprocess.Popen,
                 command,
                 stdin=worker_end,
                 stdout=subprocess.DEVNULL,
@@ -128,7 +135,7 @@ class WorkerProcess:
                 env=env,
                 cwd=cwd,
                 start_new_session=True,
-            )
+            ).result()
         except OSError as error:
             raise GraderFault(f"could not start the grading worker: {error}") from None
         finally:
