@@ -87,8 +87,8 @@ def opened(monkeypatch):
     opens = []
 
     def open_stand_in(connection: ClusterConnection) -> None:
+        connection.client = StandInClient()  # before the test, waiting on ``opens``, can see the connection
         opens.append(connection)
-        connection.client = StandInClient()
         connection.connected.set()
 
     monkeypatch.setattr(ClusterConnection, "open", open_stand_in)

@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 from urllib.parse import urlencode, urlparse
 
 import pytest
+from playwright.sync_api import Error as PlaywrightError
 
 from grader.mutants import get_mutant, reference_source
 from grader.suite import collect, run_case
@@ -64,7 +65,12 @@ def editor_value(page) -> str:
     frame = next((f for f in page.frames if "code_editor" in f.url), None)
     if frame is None:
         return ""
-    return frame.evaluate("() => document.querySelector('.ace_editor')?.env.editor.getValue() ?? ''")
+    try:
+        return frame.evaluate("() => document.querySelector('.ace_editor')?.env.editor.getValue() ?? ''")
+    except PlaywrightError as error:
+        if "detached" not in str(error):
+            raise
+        return ""  # the editor remounted between finding its frame and reading it: not drawn yet
 
 
 def open_rope(page, app_url, student: str = "Ada Workspace") -> list[str]:
