@@ -1,14 +1,15 @@
 """How the suite runs on two processes (pytest-xdist; ``pytest.ini`` sets ``-n 2 --dist loadscope``).
 
 * Each test module runs whole on one worker, so that its module-scoped fixtures (a warm sandbox
-  worker, a graded run, a built package) start once. The browser modules that use the shared app
-  (``app_url`` in ``tests/browser/conftest.py``, a session fixture) are one unit (``SHARED_UNITS``):
-  the app starts once in the suite, its pages' caches warm once, and the walk through every page
-  (``page_tour``, ``tests/browser/tour.py``) is made once. A browser module with an app of its own
-  is a unit of its own. So are the modules that grade on one per-process grader (``warm_grader``
-  in ``tests/conftest.py``: a sandbox worker) or on one per-process cluster (``shared_judges`` in
-  ``tests/grading_fixtures.py``: a scheduler, a judge and its sandbox worker): each starts once in
-  the suite, not once in each process that happens to get one of its modules.
+  worker, a graded run, a built package) start once. The browser modules are one unit
+  (``SHARED_APP``), but for those that start an app of their own (``OWN_APPS``, each a unit): the
+  shared app (``app_url`` in ``tests/browser/conftest.py``, a session fixture) starts once in the
+  suite, its pages' caches warm once, and the walk through every page (``page_tour``,
+  ``tests/browser/tour.py``) is made once. Other modules share a unit (``SHARED_UNITS``) when they
+  share what starts once per process: one grader (``warm_grader`` in ``tests/conftest.py``: a
+  sandbox worker) or one cluster (``shared_judges`` in ``tests/grading_fixtures.py``: a scheduler,
+  a judge and its sandbox worker). Each starts once in the suite, not once in each process that
+  happens to get one of its modules.
 * The units that start processes of their own and take longest are handed out first
   (``LONG_UNITS``, measured with ``--durations``), so that no worker is left with a long one at
   the end. The list only orders: a unit that is not on it runs all the same.
@@ -25,21 +26,16 @@ from __future__ import annotations
 import pytest
 from xdist.scheduler import LoadScopeScheduling
 
+BROWSER = "tests/browser/"
+SHARED_APP = "tests/browser/shared_app"  # every browser module but those with an app of their own
+OWN_APPS = (
+    "tests/browser/test_oidc_login.py",
+    "tests/browser/test_class_attacks.py",
+    "tests/browser/test_assignment_flow.py",
+    "tests/browser/test_instructor_console.py",
+)
 # A unit's name, and the modules it holds: they run together on one worker.
 SHARED_UNITS = {
-    "tests/browser/shared_app": (
-        "tests/browser/test_accessibility.py",
-        "tests/browser/test_pages_render.py",
-        "tests/browser/test_offline.py",
-        "tests/browser/test_new_lessons.py",
-        "tests/browser/test_narrow.py",
-        "tests/browser/test_workspace.py",
-        "tests/browser/test_extrapolation_lab.py",
-        "tests/browser/test_student_page.py",
-        "tests/browser/test_editor.py",
-        "tests/browser/test_flows.py",
-        "tests/browser/test_keyboard.py",
-    ),
     "tests/warm_grader": (
         "tests/test_corpus.py",
         "tests/test_fairness.py",
@@ -55,7 +51,7 @@ SHARED_UNITS = {
     ),
 }
 LONG_UNITS = (
-    "tests/browser/shared_app",
+    SHARED_APP,
     "tests/warm_grader",
     "tests/shared_judges",
     "tests/test_service_dask.py",
@@ -78,6 +74,8 @@ class ModuleScheduling(LoadScopeScheduling):
 
     def _split_scope(self, nodeid: str) -> str:
         path = nodeid.split("::", 1)[0]
+        if path.startswith(BROWSER) and path not in OWN_APPS:
+            return SHARED_APP
         return next((unit for unit, modules in SHARED_UNITS.items() if path in modules), path)
 
     def _assign_work_unit(self, node) -> None:
