@@ -9,6 +9,7 @@ import json
 import math
 import sqlite3
 import threading
+import time
 from datetime import UTC, datetime, timedelta
 
 import pandas as pd
@@ -24,6 +25,7 @@ from poslab.store import (
     StudentProgress,
     TestRow,
 )
+from poslab.store.limits import StoreLimits
 
 # -- schema ---------------------------------------------------------------------------------------
 
@@ -293,9 +295,9 @@ def test_times_are_timezone_aware_utc(store):
     after = datetime.now(UTC)
     (comment,) = store.comments("rope")
     (attempt,) = store.attempt_details("ann")
-    for time in (comment.time, attempt.time, store.progress("ann").last_active):
-        assert time.utcoffset() == timedelta(0)
-        assert before <= time <= after
+    for moment in (comment.time, attempt.time, store.progress("ann").last_active):
+        assert moment.utcoffset() == timedelta(0)
+        assert before <= moment <= after
 
 
 # -- bad input ------------------------------------------------------------------------------------
@@ -470,8 +472,12 @@ def test_an_unopenable_sqlite_file_ends_in_a_sentence(tmp_path):
 
 def test_an_unreachable_server_ends_in_a_sentence_without_the_password():
     pytest.importorskip("psycopg", reason="the PostgreSQL driver is not installed")
-    # Port 1 on loopback: nothing listens there, so the connection is refused at once.
-    store = Store("postgresql+psycopg://poslab:s3cret@127.0.0.1:1/poslab", catalogue=TEST_CATALOGUE)
+    # Port 1 on loopback: nothing listens there, so the connection is refused at once; the store then
+    # waits up to connect_seconds for a restarted server before it gives up.
+    limits = StoreLimits(connect_seconds=0.5)
+    store = Store("postgresql+psycopg://poslab:s3cret@127.0.0.1:1/poslab", catalogue=TEST_CATALOGUE, limits=limits)
+    started = time.monotonic()
     with pytest.raises(StoreUnavailableError, match="could not be used") as caught:
         store.progress("ann")
+    assert limits.connect_seconds <= time.monotonic() - started < limits.connect_seconds + 2.0
     assert "s3cret" not in str(caught.value) and "127.0.0.1:1" in str(caught.value)
