@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import os
 import resource
 import sys
 import time
@@ -23,18 +22,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script: make the project importable
 
 import grader.suite as hidden  # noqa: E402
+from benchmarks.suite_profile import busy_seconds  # noqa: E402
 from grader.api import Grader, load_submission  # noqa: E402
 from grader.mutants import reference_source  # noqa: E402
 from grader.sandbox.session import SandboxStudent  # noqa: E402
 from grader.settings import GraderSettings  # noqa: E402
 from grader.suite.local import LocalStudent  # noqa: E402
-
-
-def machine_cpu_seconds() -> float:
-    """CPU time of every process on the machine (user, nice, system, irq, softirq)."""
-    with open("/proc/stat") as stat:
-        fields = [int(value) for value in stat.readline().split()[1:]]
-    return (fields[0] + fields[1] + fields[2] + fields[5] + fields[6]) / os.sysconf("SC_CLK_TCK")
 
 
 def own_cpu_seconds() -> float:
@@ -76,10 +69,10 @@ def main() -> int:
         isolation = grading.start()
         grading.grade(copies[0])  # warm: the worker, the suite's imports and caches
         sandboxed.install(SandboxStudent)
-        wall, machine, judge = time.perf_counter(), machine_cpu_seconds(), own_cpu_seconds()
+        wall, machine, judge = time.perf_counter(), busy_seconds(), own_cpu_seconds()
         for copy in copies[1:]:
             grading.grade(copy)
-        wall, machine = time.perf_counter() - wall, machine_cpu_seconds() - machine
+        wall, machine = time.perf_counter() - wall, busy_seconds() - machine
         judge = own_cpu_seconds() - judge
     namespace = LocalStudent.from_source(source).namespace
     hidden.run_suite(LocalStudent(namespace))
