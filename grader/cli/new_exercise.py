@@ -86,4 +86,5 @@ def run(args: argparse.Namespace) -> int:
     for path in paths:
         print(f"wrote {path.relative_to(PROJECT_ROOT)}")
     print(f"next: python -m grader validate --exercise {args.id}  (then edit the spec, reference and tests together)")
+    print("and once its tests draw what they should: python -m grader.suite.draw_table  (the suite's drawn cases)")
     return EXIT_OK

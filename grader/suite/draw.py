@@ -34,6 +34,7 @@ from hypothesis import strategies as st
 from hypothesis.internal.conjecture.providers import AVAILABLE_PROVIDERS, HypothesisProvider
 
 from grader.student import NAME_OF_OP, StudentError, SubmissionCrashed
+from grader.suite.draw_table import fixed_draws
 from grader.suite.expect import Fail, expect_untouched
 from grader.vocabulary import Visibility
 
@@ -64,21 +65,27 @@ _lock = threading.Lock()  # judging threads share this process; Hypothesis runs 
 
 
 def drawn(key: str, strategy: st.SearchStrategy, count: int) -> tuple:
-    """``count`` cases of ``strategy`` (fewer if the domain is smaller), the same in every process."""
+    """``count`` cases of ``strategy`` (fewer if the domain is smaller), the same in every process:
+    the hidden suite's from its written table (``draw_table.py``), any other's from Hypothesis."""
     with _lock:
         if key not in _drawn:
-            found: list = []
-
-            @seed(zlib.crc32(key.encode()))
-            @settings(DRAWING, max_examples=count)
-            @given(strategy)
-            def collect(case) -> None:
-                if case not in found:
-                    found.append(case)
-
-            collect()
-            _drawn[key] = tuple(found[:count])
+            _drawn[key] = fixed_draws().get(key) or hypothesis_draw(key, strategy, count)
         return _drawn[key]
+
+
+def hypothesis_draw(key: str, strategy: st.SearchStrategy, count: int) -> tuple:
+    """``count`` cases of ``strategy`` drawn by Hypothesis now, seeded by ``key``."""
+    found: list = []
+
+    @seed(zlib.crc32(key.encode()))
+    @settings(DRAWING, max_examples=count)
+    @given(strategy)
+    def collect(case) -> None:
+        if case not in found:
+            found.append(case)
+
+    collect()
+    return tuple(found[:count])
 
 
 def for_each(
@@ -94,11 +101,12 @@ def for_each(
 
     def decorate(body: Callable[[Any, Any], None]) -> Callable[[Any], None]:
         name = key or _draw_key(body)
+        draws = ((name, strategy, count),) if edges is None else ((f"{name} edges", edges, 2), (name, strategy, count))
 
         def cases_of() -> tuple:
             # A strategy's first draw is its simplest case (every size at its smallest): the edges take the next.
-            boundaries = () if edges is None else drawn(f"{name} edges", edges, 2)[-1]
-            return boundaries + drawn(name, strategy, count)
+            boundaries = () if edges is None else drawn(*draws[0])[-1]
+            return boundaries + drawn(*draws[-1])
 
         @functools.wraps(body)
         def test(student) -> None:
@@ -120,6 +128,7 @@ def for_each(
 
         del test.__wrapped__  # the suite calls test(student); inspect must not see body's signature
         test.prepare = cases_of  # grader.suite.prepare() draws ahead of grading
+        test.draws = draws  # (key, strategy, count) of each draw: draw_table.py writes them down
         return test
 
     return decorate
