@@ -11,7 +11,27 @@ def wait_for_run(page, timeout_ms: float = 60_000) -> None:
     """Wait until the script run the last action started has finished and the page is quiet."""
     page.wait_for_timeout(150)  # let the rerun the action triggered begin
     page.wait_for_selector(RUN_FINISHED, timeout=timeout_ms)
-    page.wait_for_load_state("networkidle")
+    wait_for_network_idle(page)
+
+
+# Playwright (1.65) can lose a frame's "networkidle" for good: a request of the frame, once the event
+# has fired, clears the frame's own idleness without clearing the event, and its end then starts no
+# idle timer; the next recalculation (a child frame's event or removal: the code editor's iframe
+# going with a client-side page change) drops the event, and nothing restores it until the frame
+# makes another request. So a wait that sees no idleness within this long makes one.
+NETWORK_IDLE_STALL_MS = 2_000
+RESTART_IDLE_TIMER_JS = "() => fetch('/_stcore/health').then(() => null, () => null)"
+
+
+def wait_for_network_idle(page, timeout_ms: float = 30_000) -> None:
+    """Playwright's "networkidle" (no request for 500 ms), with the way out of its stall above."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_load_state("networkidle", timeout=NETWORK_IDLE_STALL_MS)
+    except PlaywrightTimeout:
+        page.evaluate(RESTART_IDLE_TIMER_JS)
+        page.wait_for_load_state("networkidle", timeout=timeout_ms)
 
 
 def click_until_shown(page, button, text: str, tries: int = 3, timeout_ms: float = 10_000) -> None:

@@ -204,6 +204,7 @@ def walk(page, app_url: str, student: str) -> Tour:
         open_app,
         set_width,
         wait_for_charts,
+        wait_for_network_idle,
     )
     from tests.browser.test_accessibility import (
         DARK_THEME_STOPS,
@@ -256,7 +257,7 @@ def walk(page, app_url: str, student: str) -> Tour:
             stop.followed = follow(page, lesson)
         if title == TRAINED_PAGE:
             stop.trained = train(page)
-        page.wait_for_load_state("networkidle")
+        wait_for_network_idle(page)
         stops.append(stop)
     set_width(page, wide)
     probe = probe_known_issue(page)
