@@ -7,9 +7,20 @@ from urllib.parse import urlparse
 RUN_FINISHED = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 
 
+# The frontend marks a rerun it asked for at once ("rerunRequested"), before the server starts it.
+RUN_BEGUN_JS = """() => document.querySelector('[data-testid="stApp"]')
+    ?.getAttribute('data-test-script-state') !== 'notRunning'"""
+RUN_BEGIN_MS = 150  # an action that starts a run has shown it by then
+
+
 def wait_for_run(page, timeout_ms: float = 60_000) -> None:
     """Wait until the script run the last action started has finished and the page is quiet."""
-    page.wait_for_timeout(150)  # let the rerun the action triggered begin
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function(RUN_BEGUN_JS, timeout=RUN_BEGIN_MS)
+    except PlaywrightTimeout:
+        pass  # no run began: an action that starts none, or a run over before a look saw it
     page.wait_for_selector(RUN_FINISHED, timeout=timeout_ms)
     wait_for_network_idle(page)
 
