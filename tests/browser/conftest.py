@@ -25,10 +25,10 @@ import pytest
 from tests.browser.app_driver import full_page_screenshot
 from tests.conftest import ROOT, require_system_part
 
-# Debian's full Chromium. Its headless shell (chromium-headless-shell) took as much CPU on test_workspace
-# (53-60 s against 54-62 s, run by run), now that a context no longer starts the address bar's pages
-# (OMNIBOX_POPUPS below). Its hang in a wait for "networkidle" was Playwright's stall, which
-# app_driver.wait_for_network_idle gets out of.
+# Debian's full Chromium. Its headless shell (chromium-headless-shell) once took a fifth less CPU; with
+# today's flags it took as much on test_workspace (53-60 s of machine CPU against 54-62 s, run by run).
+# Its hang in a wait for "networkidle" was Playwright's stall, which app_driver.wait_for_network_idle
+# gets out of.
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = ROOT / "artifacts" / "browser"
 INSTRUCTOR_PASSWORD = "correct horse battery staple"
