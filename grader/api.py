@@ -131,8 +131,14 @@ class Grader:
         if self.worker is None or not self.worker.alive():
             if self.worker is not None:
                 self.worker.close()
-            preload = ("pytest",) if self.mode == GradingMode.PUBLIC else ()
-            self.worker = WorkerProcess(self.settings, choose_isolation(self.settings), preload=preload)
+            public = self.mode == GradingMode.PUBLIC
+            # The public tests run under pytest and never on the meta device; the hidden ones do.
+            self.worker = WorkerProcess(
+                self.settings,
+                choose_isolation(self.settings),
+                preload=("pytest",) if public else (),
+                meta_kernels=not public,
+            )
         return self.worker
 
     def start(self) -> str:

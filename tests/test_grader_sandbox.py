@@ -309,3 +309,26 @@ def test_a_practice_run_of_one_exercise_runs_its_public_tests_and_no_others(work
     assert all(test.status == "passed" for test in result.tests), [
         t.output for t in result.tests if t.status != "passed"
     ]
+
+
+# A submission that says, as its import error, whether its child inherited torch's meta kernels.
+META_PROBE = "import sys\nraise RuntimeError(sorted({'torch._dynamo', 'sympy'} & set(sys.modules)))\n"
+
+
+def meta_modules_a_child_inherits(worker: WorkerProcess) -> str:
+    sandbox = SubmissionSandbox(worker, {"probe.py": META_PROBE}, SETTINGS.timeout)
+    try:
+        return sandbox.for_exercise(["probe.py"], ["attention"]).load.import_errors["probe.py"]["message"]
+    finally:
+        sandbox.close()
+
+
+def test_a_hidden_tests_worker_warms_the_meta_device_and_a_public_tests_worker_does_not(worker):
+    """The hidden tests run ops on the meta device, whose first op imports seconds of torch: their
+    children inherit it. The public tests never do, and their worker starts without it."""
+    assert meta_modules_a_child_inherits(worker) == "['sympy', 'torch._dynamo']"
+    public = WorkerProcess(SETTINGS, isolation="bwrap", preload=("pytest",), meta_kernels=False)
+    try:
+        assert meta_modules_a_child_inherits(public) == "[]"
+    finally:
+        public.close()

@@ -87,7 +87,11 @@ class WorkerProcess:
     """One warm worker (torch imported once). Not thread-safe: one judging thread per worker."""
 
     def __init__(
-        self, settings: GraderSettings, isolation: Isolation | None = None, preload: tuple[str, ...] = ()
+        self,
+        settings: GraderSettings,
+        isolation: Isolation | None = None,
+        preload: tuple[str, ...] = (),
+        meta_kernels: bool = True,
     ) -> None:
         self.settings = settings
         self.isolation = isolation or choose_isolation(settings)
@@ -99,11 +103,11 @@ class WorkerProcess:
         self.process: subprocess.Popen | None = None
         self.control: socket.socket | None = None
         self.info: dict = {}
-        self._start(preload)
+        self._start(preload, meta_kernels)
 
     # -- life cycle
 
-    def _start(self, preload: tuple[str, ...]) -> None:
+    def _start(self, preload: tuple[str, ...], meta_kernels: bool) -> None:
         judge_end, worker_end = socket.socketpair()
         # sys.executable, not its real path: a venv's python finds its site-packages via pyvenv.cfg
         program = [sys.executable, "-I", "-B", "-c", BOOTSTRAP]
@@ -153,6 +157,7 @@ class WorkerProcess:
                     "hidden_paths": hidden,
                     "blocked_modules": list(BLOCKED_MODULES),
                     "preload": list(preload),
+                    "warm_meta_kernels": meta_kernels,
                     "drop_uid": is_root,
                 },
             )
