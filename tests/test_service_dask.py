@@ -1,7 +1,7 @@
 """The grading service with its real parts: a `dask scheduler`, `dask worker --preload grader.cluster`
 processes on 127.0.0.1, bubblewrap, and the store.
 
-Each submission sleeps 2 s while it is imported, so a worker killed with SIGKILL after the first
+Each submission sleeps 1 s while it is imported, so a worker killed with SIGKILL after the first
 results is surely grading one of them: that job must still arrive, graded by the other worker,
 and be recorded once. Half the students hand in a rope that is missing (0 points), half the
 reference (full marks), so a result given to the wrong student shows.
@@ -33,7 +33,7 @@ from tests.hostile._support import reference_submission, require_bwrap
 STUDENTS = [f"student{index:02d}" for index in range(6)]
 ROPE_POINTS = 20.0  # the hidden suite's rope tests, as its documentation (grader/suite/test_rope.py) adds up
 START_SECONDS = 240.0
-SLOW_IMPORT = "\nimport time\ntime.sleep(2)\n"
+SLOW_IMPORT = "\nimport time\ntime.sleep(1)\n"
 
 
 def free_port() -> int:
