@@ -268,7 +268,7 @@ def grade_submission(
     settings: GraderSettings | None = None,
     suite: Any = None,
 ) -> SubmissionResult:
-    """Grade one submission with a worker of its own (about a second and a half of start-up)."""
+    """Grade one submission with a worker of its own (about 3 s of start-up for the hidden tests)."""
     settings = settings or GraderSettings.from_env()
     submission = load_submission(source, submission_id, settings)
     with Grader(settings, mode=mode, suite=suite) as grading:
