@@ -14,8 +14,10 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from grader import cli
@@ -107,6 +109,30 @@ def test_the_grade_command_hands_out_work_without_importing_torch():
     )
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.strip() == "False", "the client imported torch"
+
+
+def test_each_judge_gets_a_core_of_its_own_when_there_is_one_for_each():
+    from grader.service.embedded import judge_core
+
+    cores = sorted(os.sched_getaffinity(0))
+    assert [judge_core(index, len(cores)) for index in range(len(cores))] == [["--cpu", str(core)] for core in cores]
+    assert judge_core(0, len(cores) + 1) == []  # more judges than cores: the kernel places them
+
+
+def test_a_judge_and_its_sandbox_worker_keep_to_the_judges_core():
+    """A judge and its sandbox child wake each other hundreds of times a grading: with its worker and
+    their children, the judge stays on its core (``grader.service.launch --cpu``)."""
+    require_bwrap()
+    from tests.grading_fixtures import embedded_cluster
+
+    judge = psutil.Process(embedded_cluster().judges[0].pid)
+    deadline = time.monotonic() + 240
+    while not (workers := [process for process in judge.children(recursive=True) if "-I" in process.cmdline()]):
+        assert time.monotonic() < deadline, "the judge started no sandbox worker"
+        time.sleep(0.5)
+    first_core = min(os.sched_getaffinity(0))
+    assert judge.cpu_affinity() == [first_core]
+    assert [process.cpu_affinity() for process in workers] == [[first_core]] * len(workers)
 
 
 def test_grade_writes_the_gradebook_and_gradescope_results_and_a_rerun_regrades_only_what_changed(

@@ -46,6 +46,17 @@ HTTP_ADDRESS = "127.0.0.1:0"  # Dask's always-on HTTP server (--dashboard-addres
 TICK_INTERVAL = "1s"  # Dask's event-loop check (distributed.admin.tick.interval), as deploy/dask/poslab.yaml
 
 
+def judge_core(index: int, judges: int) -> list[str]:
+    """``--cpu N`` for ``grader.service.launch`` when there is a core for each judge, else nothing.
+
+    A judge and its sandbox child wake each other several hundred times a grading, and a wake-up
+    across cores costs more than one on the same core (on a 2-core VM, perf showed it in the
+    kernel's locks): with the two on one core a grading took about 11 % less CPU, and ``grade
+    --jobs 2`` of 40 copies 5 to 10 % less time. One core per judge keeps the judges apart."""
+    cores = sorted(os.sched_getaffinity(0))
+    return ["--cpu", str(cores[index])] if judges <= len(cores) else []
+
+
 def dask_environment() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT), env.get("PYTHONPATH", "")]))
@@ -229,7 +240,9 @@ class EmbeddedCluster:
             str(self.folder / f"judge-{index}"),
             *self.tls_options,
         ]
-        self.judges[index] = self._launch("worker", arguments, f"judge-{index}.log")
+        self.judges[index] = self._launch(
+            "worker", [*judge_core(index, len(self.judges)), *arguments], f"judge-{index}.log"
+        )
 
     def _supervise(self) -> None:
         """Start a judge again when it dies (killed, out of memory); give up if none can start."""

@@ -1,10 +1,11 @@
 """Run Dask's own scheduler or worker command, and stop it when the process that started it ends.
 
-    python -m grader.service.launch scheduler|worker [dask's arguments]
+    python -m grader.service.launch scheduler|worker [--cpu N] [dask's arguments]
 
 The embedded cluster (``grader.service.embedded``) starts its processes through this with a pipe
 on stdin: when the app or the CLI ends in any way (even SIGKILL), the pipe closes and the
-process exits, so no scheduler or judge outlives the program that started it.
+process exits, so no scheduler or judge outlives the program that started it. ``--cpu N`` keeps
+the process, and every process it starts (a judge's sandbox worker and its children), on core N.
 """
 
 from __future__ import annotations
@@ -26,13 +27,16 @@ def exit_when_stdin_closes() -> None:
 
 def main(argv: list[str]) -> None:
     role, arguments = argv[0], argv[1:]
+    if arguments[:1] == ["--cpu"]:
+        os.sched_setaffinity(0, {int(arguments[1])})  # before any thread: each one inherits it
+        arguments = arguments[2:]
     exit_when_stdin_closes()
     if role == "scheduler":
         from distributed.cli.dask_scheduler import main as dask_main
     elif role == "worker":
         from distributed.cli.dask_worker import main as dask_main
     else:
-        raise SystemExit(f"usage: python -m grader.service.launch scheduler|worker ...; got {role!r}")
+        raise SystemExit(f"usage: python -m grader.service.launch scheduler|worker [--cpu N] ...; got {role!r}")
     try:
         dask_main(args=arguments, prog_name=f"dask {role}")
         code = 0
