@@ -21,7 +21,7 @@ from typing import Any
 
 
 @cache
-def embedded_cluster():
+def _embedded_cluster():
     """Started at the first use in this process, stopped when the process ends (its own atexit)."""
     from grader.service.embedded import EmbeddedCluster
     from grader.service.judge import WARM_MODES_ENV
@@ -37,7 +37,7 @@ def shared_judges() -> Iterator[str]:
     inside the block only (``grade --scheduler`` connects with Dask's own settings)."""
     import dask
 
-    cluster = embedded_cluster()
+    cluster = _embedded_cluster()
     security = cluster.security
     with dask.config.set(
         {

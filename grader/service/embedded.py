@@ -47,14 +47,15 @@ TICK_INTERVAL = "1s"  # Dask's event-loop check (distributed.admin.tick.interval
 
 
 def judge_core(index: int, judges: int) -> list[str]:
-    """``--cpu N`` for ``grader.service.launch`` when there is a core for each judge, else nothing.
+    """``--cpu N`` for ``grader.service.launch`` when the judges fill the cores one each, else nothing
+    (fewer judges, on cores fixed in advance, would pile onto the first cores of several clusters).
 
     A judge and its sandbox child wake each other several hundred times a grading, and a wake-up
     across cores costs more than one on the same core (on a 2-core VM, perf showed it in the
     kernel's locks): with the two on one core a grading took about 11 % less CPU, and ``grade
     --jobs 2`` of 40 copies 5 to 10 % less time. One core per judge keeps the judges apart."""
     cores = sorted(os.sched_getaffinity(0))
-    return ["--cpu", str(cores[index])] if judges <= len(cores) else []
+    return ["--cpu", str(cores[index])] if judges == len(cores) else []
 
 
 def dask_environment() -> dict[str, str]:
