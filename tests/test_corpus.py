@@ -5,8 +5,10 @@
 * every bug of ``corpus/bugs.py`` (one realistic mistake each, written as edits to a correct file)
   and of ``batch3/bugs/`` to ``batch6/bugs/`` (written independently, from the stubs and
   the public tests only, each one changed line of a correct file of its batch; its first line names its
-  exercise) loses points in its own exercise and nowhere else (batches 4, 5 and 6 are decode, extend and t5
-  alone: their files define nothing else, so they are graded on that exercise).
+  exercise and its base) loses points in its own exercise and nowhere else (batches 4, 5 and 6 are decode,
+  extend and t5 alone: their files define nothing else, so they are graded on that exercise).
+  A bug is graded on every exercise its change can reach (``tests/corpus/reach.py``: what the exercise's
+  names lead to through the file); the others run its base's code unchanged, and the base gets full marks.
 
 The catalogue's mutants are judged in ``tests/test_suite_scores.py`` (each loses points in its exercise);
 ``python -m grader validate`` grades them all through the sandbox (``tests/test_grader_cli.py`` runs it
@@ -29,6 +31,7 @@ from grader.api import Grader, load_submission
 from grader.results import SubmissionResult
 from poslab.exercises import EXERCISE_IDS, EXERCISES
 from tests.corpus.bugs import BUGS, Bug
+from tests.corpus.reach import exercises_reached
 from tests.grading_fixtures import on_the_warm_worker
 
 CORPUS = Path(__file__).parent / "corpus"
@@ -67,6 +70,21 @@ def grade(grading: Grader, name: str, source: str, exercises: list[str] | None =
     return grading.grade(submission, exercises=exercises or implemented(source))
 
 
+def without_first_line(path: Path) -> str:
+    return path.read_text(encoding="utf-8").split("\n", 1)[1]
+
+
+def reached_from(base: Path, source: str, exercise: str) -> list[str]:
+    """The exercises to grade a bug on: its own, and every other its change reaches in its base
+    (all it implements when that cannot be told). The base must be a correct file graded here."""
+    assert base in INDEPENDENT_CORRECT, f"{base} is not a correct file of the corpus"
+    defined = implemented(source)
+    reached = exercises_reached(
+        without_first_line(base), source.split("\n", 1)[1], [e for e in EXERCISES if e.id in defined]
+    )
+    return defined if reached is None else [e for e in defined if e in {*reached, exercise}]
+
+
 def failures(result: SubmissionResult) -> list[str]:
     return [
         f"    {test.name} [{test.max_score:g}, {test.visibility}] {test.output}"
@@ -101,11 +119,17 @@ def test_every_correct_style_gets_full_marks(grading, path):
 @pytest.mark.parametrize("bug", BUGS, ids=lambda bug: bug.name)
 def test_every_buggy_file_loses_points_in_its_own_exercise_only(grading, bug: Bug):
     source = bug.source()
-    result = grade(grading, bug.name, source)
+    result = grade(grading, bug.name, source, reached_from(CORPUS / "correct" / f"{bug.base}.py", source, bug.exercise))
     print(f"\n{bug.name} ({bug.mistake}; should fail: {bug.should_fail})")
     print("\n".join(failures(result)))
     assert result.status == "graded"
     assert set(lost_by_exercise(result)) == {bug.exercise}, "\n".join(failures(result))
+
+
+def bug_base(path: Path) -> Path:
+    """The correct file a batch 3 bug was made from, as its first line names it: '... Base: correct/NAME.py'."""
+    found = re.search(r"Base: correct/(\w+)\.py", path.read_text(encoding="utf-8").splitlines()[0])
+    return path.parent.parent / "correct" / f"{found.group(1)}.py"
 
 
 def bug_exercise(path: Path) -> str:
@@ -132,8 +156,73 @@ def test_the_independent_batches_are_whole():
 
 @pytest.mark.parametrize("path", BATCH3_BUGS + BATCH4_BUGS + BATCH5_BUGS + BATCH6_BUGS, ids=lambda path: path.stem)
 def test_every_independent_bug_loses_points_in_its_own_exercise_only(grading, path):
-    result = grade(grading, path.stem, path.read_text(encoding="utf-8"))
+    source = path.read_text(encoding="utf-8")
+    exercises = reached_from(bug_base(path), source, bug_exercise(path)) if path in BATCH3_BUGS else None
+    result = grade(grading, path.stem, source, exercises)
     print(f"\n{path.stem}")
     print("\n".join(failures(result)))
     assert result.status == "graded"
     assert set(lost_by_exercise(result)) == {bug_exercise(path)}, "\n".join(failures(result))
+
+
+# A made-up file for the reach of a change: rope and decode share a helper, attention stands alone.
+SHARED_HELPER = """import math
+
+SCALE = 2.0
+ROPES = {"plain": None}
+
+
+def _angles(n):
+    return [i * SCALE for i in range(n)]
+
+
+def apply_rope(x):
+    return _angles(len(x))
+
+
+def decode(x):
+    return apply_rope(x)
+
+
+def attention(q):
+    return math.sqrt(len(q))
+"""
+THREE = [exercise for exercise in EXERCISES if exercise.id in ("attention", "rope", "decode")]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        ("return [i * SCALE for i in range(n)]", "return [i * SCALE for i in range(1, n + 1)]", ["rope", "decode"]),
+        ("return apply_rope(x)", "return apply_rope(x)[::-1]", ["decode"]),
+        ("return math.sqrt(len(q))", "return len(q)", ["attention"]),
+        # run at import: anything may read it
+        ("SCALE = 2.0", "SCALE = 3.0", None),
+        # a decorator may put the function anywhere
+        (
+            "def attention(q):\n    return math.sqrt(len(q))",
+            "@staticmethod\ndef attention(q):\n    return len(q)",
+            None,
+        ),
+        # a statement added: the two files' statements no longer pair up
+        (
+            'ROPES = {"plain": None}\n\n\ndef _angles(n):\n    return [i * SCALE for i in range(n)]',
+            'ROPES = {"plain": None}\n\n\ndef _angles(n):\n    return [i * SCALE for i in range(n)]\n\n\nROPES["plain"] = _angles',
+            None,
+        ),
+        # a name computed at run time may lead anywhere
+        ("return math.sqrt(len(q))", "return globals()['math'].sqrt(len(q))", None),
+    ],
+)
+def test_the_reach_of_a_change_follows_names_through_the_file(old, new, expected):
+    assert SHARED_HELPER.count(old) == 1
+    assert exercises_reached(SHARED_HELPER, SHARED_HELPER.replace(old, new), THREE) == expected
+
+
+def test_a_change_reached_through_a_module_table_reaches_its_readers():
+    base = SHARED_HELPER.replace('ROPES = {"plain": None}', "ROPES = {}").replace(
+        "def apply_rope(x):\n    return _angles(len(x))", 'def apply_rope(x):\n    return TABLE["plain"](len(x))'
+    )
+    base += '\n\nTABLE = {"plain": _angles}\n'
+    changed = base.replace("range(n)", "range(n + 1)")
+    assert exercises_reached(base, changed, THREE) == ["rope", "decode"]
