@@ -226,3 +226,14 @@ def test_a_change_reached_through_a_module_table_reaches_its_readers():
     base += '\n\nTABLE = {"plain": _angles}\n'
     changed = base.replace("range(n)", "range(n + 1)")
     assert exercises_reached(base, changed, THREE) == ["rope", "decode"]
+
+
+def test_a_change_that_can_touch_a_variable_of_the_file_reaches_its_other_readers():
+    base = SHARED_HELPER.replace(
+        "def attention(q):\n    return math.sqrt(len(q))",
+        "def attention(q):\n    return math.sqrt(len(q)) + len(ROPES)",
+    )
+    changed = base.replace(
+        "return [i * SCALE for i in range(n)]", 'ROPES["last"] = n\n    return [i * SCALE for i in range(n)]'
+    )
+    assert exercises_reached(base, changed, THREE) == ["attention", "rope", "decode"]

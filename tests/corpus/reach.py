@@ -80,8 +80,13 @@ def exercises_reached(base: str, changed: str, exercises: Iterable[Exercise]) ->
         for statement in (old[index], new[index]):
             if not isinstance(statement, DEFINITIONS) or statement.decorator_list:
                 return None
+    # The file's variables the changed code names: one exercise's calls may leave them changed for another's.
+    named = {name for index in differ for statement in (old[index], new[index]) for name in names_in(statement)}
+    touched = set(differ) | {
+        index
+        for index, statement in enumerate(old)
+        if not isinstance(statement, (*DEFINITIONS, ast.Import, ast.ImportFrom)) and bound_names(statement) & named
+    }
     return [
-        exercise.id
-        for exercise in exercises
-        if set(differ) & (reached(old, exercise.names) | reached(new, exercise.names))
+        exercise.id for exercise in exercises if touched & (reached(old, exercise.names) | reached(new, exercise.names))
     ]
