@@ -61,8 +61,8 @@ PLAYWRIGHT_DISABLED_FEATURES = [
 OMNIBOX_POPUPS = ["WebUIOmniboxPopup", "WebUIOmniboxAimPopup"]
 # A test's page lives seconds, in a context of its own (no code cache shared): V8's optimizing compiler
 # (TurboFan) spent more than its code saved. Without it, test_workspace, test_flows and test_new_lessons
-# took 134, 126, 125 and 149 s of machine CPU against 141 to 161 s (eight runs) with it; the tour, one
-# page for minutes, took as much either way (82 to 86 s).
+# took 134, 126, 125 and 149 s of machine CPU (134 on average) against 129 to 161 s (147 on average, eight
+# runs) with it; the tour, one page for minutes, took as much either way (82 to 86 s).
 V8_FLAGS = "--js-flags=--no-opt"
 # The machine has no internet: keep Chromium from trying to reach it.
 CHROMIUM_ARGS = [
