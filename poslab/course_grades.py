@@ -85,11 +85,6 @@ def class_grades(
     return grades
 
 
-def has_counted(grade: AssignmentGrade) -> bool:
-    """Whether anything was counted (else the student has no grade to send: left blank in the LMS)."""
-    return any(item.counted != "nothing" for item in grade.exercises)
-
-
 def assignment_roll(table: pd.DataFrame, grades: Mapping[str, AssignmentGrade], assignment: Assignment) -> pd.DataFrame:
     """The class table (``poslab.class_roll``) for one assignment: its exercises' points as counted
     (late work after its penalty), the total out of its points, and status "late" where an attempt was."""

@@ -61,6 +61,11 @@ class AssignmentGrade:
         return f"{self.total:g}/{self.max_points:g}: {parts}"
 
 
+def has_counted(grade: AssignmentGrade) -> bool:
+    """Whether anything was counted (else the student has no grade to send: left blank in the LMS)."""
+    return any(item.counted != "nothing" for item in grade.exercises)
+
+
 def student_due(assignment: Assignment, keys: Iterable[str], extensions: ExtensionSource | None) -> datetime | None:
     """The student's due date: the latest extension granted to any of their keys, else the assignment's."""
     if assignment.due is None or extensions is None:

@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from grader.lms.fill import StudentGrade
-from poslab.course_grades import has_counted
-from poslab.deadlines import AssignmentGrade
+from poslab.deadlines import AssignmentGrade, has_counted
 
 if TYPE_CHECKING:  # only the Instructor page hands a table in: the command line need not import pandas
     import pandas as pd

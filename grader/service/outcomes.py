@@ -13,18 +13,19 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grader
 from grader.faults import GraderFault
-from grader.gradebook import per_test_rows
 from grader.results import SubmissionResult
 from grader.service.job import GradingJob
 from grader.service.status import failure_sentence, stopped_grader_message
 from grader.vocabulary import Isolation, SubmissionStatus
 from poslab.exercises import EXERCISES
-from poslab.store.attempts import AttemptToRecord
 from poslab.vocabulary import AttemptKind, GradingMode
+
+if TYPE_CHECKING:
+    from poslab.store.attempts import AttemptToRecord
 
 logger = logging.getLogger(__name__)
 
@@ -85,6 +86,11 @@ def code_of(files: Mapping[str, str], exercise: str) -> str:
 
 def attempts_of(result: SubmissionResult, files: Mapping[str, str], exercises: Sequence[str]) -> list[AttemptToRecord]:
     """One attempt per asked-for exercise that had tests, each with that exercise's tests only."""
+    # Imported here, for a store: ``python -m grader grade`` has none, and the store's imports
+    # (SQLAlchemy, Alembic, pandas) were half of its start before the judges could start.
+    from grader.gradebook import per_test_rows
+    from poslab.store.attempts import AttemptToRecord
+
     attempts = []
     data = result.to_dict()
     for exercise in exercises:
