@@ -63,6 +63,17 @@ def masked_paths(binds: list[str]) -> list[str]:
     return masks
 
 
+def worker_environment(home: str) -> dict[str, str]:
+    """The sandbox worker's whole environment (under bubblewrap and in the fallback), which its children inherit."""
+    return {
+        "PATH": "/usr/bin:/bin",
+        "HOME": home,
+        "LANG": "C.UTF-8",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+    }
+
+
 def bwrap_command(settings: GraderSettings, program: list[str]) -> list[str]:
     bwrap = shutil.which(Isolation.BWRAP)  # the isolation is named after its program
     if bwrap is None:
@@ -102,22 +113,9 @@ def bwrap_command(settings: GraderSettings, program: list[str]) -> list[str]:
         "--chdir",
         "/tmp",
         "--clearenv",
-        "--setenv",
-        "PATH",
-        "/usr/bin:/bin",
-        "--setenv",
-        "HOME",
-        "/tmp",
-        "--setenv",
-        "LANG",
-        "C.UTF-8",
-        "--setenv",
-        "OMP_NUM_THREADS",
-        "1",
-        "--setenv",
-        "MKL_NUM_THREADS",
-        "1",
     ]
+    for name, value in worker_environment("/tmp").items():
+        command += ["--setenv", name, value]
     if os.geteuid() == 0:
         # Root keeps only what the worker needs to start children under other uids and clean up.
         command += ["--cap-drop", "ALL"]

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import grader.sandboxed as sandboxed
 from grader.faults import GraderFault
-from grader.sandbox.isolation import BLOCKED_MODULES, bwrap_command, choose_isolation
+from grader.sandbox.isolation import BLOCKED_MODULES, bwrap_command, choose_isolation, worker_environment
 from grader.sandboxed import protocol
 from grader.sandboxed.protocol import MessageKind, StrayScope
 from grader.settings import GraderSettings
@@ -120,13 +120,7 @@ class WorkerProcess:
             self.fallback_root = tempfile.mkdtemp(prefix="poslab-grader-")
             os.chmod(self.fallback_root, 0o711)  # children may enter their own folder, not list others
             command, cwd, tmp_root = program, self.fallback_root, self.fallback_root
-            env = {
-                "PATH": "/usr/bin:/bin",
-                "HOME": self.fallback_root,
-                "LANG": "C.UTF-8",
-                "OMP_NUM_THREADS": "1",
-                "MKL_NUM_THREADS": "1",
-            }
+            env = worker_environment(self.fallback_root)
             scope, hidden = (StrayScope.UID if is_root else StrayScope.GROUP), [str(PROJECT_ROOT)]
             preload = ("torch.nn", "torch.nn.functional", "math", *preload)
         try:
