@@ -332,3 +332,23 @@ def test_a_hidden_tests_worker_warms_the_meta_device_and_a_public_tests_worker_d
         assert meta_modules_a_child_inherits(public) == "[]"
     finally:
         public.close()
+
+
+HUGE_PAGES_PROBE = (
+    "import re\n"
+    "raise RuntimeError(re.search(r'AnonHugePages:\\s+(\\d+)', open('/proc/self/smaps_rollup').read()).group(1))\n"
+)
+
+
+def test_a_child_inherits_a_worker_heap_on_huge_pages(worker):
+    """A child per submission is a fork of the worker, which copies its page tables: with the heap on
+    transparent huge pages they are smaller (``grader.sandbox.isolation.worker_environment``)."""
+    with open("/sys/kernel/mm/transparent_hugepage/enabled", encoding="ascii") as handle:
+        if "[never]" in handle.read():
+            pytest.skip("this kernel gives no process transparent huge pages")
+    sandbox = SubmissionSandbox(worker, {"probe.py": HUGE_PAGES_PROBE}, SETTINGS.timeout)
+    try:
+        kib = sandbox.for_exercise(["probe.py"], ["attention"]).load.import_errors["probe.py"]["message"]
+    finally:
+        sandbox.close()
+    assert int(kib) >= 32 * 1024, f"only {kib} KiB of the child's memory is on huge pages"
