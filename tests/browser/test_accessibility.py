@@ -76,7 +76,15 @@ def is_known_framework_issue(page, rule: str, node: dict) -> bool:
     )
 
 
+# No run going and nothing left faded from the last one: Streamlit draws a run's stale elements at a third
+# of their opacity, and axe judged that grey (#4e4e4d on black, 2.5:1) when a click's run began after
+# wait_for_run had looked (a loaded machine).
+SETTLED_JS = """() => document.querySelector('[data-testid="stApp"]')?.getAttribute('data-test-script-state')
+    === 'notRunning' && !document.querySelector('[data-stale="true"]')"""
+
+
 def blocking_violations(page, where: str, rules: list[str] | None = None) -> list[str]:
+    page.wait_for_function(SETTLED_JS, polling=100, timeout=60_000)
     problems = []
     for violation in axe_results(page, rules)["violations"]:
         if violation["impact"] not in BLOCKING_IMPACTS:
