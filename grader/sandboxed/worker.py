@@ -55,40 +55,11 @@ def main(control: socket.socket) -> None:
         __import__(name)  # in the fallback a child's uid may not be able to read site-packages
     warm_up(meta_kernels=hello.get("warm_meta_kernels", True))
     gc.freeze()  # keep the parent's objects out of the children's garbage collections
-    collapse_anonymous_memory()
     Worker(control, hello).serve()
     # The judge waits for this exit; the interpreter's own shutdown (torch's teardown, every object
     # collected) took seconds on a loaded machine and keeps nothing: the children are reaped.
     sys.stderr.flush()
     os._exit(0)
-
-
-MADV_HUGEPAGE, MADV_COLLAPSE = 14, 25  # <sys/mman.h>; MADV_COLLAPSE since Linux 6.1
-HUGE_PAGE = 2 << 20
-
-
-def collapse_anonymous_memory() -> None:
-    """Move the worker's private memory onto transparent huge pages now, where the kernel allows it.
-
-    Each child is a fork: the kernel copies the worker's page tables and tears the child's down,
-    a 4 KiB entry per page. glibc's heap is on huge pages already (``GLIBC_TUNABLES``), but
-    Python's object arenas and torch's buffers are mapped apart. Collapsing them once (about
-    0.2 s) took a child's fixed cost from about 27 to 22 ms of CPU. A kernel that refuses leaves
-    things as they were."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
-    with open("/proc/self/maps", encoding="ascii") as handle:
-        lines = handle.read().splitlines()
-    for line in lines:
-        fields = line.split()
-        if len(fields) != 5 or fields[1] != "rw-p":
-            continue
-        start, end = (int(part, 16) for part in fields[0].split("-"))
-        first = (start + HUGE_PAGE - 1) // HUGE_PAGE * HUGE_PAGE
-        last = end // HUGE_PAGE * HUGE_PAGE
-        if last - first >= HUGE_PAGE:
-            libc.madvise(first, last - first, MADV_HUGEPAGE)
-            libc.madvise(first, last - first, MADV_COLLAPSE)
 
 
 def warm_up(meta_kernels: bool) -> None:
