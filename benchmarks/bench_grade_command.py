@@ -50,16 +50,9 @@ def main() -> int:
     if args.against is not None:
         return compare(args)
 
-    from grader.mutants import reference_source
-
     with tempfile.TemporaryDirectory(prefix="bench-grade-") as name:
         folder = Path(name)
-        source = reference_source()
-        copies = []
-        for index in range(args.copies):
-            path = folder / f"student{index:03d}.py"
-            path.write_text(source)
-            copies.append(path)
+        copies = write_copies(folder, args.copies)
         per_submission, colds = [], []
         for run in range(args.runs):
             colds.append(cold_torch_import(repeats=1))
@@ -73,16 +66,23 @@ def main() -> int:
     return 0
 
 
-def compare(args: argparse.Namespace) -> int:
+def write_copies(folder: Path, count: int) -> list[Path]:
+    """``count`` copies of the reference, one student's file each."""
     from grader.mutants import reference_source
 
+    source = reference_source()
+    copies = [folder / f"student{index:03d}.py" for index in range(count)]
+    for path in copies:
+        path.write_text(source)
+    return copies
+
+
+def compare(args: argparse.Namespace) -> int:
     projects = {"this checkout": ROOT, str(args.against): args.against.resolve()}
     ratios: dict[str, list[float]] = {name: [] for name in projects}
     with tempfile.TemporaryDirectory(prefix="bench-grade-") as name:
         folder = Path(name)
-        copies = [folder / f"student{index:03d}.py" for index in range(args.copies)]
-        for path in copies:
-            path.write_text(reference_source())
+        copies = write_copies(folder, args.copies)
         for run in range(args.runs):
             cold = cold_torch_import(repeats=1)
             order = list(projects.items()) if run % 2 == 0 else list(projects.items())[::-1]
