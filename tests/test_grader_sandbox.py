@@ -249,6 +249,21 @@ def test_a_full_submission_scores_full_marks_and_records_bwrap(worker):
     assert result.isolation == "bwrap"
 
 
+def test_a_grader_fingerprints_its_suite_once(worker):
+    class CountedSuite(ProbeSuite):
+        fingerprints = 0
+
+        @classmethod
+        def suite_hash(cls):
+            cls.fingerprints += 1
+            return f"probe-suite-{cls.fingerprints}"
+
+    with grading_on(worker, suite=CountedSuite) as grading:
+        results = [grading.grade(load_submission({"mine.py": reference_submission()})) for _ in range(3)]
+    assert CountedSuite.fingerprints == 1
+    assert {result.suite_hash for result in results} == {"probe-suite-1"}
+
+
 def test_import_problems_are_sentences_and_cost_only_their_exercise(worker, tmp_path):
     folder = tmp_path / "carol"
     folder.mkdir()
