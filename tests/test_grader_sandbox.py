@@ -214,7 +214,7 @@ def test_the_child_sees_no_project_no_network_and_runs_unprivileged(worker):
         "/etc/passwd",
     ]
     probe = textwrap.dedent(f"""
-        import os, socket, torch
+        import os, socket, sys, torch
 
         def alibi_slopes(n_heads):
             flags = [os.path.exists(path) for path in {hidden!r}]
@@ -231,6 +231,8 @@ def test_the_child_sees_no_project_no_network_and_runs_unprivileged(worker):
                 flags.append(False)
             flags.append(os.getuid() == 0 or os.geteuid() == 0)
             flags.append(bool(os.environ.get("HOME", "").startswith({PROJECT_ROOT!r})))
+            flags.append(any(name.partition(".")[0] == "sandbox_runner" for name in sys.modules))
+            flags.append(any(getattr(finder, "package", None) == "sandbox_runner" for finder in sys.meta_path))
             return torch.tensor(flags)
     """)
     sandbox = SubmissionSandbox(worker, {"probe.py": probe}, SETTINGS.timeout)
@@ -238,7 +240,7 @@ def test_the_child_sees_no_project_no_network_and_runs_unprivileged(worker):
         flags = sandbox.for_exercise(["probe.py"], ["alibi_slopes"]).alibi_slopes(1)
     finally:
         sandbox.close()
-    assert flags.dtype == torch.bool and flags.numel() == 9
+    assert flags.dtype == torch.bool and flags.numel() == 11
     assert not flags.any(), f"visible/importable/privileged: {flags.tolist()}"
 
 

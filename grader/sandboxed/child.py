@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 import os
 import socket
+import sys
 import traceback
 from typing import Any
 
@@ -82,7 +83,8 @@ class Child:
         """Import files in the judge's order until the exercise's names are all found."""
         if "files" in header:  # the first exercise of this child
             self.write_files(header["files"])
-            importlib.invalidate_caches()
+            for folder in (self.workdir, self.package_dir):  # (all finders' caches: 1.5 ms of copied pages)
+                sys.path_importer_cache.pop(folder, None)
         self.name_of_op.update(header["ops"])
         wanted = list(header["names"])
         for filename in header["order"]:
