@@ -19,6 +19,7 @@ import torch
 import poslab.encodings as reference
 from grader.api import Grader, load_submission
 from grader.argument_layout import transposed
+from grader.faults import GraderFault
 from grader.mutants import reference_source
 from grader.sandbox import SubmissionSandbox, WorkerProcess
 from grader.settings import GraderSettings
@@ -373,3 +374,89 @@ def test_a_child_inherits_a_worker_heap_on_huge_pages(worker):
     finally:
         sandbox.close()
     assert int(kib) >= 32 * 1024, f"only {kib} KiB of the child's memory is on huge pages"
+
+
+MARKING_PROBE = textwrap.dedent("""
+    import os, torch
+
+    def alibi_slopes(n_heads):
+        seen = getattr(torch, "_left_by_an_earlier_submission", None)
+        torch._left_by_an_earlier_submission = os.getuid()
+        return torch.tensor([os.getuid(), -1 if seen is None else seen])
+""")
+
+
+def live_uids(uids: range) -> dict[int, int]:
+    """pid -> uid of the live processes on this machine whose real uid is in ``uids``."""
+    found = {}
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/status", encoding="ascii", errors="replace") as handle:
+                fields = dict(line.split(":", 1) for line in handle.read().splitlines() if ":" in line)
+        except OSError:
+            continue
+        uid = int(fields["Uid"].split()[0])
+        if uid in uids and fields.get("State", "").strip()[:1] not in ("Z", "X"):
+            found[int(entry)] = uid
+    return found
+
+
+def test_each_submission_gets_a_fresh_child_though_the_next_is_forked_ahead(worker):
+    """A finished grading's child is ended, and the next forked, while nobody waits
+    (``WorkerProcess.release``): the next submission still sees nothing the last one left."""
+    answers = []
+    for _ in range(3):
+        sandbox = SubmissionSandbox(worker, {"probe.py": MARKING_PROBE}, SETTINGS.timeout)
+        try:
+            answers.append(
+                [int(value) for value in sandbox.for_exercise(["probe.py"], ["alibi_slopes"]).alibi_slopes(1)]
+            )
+        finally:
+            sandbox.close()
+    assert [seen for _, seen in answers] == [-1, -1, -1], "a submission saw what an earlier one left in torch"
+    uids = [uid for uid, _ in answers]
+    assert len(set(uids)) == 3
+    if os.geteuid() == 0:  # (each child has a uid of its own only when the worker may give one)
+        worker.spawn().close()
+        worker.reap()  # settles every answer owed: each earlier child has been killed and reaped by now
+        assert set(live_uids(range(min(uids), max(uids) + 1)).values()).isdisjoint(uids)
+
+
+def test_a_worker_that_dies_after_a_release_is_a_fault_at_the_next_spawn():
+    require_bwrap()
+    doomed = WorkerProcess(SETTINGS, isolation="bwrap")
+    try:
+        sandbox = SubmissionSandbox(doomed, {"probe.py": MARKING_PROBE}, SETTINGS.timeout)
+        sandbox.for_exercise(["probe.py"], ["alibi_slopes"]).alibi_slopes(1)
+        sandbox.close()
+        os.killpg(doomed.process.pid, 9)
+        doomed.process.wait()
+        with pytest.raises(GraderFault, match="the grading worker failed"):
+            SubmissionSandbox(doomed, {"probe.py": MARKING_PROBE}, SETTINGS.timeout).for_exercise(["probe.py"], [])
+        assert doomed.next_child is None and doomed.owed == []
+    finally:
+        doomed.close()
+
+
+def test_a_child_that_died_while_it_waited_is_replaced_before_the_next_submission(worker):
+    if os.geteuid() != 0:
+        pytest.skip("the test finds the waiting child by its uid, which only root gives it")
+    children = range(worker.first_uid, worker.first_uid + 256)
+    worker.spawn().close()
+    worker.reap()
+    worker.release()  # as after any grading: the next child forked ahead
+    deadline = time.monotonic() + 10
+    while not (waiting := live_uids(children)) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(waiting) == 1, f"expected one child waiting, found {waiting}"
+    for pid in waiting:
+        os.kill(pid, 9)
+    while live_uids(children) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    sandbox = SubmissionSandbox(worker, {"probe.py": MARKING_PROBE}, SETTINGS.timeout)
+    try:
+        student = sandbox.for_exercise(["probe.py"], ["alibi_slopes"])
+        uid, _ = student.alibi_slopes(1).tolist()
+    finally:
+        sandbox.close()
+    assert student.crash is None and uid not in waiting.values()

@@ -39,7 +39,7 @@ def run_public_tests(worker: WorkerProcess, files: Mapping[str, str], timeout: f
     except protocol.ProtocolError as error:
         return PublicReport([], f"the sandbox sent a malformed report: {error}")
     finally:
-        session.close()
+        session.release()
         if session.fault is not None:
             raise session.fault
 

@@ -82,6 +82,17 @@ class ChildSession:
         self.close()
         raise self.crash
 
+    def release(self) -> None:
+        """Done with the child: the worker ends it and forks the next ahead, nobody waiting. Safe to call twice."""
+        if self.sock is None:
+            return
+        self.sock.close()
+        self.sock = None
+        try:
+            self.worker.release()
+        except GraderFault as fault:
+            self.fault = fault
+
     def close(self) -> str:
         """Kill the child and all it started; return how it ended. Safe to call twice."""
         if self.sock is None:
@@ -143,7 +154,7 @@ class SubmissionSandbox:
 
     def close(self) -> None:
         if self.session is not None:
-            self.session.close()
+            self.session.release()
             self.fault = self.fault or self.session.fault
             self.session = None
 
