@@ -8,7 +8,11 @@ one warm-up submission per judge. Then one student alone submits one correct exe
 times, median), and ``--students`` students each submit one correct solution at the same moment:
 one exercise each (``--exercises one``: the course's exercises in turn, so the class is mixed)
 or all of them; ``--exercise rope``: every student the same exercise. Each submission is the
-reference (``grader.mutants.reference_source()``) saved as the exercise's file. Prints p50/p95/max,
+exercise's reference module with what it imports (``grader.mutants.reference_source(exercise)``),
+saved as the exercise's file, as a student hands it in; ``--whole-reference``: every exercise's
+reference in that one file (727 lines, as before December 2026; its compiling alone costs a child
+about 7 ms). The student alone waits half a second between submissions, as a person would: the
+service is idle when each arrives. Prints p50/p95/max,
 how many got full marks, and the judges' resident memory (each Dask worker with its sandbox
 worker). Targets on 2 cores: alone p50 <= 0.3 s; 30 at once, one exercise: p95 <= 2.5 s, max <= 4
 s, 30/30 full marks; 300: all graded. The grader's speed target, ``--exercise rope``: one alone
@@ -40,27 +44,38 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(fraction * len(ordered) + 0.5) - 1))]
 
 
-def judges_memory_mib(service: GradingService) -> list[float]:
-    """Resident memory of each judge: the Dask worker and everything it started (its sandbox worker)."""
+def judges_memory_mib(service: GradingService) -> list[tuple[float, float]]:
+    """Resident memory of each judge, (RSS, PSS): the Dask worker and everything it started (its
+    sandbox worker and the child waiting for the next submission). RSS counts the pages the waiting
+    child shares with its worker twice; PSS divides each page among the processes that share it."""
     import psutil
 
     sizes = []
     for pid in service.client.run(os.getpid).values():
         process = psutil.Process(pid)
-        family = [process, *process.children(recursive=True)]
-        sizes.append(sum(member.memory_info().rss for member in family if member.is_running()) / 2**20)
+        family = [member for member in (process, *process.children(recursive=True)) if member.is_running()]
+        rss = sum(member.memory_info().rss for member in family)
+        pss = sum(member.memory_full_info().pss for member in family)
+        sizes.append((rss / 2**20, pss / 2**20))
     return sizes
 
 
 def submit_class(
-    service: GradingService, students: int, all_exercises: bool, tag: str, only: str | None = None
+    service: GradingService,
+    students: int,
+    all_exercises: bool,
+    tag: str,
+    only: str | None = None,
+    whole_reference: bool = False,
 ) -> tuple[list[float], int]:
-    source = reference_source()
     chosen = [item for item in EXERCISES if only in (None, item.id)]
     jobs, started = [], {}
     for index in range(students):
         exercise = chosen[index % len(chosen)]
-        files = {"solution.py": source} if all_exercises else {exercise.filename: source}
+        if all_exercises:
+            files = {"solution.py": reference_source()}
+        else:
+            files = {exercise.filename: reference_source(None if whole_reference else exercise.id)}
         begun = time.perf_counter()
         job = service.submit(f"{tag}-{index:04d}", files, exercises=None if all_exercises else [exercise.id])
         started[job.id] = begun
@@ -91,6 +106,9 @@ def main() -> None:
     parser.add_argument(
         "--judges", type=int, default=None, help="judges (default POSLAB_GRADER_WORKERS or one per core)"
     )
+    parser.add_argument(
+        "--whole-reference", action="store_true", help="one exercise's file holds every exercise's reference"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         store = Store(f"sqlite:///{Path(folder) / 'bench.db'}")
@@ -107,10 +125,15 @@ def main() -> None:
             print(f"judges: {service.judges()} warm after {time.perf_counter() - begun:.1f} s (started once)")
             submit_class(service, service.judges() * 2, True, "warm-up")
             only = args.exercise
-            alone = [submit_class(service, 1, False, f"alone{index}", only)[0][0] for index in range(5)]
+            alone = []
+            for index in range(5):
+                time.sleep(0.5)
+                alone += submit_class(service, 1, False, f"alone{index}", only, args.whole_reference)[0]
             report(f"one student alone, {only or 'one exercise'}", alone)
             what = "every exercise" if args.exercises == "all" else (only or "one exercise each")
-            seconds, full_marks = submit_class(service, args.students, args.exercises == "all", "class", only)
+            seconds, full_marks = submit_class(
+                service, args.students, args.exercises == "all", "class", only, args.whole_reference
+            )
             report(f"{args.students} students at once, {what}", seconds, full_marks)
             graded = len(store.grading_jobs(status=JobState.DONE))
             print(
@@ -118,8 +141,8 @@ def main() -> None:
             )
             memory = judges_memory_mib(service)
             print(
-                f"judges' resident memory: {', '.join(f'{size:.0f}' for size in memory)} MiB "
-                f"(each: Dask worker + its sandbox worker)"
+                f"judges' resident memory: {', '.join(f'{rss:.0f} (PSS {pss:.0f})' for rss, pss in memory)} MiB "
+                f"(each: Dask worker + its sandbox worker + the child waiting)"
             )
             print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
 

@@ -32,6 +32,7 @@ from grader.student import (
     Unsendable,
 )
 from grader.suite.local import LocalStudent
+from poslab.exercises import EXERCISES, get_exercise
 from tests.hostile._support import PROBE_MAX, ProbeSuite, reference_submission, require_bwrap
 
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -460,3 +461,14 @@ def test_a_child_that_died_while_it_waited_is_replaced_before_the_next_submissio
     finally:
         sandbox.close()
     assert student.crash is None and uid not in waiting.values()
+
+
+@pytest.mark.parametrize("exercise", [item.id for item in EXERCISES])
+def test_an_exercises_own_reference_file_scores_full_marks_on_it(worker, exercise):
+    """``reference_source(exercise)``: the file a student hands in for one exercise (the benchmarks' submission)."""
+    files = {get_exercise(exercise).filename: reference_source(exercise)}
+    with grading_on(worker) as grading:
+        result = grading.grade(load_submission(files), [exercise])
+    assert result.max_score > 0 and result.score == result.max_score, [
+        test.output for test in result.tests if test.status != "passed"
+    ]

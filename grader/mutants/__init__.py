@@ -62,8 +62,9 @@ def _encodings_imported(filename: str) -> list[str]:
 
 
 @cache
-def reference_modules() -> tuple[str, ...]:
-    """Each exercise's reference module in the catalogue's order, after the modules it imports.
+def reference_modules(exercise: str | None = None) -> tuple[str, ...]:
+    """Each exercise's reference module (or ``exercise``'s only) in the catalogue's order, after the
+    modules it imports.
 
     A module's own imports come first (depth first), so every name is defined above its use.
     """
@@ -76,20 +77,22 @@ def reference_modules() -> tuple[str, ...]:
             add(dependency)
         ordered.append(filename)
 
-    for exercise in EXERCISES:
-        add(exercise.reference_file)
+    for item in EXERCISES:
+        if exercise in (None, item.id):
+            add(item.reference_file)
     return tuple(ordered)
 
 
 @cache
-def reference_source() -> str:
-    """A correct submission defining every exercise's names, importing only torch, math and typing."""
+def reference_source(exercise: str | None = None) -> str:
+    """A correct submission defining every exercise's names (or ``exercise``'s, as its own file would),
+    importing only torch, math and typing."""
     parts = [
         '"""The reference implementations of poslab.encodings as one submission file."""',
         "",
         "from __future__ import annotations",
     ]
-    for filename in reference_modules():
+    for filename in reference_modules(exercise):
         text = (ENCODINGS_DIR / filename).read_text(encoding="utf-8")
         parts += ["", f"# ---- poslab/encodings/{filename}", _without_package_imports(text, filename)]
     return "\n".join(parts) + "\n"
