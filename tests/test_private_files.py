@@ -96,3 +96,25 @@ def test_the_data_folder_and_the_store_are_the_owners_only(tmp_path):
         assert {path.name: mode(path) for path in written} == {path.name: 0o600 for path in written}
     finally:
         os.umask(old)
+
+
+def test_each_cluster_makes_its_own_certificate_without_importing_dask(tmp_path):
+    """The cluster's processes start before the client imports Dask (0.4 s): the certificate comes first."""
+    made = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from pathlib import Path; from grader.service.embedded import private_certificates; "
+            "[private_certificates(Path(sys.argv[1]) / name) for name in 'ab']; "
+            "print(sorted(name for name in sys.modules if name.split('.')[0] == 'distributed'))",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert made.returncode == 0, made.stderr
+    assert made.stdout.strip() == "[]"
+    first, second = ((tmp_path / name / "key.pem").read_text() for name in "ab")
+    assert "PRIVATE KEY" in first and first != second

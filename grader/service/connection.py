@@ -41,8 +41,6 @@ class ClusterConnection:
     def open(self) -> None:
         """Start the embedded cluster (if no scheduler is set) and connect; ``GraderFault`` if that fails."""
         try:
-            from distributed import Client
-
             address, security = self.settings.scheduler, None  # a named cluster: Dask's own configuration
             if address is None:
                 from grader.service.embedded import EmbeddedCluster
@@ -56,7 +54,11 @@ class ClusterConnection:
                     if self._closing.is_set():
                         raise GraderFault("the grading service was closed before its cluster started")
                     self.embedded = EmbeddedCluster(self.settings.judges, environment)
-                address = self.embedded.start()  # a close() from now on stops its processes
+                self.embedded.launch()  # a close() from now on stops its processes
+            from distributed import Client  # (0.4 s: after the launch, while the cluster starts)
+
+            if self.embedded is not None:
+                address = self.embedded.wait_until_listening()
                 security = self.embedded.security  # the embedded cluster takes only this certificate
             self.client = Client(address, timeout=CONNECT_SECONDS, set_as_default=False, security=security)
             self.allowed_failures = self.client.run_on_scheduler(_allowed_failures)

@@ -18,6 +18,7 @@ die under the same submission ends it) and gives each judge one task at a time
 from __future__ import annotations
 
 import atexit
+import datetime
 import json
 import logging
 import os
@@ -26,6 +27,7 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +45,8 @@ FAILED_STARTS_BEFORE_GIVING_UP = 3  # judges that died before ever joining: some
 JUDGE_START_SECONDS = 300
 SUPERVISE_EVERY_SECONDS = 0.5
 HTTP_ADDRESS = "127.0.0.1:0"  # Dask's always-on HTTP server (--dashboard-address), kept on loopback
+CERTIFICATE_NAME = "poslab-grader"  # Dask checks the chain, not the name: the peer's address is 127.0.0.1
+CERTIFICATE_LIFETIME = datetime.timedelta(days=365)
 TICK_INTERVAL = "1s"  # Dask's event-loop check (distributed.admin.tick.interval), as deploy/dask/poslab.yaml
 
 
@@ -80,20 +84,65 @@ def dask_environment() -> dict[str, str]:
     return env
 
 
-def private_certificates(folder: Path) -> Any:
-    """A new self-signed certificate and its key for every role, written owner-only into ``folder``:
-    the ``distributed.Security`` a client needs, and the files' options for the scheduler and judges."""
-    from distributed.security import Security
+@dataclass(frozen=True)
+class ClusterCertificates:
+    """The certificate every role of an embedded cluster presents and trusts, with its key: owner-only files."""
 
-    made = Security.temporary()  # in memory: the PEM texts themselves
-    private_folder(folder)
-    ca = write_private(folder / "ca.pem", made.tls_ca_file)
-    cert = write_private(folder / "cert.pem", made.tls_client_cert)
-    key = write_private(folder / "key.pem", made.tls_client_key)
-    security = Security(
-        require_encryption=True, tls_ca_file=str(ca), tls_client_cert=str(cert), tls_client_key=str(key)
+    ca_file: Path
+    cert_file: Path
+    key_file: Path
+
+    def options(self) -> list[str]:
+        """The scheduler's and judges' command-line options."""
+        return ["--tls-ca-file", str(self.ca_file), "--tls-cert", str(self.cert_file), "--tls-key", str(self.key_file)]
+
+    def security(self) -> Any:
+        """The ``distributed.Security`` of a client (imports Dask: the cluster may start first)."""
+        from distributed.security import Security
+
+        return Security(
+            require_encryption=True,
+            tls_ca_file=str(self.ca_file),
+            tls_client_cert=str(self.cert_file),
+            tls_client_key=str(self.key_file),
+        )
+
+
+def private_certificates(folder: Path) -> ClusterCertificates:
+    """A new self-signed certificate (ECDSA P-256) and its key, written owner-only into ``folder``.
+
+    Made with ``cryptography`` alone: importing Dask for its ``Security.temporary()`` and an RSA key
+    took 0.6 s in which nothing else could start, one core idle."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, CERTIFICATE_NAME)])
+    now = datetime.datetime.now(datetime.UTC)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + CERTIFICATE_LIFETIME)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(CERTIFICATE_NAME)]), critical=False)
+        .sign(key, hashes.SHA256())
     )
-    return security, ["--tls-ca-file", str(ca), "--tls-cert", str(cert), "--tls-key", str(key)]
+    cert_text = certificate.public_bytes(serialization.Encoding.PEM).decode()
+    key_text = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    ).decode()
+    private_folder(folder)
+    return ClusterCertificates(
+        write_private(folder / "ca.pem", cert_text),
+        write_private(folder / "cert.pem", cert_text),
+        write_private(folder / "key.pem", key_text),
+    )
 
 
 def _tail(path: Path, lines: int = 15) -> str:
@@ -134,7 +183,9 @@ class EmbeddedCluster:
         if judges < 1:
             raise ValueError(f"an embedded cluster needs at least one judge, got {judges}")
         self.folder = Path(tempfile.mkdtemp(prefix="poslab-dask-"))  # 0700
-        self.security, self.tls_options = private_certificates(self.folder / "tls")
+        self.certificates = private_certificates(self.folder / "tls")
+        self.tls_options = self.certificates.options()
+        self._security: Any = None
         self.env = {**dask_environment(), **(environment or {}), "DASK_DISTRIBUTED__COMM__REQUIRE_ENCRYPTION": "True"}
         self.scheduler: subprocess.Popen | None = None
         self.judges: list[subprocess.Popen | None] = [None] * judges
@@ -145,6 +196,13 @@ class EmbeddedCluster:
         self._lock = threading.Lock()
         self._supervisor: threading.Thread | None = None
         atexit.register(self.close)
+
+    @property
+    def security(self) -> Any:
+        """A client's ``distributed.Security`` for this cluster (the only certificate it takes)."""
+        if self._security is None:
+            self._security = self.certificates.security()
+        return self._security
 
     def _launch(self, role: str, arguments: list[str], log_name: str) -> subprocess.Popen:
         log = open(self.folder / log_name, "ab")  # noqa: SIM115 - handed to the child, closed below
@@ -162,14 +220,22 @@ class EmbeddedCluster:
             log.close()
 
     def start(self) -> str:
-        """Start the scheduler and the judges together (a judge reads the scheduler's address from its
-        file, so its warm-up overlaps the scheduler's start); return the address once it listens."""
+        """``launch()``, then ``wait_until_listening()``: the scheduler's address."""
+        self.launch()
+        return self.wait_until_listening()
+
+    def launch(self) -> None:
+        """Start the scheduler and the judges together, and return at once (a judge reads the scheduler's
+        address from its file, so its warm-up overlaps the scheduler's start)."""
         self._launch_scheduler()
         with self._lock:  # a close() meanwhile has stopped the scheduler: start no judge for it
             if self.closing.is_set():
                 raise GraderFault("the grading cluster was closed while it started")
             for index in range(len(self.judges)):
                 self._start_judge(index)
+
+    def wait_until_listening(self) -> str:
+        """The scheduler's address once it listens; then the judges are watched (``_supervise``)."""
         try:
             self._wait_for_scheduler()
         except GraderFault:
