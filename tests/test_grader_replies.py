@@ -48,7 +48,7 @@ def test_a_number_beside_a_tensor_comes_back_as_that_number():
         output, returned = encode_output((inv_freq, number), encoder, as_info=False)
         assert returned is None  # not a finding: the spec asks for a number there
         reply = result_reply(json.loads(json.dumps(output, allow_nan=False)), encoder.tensors)
-        result = decode_reply(reply, bytearray(encoder.blob()), "attention", 0, 0.1)
+        result = decode_reply(reply, bytearray(encoder.blob()), "attention", (), 0.1)
         assert torch.equal(result.output[0], inv_freq) and result.output[1] == number and not result.notes
     encoder = Encoder()
     alone, returned = encode_output(1.25, encoder, as_info=False)
@@ -61,7 +61,7 @@ def test_a_well_formed_reply_is_decoded():
         {"$tuple": [{"$t": 0}, {"$info": {"shape": [3], "dtype": "int64", "device": "meta", "requires_grad": False}}]},
         [cpu_info([2])],
     )
-    result = decode_reply(reply, blob, "attention", 0, 0.1)
+    result = decode_reply(reply, blob, "attention", (), 0.1)
     assert torch.equal(result.output[0], torch.tensor([1.5, -2.0]))
     assert result.output[1] == TensorInfo((3,), "int64", "meta", False)
 
@@ -81,12 +81,12 @@ def test_a_well_formed_reply_is_decoded():
 )
 def test_malformed_replies_are_protocol_errors(reply, blob):
     with pytest.raises(protocol.ProtocolError):
-        decode_reply(reply, blob, "attention", 0, 0.1)
+        decode_reply(reply, blob, "attention", (), 0.1)
 
 
 def test_findings_are_worded_by_the_judge_never_as_the_students_exceptions():
     with pytest.raises(CannotCheck, match="no parameter \\(and no buffer\\) of shape") as caught:
-        decode_reply({"type": "finding", "code": "no_table", "parameters": 0, "buffers": 0}, bytearray(), "f", 0, 0.0)
+        decode_reply({"type": "finding", "code": "no_table", "parameters": 0, "buffers": 0}, bytearray(), "f", (), 0.0)
     assert not isinstance(caught.value, StudentError)
     reply = {
         **result_reply(RETURNED_NUMPY, [cpu_info([2])]),
@@ -94,7 +94,7 @@ def test_findings_are_worded_by_the_judge_never_as_the_students_exceptions():
         "code": "not_a_tensor",
         "returned": "numpy.ndarray",
     }
-    result = decode_reply(reply, bytearray(struct.pack("<2f", 1.0, 2.0)), "sinusoidal_encoding", 0, 0.0)
+    result = decode_reply(reply, bytearray(struct.pack("<2f", 1.0, 2.0)), "sinusoidal_encoding", (), 0.0)
     assert isinstance(result.output, NotATensor) and result.output.returned == "numpy.ndarray"
     assert torch.equal(result.output.values, torch.tensor([1.0, 2.0]))
     assert result.notes == (
@@ -105,7 +105,7 @@ def test_findings_are_worded_by_the_judge_never_as_the_students_exceptions():
         {**result_reply({"$t": 0}, [cpu_info([2])]), "notes": ["table_in_buffer"]},
         bytearray(8),
         "LearnedPositionalEmbedding",
-        0,
+        (),
         0.0,
     )
     assert noted.notes == (TABLE_IN_BUFFER,)
@@ -125,12 +125,12 @@ def test_findings_are_worded_by_the_judge_never_as_the_students_exceptions():
 def test_malformed_findings_are_protocol_errors(reply):
     blob = bytearray(8) if reply.get("tensors") else bytearray()
     with pytest.raises(protocol.ProtocolError):
-        decode_reply(reply, blob, "attention", 0, 0.1)
+        decode_reply(reply, blob, "attention", (), 0.1)
 
 
 def test_an_error_reply_is_a_student_error_with_a_clipped_message():
     with pytest.raises(StudentError) as caught:
-        decode_reply({"type": "error", "kind": "ValueError", "message": "x" * 100_000}, bytearray(), "f", 0, 0.0)
+        decode_reply({"type": "error", "kind": "ValueError", "message": "x" * 100_000}, bytearray(), "f", (), 0.0)
     assert caught.value.kind == "ValueError" and len(caught.value.message) < 2100
 
 
@@ -159,7 +159,7 @@ def test_a_dict_argument_comes_back_as_the_child_left_it():
 def test_malformed_dict_states_are_protocol_errors(dicts_after, n_dicts):
     reply = {**result_reply({"$t": 0}, [cpu_info([2])]), "dicts_after": dicts_after}
     with pytest.raises(protocol.ProtocolError):
-        decode_reply(reply, bytearray(8), "scaled_inv_freq", 0, 0.1, n_dicts)
+        decode_reply(reply, bytearray(8), "scaled_inv_freq", (), 0.1, n_dicts)
 
 
 def test_a_numpy_scalar_beside_a_tensor_comes_back_with_its_value_and_its_type():
@@ -171,5 +171,17 @@ def test_a_numpy_scalar_beside_a_tensor_comes_back_with_its_value_and_its_type()
     assert returned == "numpy.float64"  # not a Python float: the contract test judges that
     reply = {**result_reply(json.loads(json.dumps(output, allow_nan=False)), encoder.tensors), "type": "finding"}
     reply["code"] = "not_a_tensor"
-    result = decode_reply(reply, bytearray(encoder.blob()), "scaled_inv_freq", 0, 0.1)
+    result = decode_reply(reply, bytearray(encoder.blob()), "scaled_inv_freq", (), 0.1)
     assert result.output[1].returned == "numpy.float64" and float(result.output[1].values) == 1.25
+
+
+def test_an_input_reported_unchanged_comes_back_as_a_copy_of_what_was_sent():
+    sent = (torch.tensor([1.0, -2.0]), torch.empty(3, device="meta"), torch.tensor([5, 6]))
+    blob = bytearray(struct.pack("<2f", 9.0, 9.0))
+    reply = {**result_reply({"$t": 0}, [cpu_info([2])]), "inputs_after": ["$unchanged", None, {"$t": 0}]}
+    after = decode_reply(reply, blob, "attention", sent, 0.1).inputs_after
+    assert torch.equal(after[0], sent[0]) and after[0] is not sent[0]
+    assert after[1] is None and torch.equal(after[2], torch.tensor([9.0, 9.0]))
+    meta_unchanged = {**reply, "inputs_after": [None, "$unchanged", {"$t": 0}]}
+    with pytest.raises(protocol.ProtocolError):  # a meta tensor has no values to keep
+        decode_reply(meta_unchanged, blob, "attention", sent, 0.1)

@@ -151,6 +151,32 @@ def test_inputs_after_show_in_place_changes_made_by_the_submission(toy):
     assert result.wall_seconds > 0
 
 
+def test_an_input_changed_behind_torchs_back_is_reported_and_an_untouched_one_is_sent_back_equal(worker):
+    """Unchanged inputs are not sent back (``protocol.UNCHANGED_INPUT``): the child compares bytes, so a
+    write through a numpy view, which torch's version counter never sees, still shows."""
+    source = textwrap.dedent("""
+        import torch
+
+        def alibi_slopes(n_heads):
+            n_heads.numpy()[0] = -7.0
+            return torch.ones(1)
+
+        def alibi_bias(n_heads, seq_len):
+            return seq_len * 2
+    """)
+    sandbox = SubmissionSandbox(worker, {"probe.py": source}, SETTINGS.timeout)
+    try:
+        student = sandbox.for_exercise(["probe.py"], ["alibi_slopes", "alibi_bias"])
+        written = student.call("alibi_slopes", torch.tensor([1.0, 2.0])).inputs_after[0]
+        kept = torch.tensor([[3, 4]]).t()
+        untouched = student.call("alibi_bias", torch.ones(1), kept).inputs_after
+    finally:
+        sandbox.close()
+    assert torch.equal(written, torch.tensor([-7.0, 2.0]))
+    assert all(torch.equal(after, sent) for after, sent in zip(untouched, (torch.ones(1), kept)))
+    assert untouched[1].shape == (2, 1) and untouched[1] is not kept
+
+
 def test_dicts_after_show_what_the_submission_did_to_its_dict_as_a_local_call_does(toy):
     config = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 64}
     result = toy.call("scaled_inv_freq", 8, scaling=config)

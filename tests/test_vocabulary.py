@@ -109,7 +109,7 @@ def test_the_judge_words_every_note_and_every_finding_the_sandboxed_side_sends()
     assert set(NOTE_SENTENCES) == set(NoteCode) and all(NOTE_SENTENCES.values())
     no_table = {"type": MessageKind.FINDING, "code": FindingCode.NO_TABLE, "parameters": 0, "buffers": 0}
     with pytest.raises(CannotCheck):
-        decode_reply(json.loads(json.dumps(no_table)), bytearray(), "LearnedPositionalEmbedding", 0, 0.0)
+        decode_reply(json.loads(json.dumps(no_table)), bytearray(), "LearnedPositionalEmbedding", (), 0.0)
     not_a_tensor = {
         "type": MessageKind.FINDING,
         "code": FindingCode.NOT_A_TENSOR,
@@ -118,7 +118,7 @@ def test_the_judge_words_every_note_and_every_finding_the_sandboxed_side_sends()
         "tensors": [],
         "inputs_after": [],
     }
-    assert isinstance(decode_reply(json.loads(json.dumps(not_a_tensor)), bytearray(), "f", 0, 0.0).output, NotATensor)
+    assert isinstance(decode_reply(json.loads(json.dumps(not_a_tensor)), bytearray(), "f", (), 0.0).output, NotATensor)
 
 
 def test_the_sandboxed_sides_ops_are_the_judges_class_ops():

@@ -9,6 +9,7 @@ tensor of this reply, texts are clipped, and anything malformed is a ``protocol.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -41,7 +42,10 @@ def _count(reply: dict, key: str) -> int:
     return value
 
 
-def decode_reply(reply: dict, blob: bytearray, name: str, n_inputs: int, wall: float, n_dicts: int = 0) -> CallResult:
+def decode_reply(
+    reply: dict, blob: bytearray, name: str, inputs: Sequence[torch.Tensor], wall: float, n_dicts: int = 0
+) -> CallResult:
+    """The child's answer to a call; ``inputs``: the call's tensor arguments, as the judge sent their values."""
     kind = reply["type"]
     if kind == MessageKind.NOT_IMPLEMENTED:
         raise NotImplementedBySubmission(name)
@@ -64,9 +68,9 @@ def decode_reply(reply: dict, blob: bytearray, name: str, n_inputs: int, wall: f
     tensors = [decode_tensor(fields, piece) for fields, piece in zip(checked, pieces)]
     output = decode_output(reply.get("output"), tensors)
     after = reply.get("inputs_after")
-    if not isinstance(after, list) or len(after) != n_inputs:
+    if not isinstance(after, list) or len(after) != len(inputs):
         raise protocol.ProtocolError("the reply does not report each input tensor once")
-    inputs_after = tuple(None if item is None else tensor_ref(item, tensors) for item in after)
+    inputs_after = tuple(input_after(item, sent, tensors) for item, sent in zip(after, inputs))
     dicts = reply.get("dicts_after", [])
     if not isinstance(dicts, list) or len(dicts) != n_dicts:
         raise protocol.ProtocolError("the reply does not report each dict argument once")
@@ -99,6 +103,15 @@ def decode_tensor(fields: tuple, piece: memoryview) -> torch.Tensor | TensorInfo
     if device == "meta":
         return TensorInfo(shape, protocol.dtype_name(dtype), "meta", requires_grad)
     return tensor_codec.build_tensor(dtype, shape, piece)  # detached, like LocalStudent's outputs
+
+
+def input_after(item: Any, sent: torch.Tensor, tensors: list) -> torch.Tensor | None:
+    """A tensor argument after the call: None (meta), a copy of what was sent (unchanged), or the reply's tensor."""
+    if item is None:
+        return None
+    if item == protocol.UNCHANGED_INPUT and sent.device.type != "meta":
+        return sent.detach().clone()
+    return tensor_ref(item, tensors)
 
 
 def tensor_ref(item: Any, tensors: list) -> torch.Tensor:

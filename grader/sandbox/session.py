@@ -229,14 +229,18 @@ class SandboxStudent(Student):
         }
         header["tensors"] = encoder.tensors
         # The child reports the top-level tensor arguments after the call, as LocalStudent does.
-        n_inputs = sum(isinstance(value, (torch.Tensor, Viewed)) for value in (*args, *kwargs.values()))
+        inputs = [
+            value.tensor if isinstance(value, Viewed) else value
+            for value in (*args, *kwargs.values())
+            if isinstance(value, (torch.Tensor, Viewed))
+        ]
         n_dicts = sum(type(value) is dict for value in (*args, *kwargs.values()))
         started = time.monotonic()
         self.session.send(header, encoder.blob(), f"a call to {name}")
         reply, blob = self.session.receive(f"a call to {name}", one_call=True)
         wall = time.monotonic() - started
         try:
-            return self.noted(decode_reply(reply, blob, name, n_inputs, wall, n_dicts))
+            return self.noted(decode_reply(reply, blob, name, inputs, wall, n_dicts))
         except protocol.ProtocolError as error:
             self.session.fail(f"your code broke the grader's protocol in a call to {name}: {error}")
 

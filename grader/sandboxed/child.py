@@ -127,6 +127,7 @@ class Child:
         inputs = [value for value in (*args, *kwargs.values()) if isinstance(value, torch.Tensor)]
         dicts = [value for value in (*args, *kwargs.values()) if type(value) is dict]
         as_info = decoder.has_meta or kwargs.get("device") == "meta" or op in DESCRIBED_OPS
+        before = [tensor_state(tensor) for tensor in inputs]
         target = self.found.get(name)
         if target is None:
             self.send({"type": MessageKind.NOT_IMPLEMENTED, "name": name})
@@ -143,12 +144,14 @@ class Child:
         except BaseException as error:  # noqa: BLE001 - report, do not die, on SystemExit too
             self.send({"type": MessageKind.ERROR, "kind": type(error).__name__, "message": safe_str(error)})
             return
-        self.send_output(output, inputs, dicts, as_info, notes)
+        self.send_output(output, inputs, before, dicts, as_info, notes)
 
-    def send_output(self, output: Any, inputs: list, dicts: list, as_info: bool, notes: list[str]) -> None:
+    def send_output(
+        self, output: Any, inputs: list, before: list, dicts: list, as_info: bool, notes: list[str]
+    ) -> None:
         encoder = tensor_codec.Encoder()
         encoded, returned = encode_output(output, encoder, as_info)
-        after = [None if tensor.device.type == "meta" else encoder.tensor(tensor) for tensor in inputs]
+        after = [input_after(tensor, state, encoder) for tensor, state in zip(inputs, before)]
         header = {
             "type": MessageKind.RESULT,
             "output": encoded,
@@ -167,6 +170,22 @@ class Child:
         self.write_files(header["files"])
         recorder = run_pytest(self.workdir, self.package_dir)
         self.send({"type": MessageKind.PYTEST_REPORT, "tests": recorder.tests, "problem": recorder.problem})
+
+
+def tensor_state(tensor: torch.Tensor) -> tuple | None:
+    """What an in-place change would alter: dtype, shape and bytes (None on the meta device: no values)."""
+    if tensor.device.type == "meta":
+        return None
+    return tensor.dtype, tuple(tensor.shape), tensor_codec.tensor_bytes(tensor)
+
+
+def input_after(tensor: torch.Tensor, before: tuple | None, encoder: tensor_codec.Encoder) -> Any:
+    """A tensor argument as the call left it: None (meta), the word for unchanged, or its values."""
+    if before is None:
+        return None
+    if tensor_state(tensor) == before:
+        return protocol.UNCHANGED_INPUT
+    return encoder.tensor(tensor)
 
 
 def describe_import_error(error: BaseException, filename: str) -> dict:

@@ -48,6 +48,9 @@ DTYPES: dict[str, torch.dtype] = {
 MAX_DIMS = 8
 MAX_PARTS = 64  # tensors in one output tuple
 MAX_ERROR_CHARS = 2000
+# A RESULT's ``inputs_after`` entry for a tensor argument the call left as it came (dtype, shape and
+# every byte): the judge takes its own copy instead of the bytes back (half the tensors of a grading).
+UNCHANGED_INPUT = "$unchanged"
 
 
 class MessageKind(StrEnum):
