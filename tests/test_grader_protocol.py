@@ -105,6 +105,10 @@ def test_tensor_bytes_round_trip_every_dtype():
         assert rebuilt.dtype == dtype and torch.equal(rebuilt, original)
     t = torch.randn(4, 5).t()  # non-contiguous
     assert torch.equal(tensor_codec.build_tensor(torch.float32, (5, 4), tensor_codec.tensor_bytes(t)), t)
+    lazy = torch.tensor([1 + 2j, -3j], dtype=torch.complex64).conj()  # memory holds the unconjugated values
+    assert torch.equal(tensor_codec.build_tensor(torch.complex64, (2,), tensor_codec.tensor_bytes(lazy)), lazy)
+    sliced = torch.arange(10.0, requires_grad=True)[3:7]  # an offset into its storage, and a graph
+    assert torch.equal(tensor_codec.build_tensor(torch.float32, (4,), tensor_codec.tensor_bytes(sliced)), sliced)
 
 
 def test_a_bool_tensor_from_arbitrary_bytes_holds_only_true_and_false():

@@ -73,13 +73,22 @@ class Encoder:
 
 
 def tensor_bytes(tensor: torch.Tensor) -> bytes:
-    """The raw bytes of a CPU tensor in row-major order, without numpy."""
-    flat = tensor.detach().to("cpu").contiguous().reshape(-1)
-    if flat.numel() == 0:
+    """The raw bytes of a CPU tensor in row-major order, without numpy.
+
+    Each step only when needed: this runs several thousand times a grading (3 us to 0.9 us)."""
+    if tensor.requires_grad:
+        tensor = tensor.detach()
+    if tensor.device.type != "cpu":
+        tensor = tensor.to("cpu")
+    if tensor.dtype == torch.bool:
+        tensor = tensor.to(torch.uint8)  # bool storage is one byte per element, but normalise to 0/1
+    if tensor.is_conj() or tensor.is_neg():  # lazy views: memory holds the values before them
+        tensor = tensor.resolve_conj().resolve_neg()
+    if not tensor.is_contiguous():
+        tensor = tensor.contiguous()
+    if tensor.numel() == 0:
         return b""
-    if flat.dtype == torch.bool:
-        flat = flat.to(torch.uint8)  # bool storage is one byte per element, but normalise to 0/1
-    return ctypes.string_at(flat.data_ptr(), flat.numel() * flat.element_size())
+    return ctypes.string_at(tensor.data_ptr(), tensor.nbytes)
 
 
 # ---------------------------------------------------------------- JSON + blob -> values (checked)
