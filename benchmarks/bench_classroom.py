@@ -32,6 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.bench_grader import cold_torch_import  # noqa: E402
 from grader.mutants import reference_source  # noqa: E402
 from grader.service import GradingService, as_completed  # noqa: E402
 from poslab.exercises import EXERCISES  # noqa: E402
@@ -144,7 +145,12 @@ def main() -> None:
                 f"judges' resident memory: {', '.join(f'{rss:.0f} (PSS {pss:.0f})' for rss, pss in memory)} MiB "
                 f"(each: Dask worker + its sandbox worker + the child waiting)"
             )
-            print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
+        # After the service stopped: this VM's speed drifts by a fifth within an hour, and the targets
+        # are seconds; a cold import measured beside them says how fast the machine was.
+        print(
+            f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}, "
+            f"a cold `import torch` {cold_torch_import():.2f} s"
+        )
 
 
 if __name__ == "__main__":
