@@ -369,14 +369,45 @@ def meta_modules_a_child_inherits(worker: WorkerProcess) -> str:
 
 
 def test_a_hidden_tests_worker_warms_the_meta_device_and_a_public_tests_worker_does_not(worker):
-    """The hidden tests run ops on the meta device, whose first op imports seconds of torch: their
-    children inherit it. The public tests never do, and their worker starts without it."""
-    assert meta_modules_a_child_inherits(worker) == "['sympy', 'torch._dynamo']"
+    """The hidden tests run ops on the meta device, whose first op imports sympy (half a second): their
+    children inherit it, without torch._dynamo (``worker.spare_dynamo_import``). The public tests never
+    do, and their worker starts without it."""
+    assert meta_modules_a_child_inherits(worker) == "['sympy']"
     public = WorkerProcess(SETTINGS, isolation="bwrap", preload=("pytest",), meta_kernels=False)
     try:
         assert meta_modules_a_child_inherits(public) == "[]"
     finally:
         public.close()
+
+
+META_OPS_PROBE = textwrap.dedent("""
+    import sys, torch
+
+    def alibi_slopes(n_heads):
+        m = torch.empty(2, 5, 8, device="meta")
+        half = torch.arange(0, 8, 2, device="meta") / 8
+        angles = torch.outer(torch.arange(5, device="meta").float(), 10000.0 ** -half)
+        turned = torch.view_as_real(torch.polar(torch.ones_like(angles), angles) * torch.view_as_complex(
+            m.reshape(2, 5, 4, 2)))
+        scores = torch.softmax(m @ m.transpose(-2, -1) / 8**0.5 + torch.empty(5, 5, device="meta").triu(1), -1)
+        mixed = torch.where(m > 0, m, -m).masked_fill(torch.ones(5, 8, dtype=torch.bool, device="meta"), 0.0)
+        table = torch.nn.Embedding(6, 8).to("meta")(torch.zeros(3, dtype=torch.long, device="meta"))
+        layer = torch.nn.Linear(8, 8).to(torch.float64).to("meta")(m.double())
+        buckets = torch.log(m.abs() + 1).floor().long().clamp(max=7) + torch.bucketize(m, torch.empty(3, device="meta"))
+        parts = (turned, scores @ m, mixed, table, layer, buckets, torch.cat([m[..., 0::2], m[..., 1::2]], -1).half())
+        return torch.tensor([len(parts), "torch._dynamo" in sys.modules])
+""")
+
+
+def test_a_childs_meta_device_ops_import_no_dynamo(worker):
+    """The ops a RoPE, ALiBi, T5 or attention submission runs on the meta device go through torch's
+    Python kernels; none of them imports torch._dynamo in the child (a second each)."""
+    sandbox = SubmissionSandbox(worker, {"probe.py": META_OPS_PROBE}, SETTINGS.timeout)
+    try:
+        ran, imported = sandbox.for_exercise(["probe.py"], ["alibi_slopes"]).alibi_slopes(1).tolist()
+    finally:
+        sandbox.close()
+    assert (ran, imported) == (7, 0)
 
 
 HUGE_PAGES_PROBE = (
