@@ -98,7 +98,7 @@ def spare_dynamo_import() -> int:
     Python kernels go through hundreds of them: the cache is set to the function itself. A
     submission that compiles, or steps an optimizer, still imports dynamo in its own child (torch
     2.13's ``torch._compile``; a test checks that the meta device's ops import no dynamo).
-    Returns how many wrappers were found."""
+    Returns how many it set."""
     from torch._compile import _disable_dynamo
 
     wrapper_code = _disable_dynamo(lambda: None).__code__
