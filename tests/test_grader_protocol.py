@@ -213,3 +213,17 @@ def test_the_bootstrap_serves_the_sources_it_receives_as_one_package():
         judge_end.close()
         process.kill()
     assert reply == b"sandbox_runner.zeta:ok:ok"
+
+
+def test_the_child_reports_an_input_unchanged_only_when_its_dtype_shape_and_bytes_are():
+    from grader.sandboxed.child import input_after, tensor_state
+
+    encoder = tensor_codec.Encoder()
+    kept, written, reshaped = torch.ones(2, 3), torch.ones(2, 3), torch.ones(2, 3)
+    before = [tensor_state(tensor) for tensor in (kept, written, reshaped)]
+    written[1, 2] = 0.5
+    reshaped.t_()  # the same bytes in another shape
+    after = [input_after(tensor, state, encoder) for tensor, state in zip((kept, written, reshaped), before)]
+    assert after == [protocol.UNCHANGED_INPUT, {"$t": 0}, {"$t": 1}]
+    meta = torch.empty(2, device="meta")
+    assert tensor_state(meta) is None and input_after(meta, None, encoder) is None

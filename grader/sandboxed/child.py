@@ -180,10 +180,10 @@ def tensor_state(tensor: torch.Tensor) -> tuple | None:
 
 
 def input_after(tensor: torch.Tensor, before: tuple | None, encoder: tensor_codec.Encoder) -> Any:
-    """A tensor argument as the call left it: None (meta), the word for unchanged, or its values."""
-    if before is None:
+    """A tensor argument as the call left it: None (on the meta device now), the word for unchanged, or its values."""
+    if tensor.device.type == "meta":
         return None
-    if tensor_state(tensor) == before:
+    if before is not None and tensor_state(tensor) == before:
         return protocol.UNCHANGED_INPUT
     return encoder.tensor(tensor)
 
