@@ -104,7 +104,7 @@ def test_each_cluster_makes_its_own_certificate_without_importing_dask(tmp_path)
         [
             sys.executable,
             "-c",
-            "import sys; from pathlib import Path; from grader.service.embedded import private_certificates; "
+            "import sys; from pathlib import Path; from grader.service.certificates import private_certificates; "
             "[private_certificates(Path(sys.argv[1]) / name) for name in 'ab']; "
             "print(sorted(name for name in sys.modules if name.split('.')[0] == 'distributed'))",
             str(tmp_path),

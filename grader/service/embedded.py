@@ -7,8 +7,8 @@ The scheduler and the judges listen on 127.0.0.1 only, with no dashboard, and th
 server Dask starts in each serves nothing, on loopback. A judge that dies is started again.
 
 Loopback is not enough on a shared machine: any local user could connect and run a function on a
-judge. So the cluster speaks only Dask's TLS, with a certificate made at start-up (``Security.
-temporary``) and written to files only this user can read (0600, in this cluster's 0700 folder);
+judge. So the cluster speaks only Dask's TLS, with a certificate made at start-up (``certificates``)
+and written to files only this user can read (0600, in this cluster's 0700 folder);
 Dask's TLS is mutual, so a client without that certificate is refused (``security`` is the app's).
 The scheduler lets a task fail on one judge only (``allowed-failures: 1``: the second judge to
 die under the same submission ends it) and gives each judge one task at a time
@@ -18,7 +18,6 @@ die under the same submission ends it) and gives each judge one task at a time
 from __future__ import annotations
 
 import atexit
-import datetime
 import json
 import logging
 import os
@@ -27,13 +26,13 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from grader.faults import GraderFault
+from grader.service.certificates import private_certificates
 from grader.service.judge import PRELOAD, READY_LOG
-from poslab.config import PROJECT_ROOT, private_folder, write_private
+from poslab.config import PROJECT_ROOT
 
 logger = logging.getLogger(__name__)
 
@@ -45,8 +44,6 @@ FAILED_STARTS_BEFORE_GIVING_UP = 3  # judges that died before ever joining: some
 JUDGE_START_SECONDS = 300
 SUPERVISE_EVERY_SECONDS = 0.5
 HTTP_ADDRESS = "127.0.0.1:0"  # Dask's always-on HTTP server (--dashboard-address), kept on loopback
-CERTIFICATE_NAME = "poslab-grader"  # Dask checks the chain, not the name: the peer's address is 127.0.0.1
-CERTIFICATE_LIFETIME = datetime.timedelta(days=365)
 TICK_INTERVAL = "1s"  # Dask's event-loop check (distributed.admin.tick.interval), as deploy/dask/poslab.yaml
 
 
@@ -82,67 +79,6 @@ def dask_environment() -> dict[str, str]:
     env["DASK_DISTRIBUTED__ADMIN__TICK__INTERVAL"] = TICK_INTERVAL
     env["DASK_DISTRIBUTED__ADMIN__SYSTEM_MONITOR__INTERVAL"] = "5s"
     return env
-
-
-@dataclass(frozen=True)
-class ClusterCertificates:
-    """The certificate every role of an embedded cluster presents and trusts, with its key: owner-only files."""
-
-    ca_file: Path
-    cert_file: Path
-    key_file: Path
-
-    def options(self) -> list[str]:
-        """The scheduler's and judges' command-line options."""
-        return ["--tls-ca-file", str(self.ca_file), "--tls-cert", str(self.cert_file), "--tls-key", str(self.key_file)]
-
-    def security(self) -> Any:
-        """The ``distributed.Security`` of a client (imports Dask: the cluster may start first)."""
-        from distributed.security import Security
-
-        return Security(
-            require_encryption=True,
-            tls_ca_file=str(self.ca_file),
-            tls_client_cert=str(self.cert_file),
-            tls_client_key=str(self.key_file),
-        )
-
-
-def private_certificates(folder: Path) -> ClusterCertificates:
-    """A new self-signed certificate (ECDSA P-256) and its key, written owner-only into ``folder``.
-
-    Made with ``cryptography`` alone: importing Dask for its ``Security.temporary()`` and an RSA key
-    took 0.6 s in which nothing else could start, one core idle."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, CERTIFICATE_NAME)])
-    now = datetime.datetime.now(datetime.UTC)
-    certificate = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + CERTIFICATE_LIFETIME)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(x509.SubjectAlternativeName([x509.DNSName(CERTIFICATE_NAME)]), critical=False)
-        .sign(key, hashes.SHA256())
-    )
-    cert_text = certificate.public_bytes(serialization.Encoding.PEM).decode()
-    key_text = key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-    ).decode()
-    private_folder(folder)
-    return ClusterCertificates(
-        write_private(folder / "ca.pem", cert_text),
-        write_private(folder / "cert.pem", cert_text),
-        write_private(folder / "key.pem", key_text),
-    )
 
 
 def _tail(path: Path, lines: int = 15) -> str:
