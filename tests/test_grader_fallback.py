@@ -13,7 +13,7 @@ from grader.api import load_submission
 from grader.sandbox import SubmissionSandbox, WorkerProcess
 from grader.student import SubmissionCrashed
 from tests.hostile._support import PROBE_MAX, ProbeSuite, reference_submission
-from tests.test_grader_sandbox import SETTINGS, grading_on
+from tests.test_sandbox_grading import SETTINGS, grading_on
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,193 @@
+"""A sandboxed child's life: what it inherits from the warm worker, and how it starts and ends.
+
+A child is a fork of the worker, so it inherits the worker's warm-up (the meta device's kernels,
+without ``torch._dynamo``) and its heap on huge pages; it is forked ahead of its submission when the
+previous grading ends (``WorkerProcess.release``), and each submission still gets a fresh one.
+These tests need bubblewrap (skip with the reason locally, fail under CI=true).
+"""
+
+from __future__ import annotations
+
+import os
+import textwrap
+import time
+
+import pytest
+
+from grader.faults import GraderFault
+from grader.sandbox import SubmissionSandbox, WorkerProcess
+from grader.settings import GraderSettings
+from tests.hostile._support import require_bwrap
+
+SETTINGS = GraderSettings(timeout=3.0)
+
+
+@pytest.fixture(scope="module")
+def worker():
+    require_bwrap()
+    process = WorkerProcess(SETTINGS, isolation="bwrap")
+    yield process
+    process.close()
+
+
+META_PROBE = "import sys\nraise RuntimeError(sorted({'torch._dynamo', 'sympy'} & set(sys.modules)))\n"
+
+
+def meta_modules_a_child_inherits(worker: WorkerProcess) -> str:
+    sandbox = SubmissionSandbox(worker, {"probe.py": META_PROBE}, SETTINGS.timeout)
+    try:
+        return sandbox.for_exercise(["probe.py"], ["attention"]).load.import_errors["probe.py"]["message"]
+    finally:
+        sandbox.close()
+
+
+def test_a_hidden_tests_worker_warms_the_meta_device_and_a_public_tests_worker_does_not(worker):
+    """The hidden tests run ops on the meta device, whose first op imports sympy (half a second): their
+    children inherit it, without torch._dynamo (``worker.spare_dynamo_import``). The public tests never
+    do, and their worker starts without it."""
+    assert meta_modules_a_child_inherits(worker) == "['sympy']"
+    public = WorkerProcess(SETTINGS, isolation="bwrap", preload=("pytest",), meta_kernels=False)
+    try:
+        assert meta_modules_a_child_inherits(public) == "[]"
+    finally:
+        public.close()
+
+
+META_OPS_PROBE = textwrap.dedent("""
+    import sys, torch
+
+    def alibi_slopes(n_heads):
+        m = torch.empty(2, 5, 8, device="meta")
+        half = torch.arange(0, 8, 2, device="meta") / 8
+        angles = torch.outer(torch.arange(5, device="meta").float(), 10000.0 ** -half)
+        turned = torch.view_as_real(torch.polar(torch.ones_like(angles), angles) * torch.view_as_complex(
+            m.reshape(2, 5, 4, 2)))
+        scores = torch.softmax(m @ m.transpose(-2, -1) / 8**0.5 + torch.empty(5, 5, device="meta").triu(1), -1)
+        mixed = torch.where(m > 0, m, -m).masked_fill(torch.ones(5, 8, dtype=torch.bool, device="meta"), 0.0)
+        table = torch.nn.Embedding(6, 8).to("meta")(torch.zeros(3, dtype=torch.long, device="meta"))
+        layer = torch.nn.Linear(8, 8).to(torch.float64).to("meta")(m.double())
+        buckets = torch.log(m.abs() + 1).floor().long().clamp(max=7) + torch.bucketize(m, torch.empty(3, device="meta"))
+        parts = (turned, scores @ m, mixed, table, layer, buckets, torch.cat([m[..., 0::2], m[..., 1::2]], -1).half())
+        return torch.tensor([len(parts), "torch._dynamo" in sys.modules])
+""")
+
+
+def test_a_childs_meta_device_ops_import_no_dynamo(worker):
+    """The ops a RoPE, ALiBi, T5 or attention submission runs on the meta device go through torch's
+    Python kernels; none of them imports torch._dynamo in the child (a second each)."""
+    sandbox = SubmissionSandbox(worker, {"probe.py": META_OPS_PROBE}, SETTINGS.timeout)
+    try:
+        ran, imported = sandbox.for_exercise(["probe.py"], ["alibi_slopes"]).alibi_slopes(1).tolist()
+    finally:
+        sandbox.close()
+    assert (ran, imported) == (7, 0)
+
+
+HUGE_PAGES_PROBE = (
+    "import re\n"
+    "raise RuntimeError(re.search(r'AnonHugePages:\\s+(\\d+)', open('/proc/self/smaps_rollup').read()).group(1))\n"
+)
+
+
+def test_a_child_inherits_a_worker_heap_on_huge_pages(worker):
+    """A child per submission is a fork of the worker, which copies its page tables: with the heap on
+    transparent huge pages they are smaller (``grader.sandbox.isolation.worker_environment``)."""
+    try:
+        with open("/sys/kernel/mm/transparent_hugepage/enabled", encoding="ascii") as handle:
+            allowed = "[never]" not in handle.read()
+    except FileNotFoundError:
+        allowed = False
+    if not allowed:
+        pytest.skip("this kernel gives no process transparent huge pages")
+    sandbox = SubmissionSandbox(worker, {"probe.py": HUGE_PAGES_PROBE}, SETTINGS.timeout)
+    try:
+        kib = sandbox.for_exercise(["probe.py"], ["attention"]).load.import_errors["probe.py"]["message"]
+    finally:
+        sandbox.close()
+    assert int(kib) >= 32 * 1024, f"only {kib} KiB of the child's memory is on huge pages"
+
+
+MARKING_PROBE = textwrap.dedent("""
+    import os, torch
+
+    def alibi_slopes(n_heads):
+        seen = getattr(torch, "_left_by_an_earlier_submission", None)
+        torch._left_by_an_earlier_submission = os.getuid()
+        return torch.tensor([os.getuid(), -1 if seen is None else seen])
+""")
+
+
+def live_uids(uids: range) -> dict[int, int]:
+    """pid -> uid of the live processes on this machine whose real uid is in ``uids``."""
+    found = {}
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/status", encoding="ascii", errors="replace") as handle:
+                fields = dict(line.split(":", 1) for line in handle.read().splitlines() if ":" in line)
+        except OSError:
+            continue
+        uid = int(fields["Uid"].split()[0])
+        if uid in uids and fields.get("State", "").strip()[:1] not in ("Z", "X"):
+            found[int(entry)] = uid
+    return found
+
+
+def test_each_submission_gets_a_fresh_child_though_the_next_is_forked_ahead(worker):
+    """A finished grading's child is ended, and the next forked, while nobody waits
+    (``WorkerProcess.release``): the next submission still sees nothing the last one left."""
+    answers = []
+    for _ in range(3):
+        sandbox = SubmissionSandbox(worker, {"probe.py": MARKING_PROBE}, SETTINGS.timeout)
+        try:
+            answers.append(
+                [int(value) for value in sandbox.for_exercise(["probe.py"], ["alibi_slopes"]).alibi_slopes(1)]
+            )
+        finally:
+            sandbox.close()
+    assert [seen for _, seen in answers] == [-1, -1, -1], "a submission saw what an earlier one left in torch"
+    uids = [uid for uid, _ in answers]
+    assert len(set(uids)) == 3
+    if os.geteuid() == 0:  # (each child has a uid of its own only when the worker may give one)
+        worker.spawn().close()
+        worker.reap()  # settles every answer owed: each earlier child has been killed and reaped by now
+        assert set(live_uids(range(min(uids), max(uids) + 1)).values()).isdisjoint(uids)
+
+
+def test_a_worker_that_dies_after_a_release_is_a_fault_at_the_next_spawn():
+    require_bwrap()
+    doomed = WorkerProcess(SETTINGS, isolation="bwrap")
+    try:
+        sandbox = SubmissionSandbox(doomed, {"probe.py": MARKING_PROBE}, SETTINGS.timeout)
+        sandbox.for_exercise(["probe.py"], ["alibi_slopes"]).alibi_slopes(1)
+        sandbox.close()
+        os.killpg(doomed.process.pid, 9)
+        doomed.process.wait()
+        with pytest.raises(GraderFault, match="the grading worker failed"):
+            SubmissionSandbox(doomed, {"probe.py": MARKING_PROBE}, SETTINGS.timeout).for_exercise(["probe.py"], [])
+        assert doomed.next_child is None and doomed.owed == []
+    finally:
+        doomed.close()
+
+
+def test_a_child_that_died_while_it_waited_is_replaced_before_the_next_submission(worker):
+    if os.geteuid() != 0:
+        pytest.skip("the test finds the waiting child by its uid, which only root gives it")
+    children = range(worker.first_uid, worker.first_uid + 256)
+    worker.spawn().close()
+    worker.reap()
+    worker.release()  # as after any grading: the next child forked ahead
+    deadline = time.monotonic() + 10
+    while not (waiting := live_uids(children)) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(waiting) == 1, f"expected one child waiting, found {waiting}"
+    for pid in waiting:
+        os.kill(pid, 9)
+    while live_uids(children) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    sandbox = SubmissionSandbox(worker, {"probe.py": MARKING_PROBE}, SETTINGS.timeout)
+    try:
+        student = sandbox.for_exercise(["probe.py"], ["alibi_slopes"])
+        uid, _ = student.alibi_slopes(1).tolist()
+    finally:
+        sandbox.close()
+    assert student.crash is None and uid not in waiting.values()
