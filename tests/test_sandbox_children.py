@@ -17,7 +17,7 @@ import pytest
 from grader.faults import GraderFault
 from grader.sandbox import SubmissionSandbox, WorkerProcess
 from grader.settings import GraderSettings
-from tests.hostile._support import require_bwrap
+from tests.hostile._support import live_processes, require_bwrap
 
 SETTINGS = GraderSettings(timeout=3.0)
 
@@ -118,18 +118,8 @@ MARKING_PROBE = textwrap.dedent("""
 
 
 def live_uids(uids: range) -> dict[int, int]:
-    """pid -> uid of the live processes on this machine whose real uid is in ``uids``."""
-    found = {}
-    for entry in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{entry}/status", encoding="ascii", errors="replace") as handle:
-                fields = dict(line.split(":", 1) for line in handle.read().splitlines() if ":" in line)
-        except OSError:
-            continue
-        uid = int(fields["Uid"].split()[0])
-        if uid in uids and fields.get("State", "").strip()[:1] not in ("Z", "X"):
-            found[int(entry)] = uid
-    return found
+    """pid -> uid of the live processes whose real uid is in ``uids``."""
+    return {pid: uid for pid, (uid, _) in live_processes(uids).items()}
 
 
 def test_each_submission_gets_a_fresh_child_though_the_next_is_forked_ahead(worker):

@@ -154,19 +154,23 @@ SANDBOX_UID_SPAN = 1 << 30
 HOSTILE_UID_BASE = GraderSettings().uid_base + SANDBOX_UID_SPAN
 
 
+def live_processes(uids: range) -> dict[int, tuple[int, str]]:
+    """pid -> (real uid, name) of the live processes on this machine whose real uid is in ``uids``."""
+    found = {}
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/status", encoding="ascii", errors="replace") as handle:
+                fields = dict(line.split(":", 1) for line in handle.read().splitlines() if ":" in line)
+        except OSError:
+            continue
+        uid = int(fields["Uid"].split()[0])
+        if uid in uids and fields.get("State", "").strip()[:1] not in ("Z", "X"):
+            found[int(entry)] = (uid, fields.get("Name", "").strip())
+    return found
+
+
 def sandbox_uids_alive(uid_base: int) -> list[str]:
     """Processes on this machine whose real uid is one that a grader with this ``uid_base`` gives its
     children (``uid_base`` to ``uid_base + SANDBOX_UID_SPAN - 1``)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            status = open(f"/proc/{entry}/status").read()
-        except OSError:
-            continue
-        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-        uid = int(fields["Uid"].split()[0])
-        if uid_base <= uid < uid_base + SANDBOX_UID_SPAN and fields.get("State", "").strip()[:1] not in ("Z", "X"):
-            found.append(f"{entry} uid={uid} {fields.get('Name', '').strip()}")
-    return found
+    alive = live_processes(range(uid_base, uid_base + SANDBOX_UID_SPAN))
+    return [f"{pid} uid={uid} {name}" for pid, (uid, name) in alive.items()]
