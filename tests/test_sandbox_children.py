@@ -9,6 +9,7 @@ These tests need bubblewrap (skip with the reason locally, fail under CI=true).
 from __future__ import annotations
 
 import os
+import select
 import textwrap
 import time
 
@@ -143,17 +144,30 @@ def test_each_submission_gets_a_fresh_child_though_the_next_is_forked_ahead(work
         assert set(live_uids(range(min(uids), max(uids) + 1)).values()).isdisjoint(uids)
 
 
-def test_a_worker_that_dies_after_a_release_is_a_fault_at_the_next_spawn():
+def test_a_worker_that_dies_after_a_release_is_the_next_grading_s_fault_not_its_crash():
+    """The worker and the child it forked ahead die together; the next submission's grading ends in a
+    ``GraderFault`` (graded again elsewhere), at its spawn or, if the child's end was seen first, at
+    its reap (``SubmissionSandbox.fault``, which ``Grader`` raises)."""
     require_bwrap()
     doomed = WorkerProcess(SETTINGS, isolation="bwrap")
     try:
         sandbox = SubmissionSandbox(doomed, {"probe.py": MARKING_PROBE}, SETTINGS.timeout)
         sandbox.for_exercise(["probe.py"], ["alibi_slopes"]).alibi_slopes(1)
         sandbox.close()
-        os.killpg(doomed.process.pid, 9)
+        os.killpg(doomed.process.pid, 9)  # bubblewrap; the worker, in a session of its own, dies with it
         doomed.process.wait()
-        with pytest.raises(GraderFault, match="the grading worker failed"):
-            SubmissionSandbox(doomed, {"probe.py": MARKING_PROBE}, SETTINGS.timeout).for_exercise(["probe.py"], [])
+        ended = select.poll()
+        ended.register(doomed.control, select.POLLRDHUP)
+        assert ended.poll(10_000), "the worker outlived its bubblewrap"
+        after = SubmissionSandbox(doomed, {"probe.py": MARKING_PROBE}, SETTINGS.timeout)
+        try:
+            after.for_exercise(["probe.py"], [])
+        except GraderFault as fault:
+            seen = fault
+        else:
+            after.close()
+            seen = after.fault
+        assert isinstance(seen, GraderFault) and "the grading worker failed" in str(seen)
         assert doomed.next_child is None and doomed.owed == []
     finally:
         doomed.close()
