@@ -85,6 +85,19 @@ def warm_grader():
         yield grader
 
 
+@pytest.fixture(scope="module")
+def worker():
+    """A warm bubblewrap sandbox worker for the module's tests (``SANDBOX_SETTINGS``: a short time
+    limit); skips without bubblewrap, fails under CI=true."""
+    from grader.sandbox import WorkerProcess
+    from tests.hostile._support import SANDBOX_SETTINGS, require_bwrap
+
+    require_bwrap()
+    process = WorkerProcess(SANDBOX_SETTINGS, isolation="bwrap")
+    yield process
+    process.close()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def one_component_scan() -> Iterator[None]:
     """Streamlit 1.67's AppTest scans every installed distribution for v2 component manifests at each

@@ -34,10 +34,10 @@ from grader.student import (
 )
 from grader.suite.local import LocalStudent
 from poslab.exercises import EXERCISES, get_exercise
-from tests.hostile._support import PROBE_MAX, ProbeSuite, reference_submission, require_bwrap
+from tests.hostile._support import PROBE_MAX, SANDBOX_SETTINGS, ProbeSuite, reference_submission, require_bwrap
 
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SETTINGS = GraderSettings(timeout=3.0)
+SETTINGS = SANDBOX_SETTINGS
 
 TOY = textwrap.dedent("""
     import os, socket, torch
@@ -81,14 +81,6 @@ TOY = textwrap.dedent("""
         def forward(self, x):
             return x + self.table[: x.shape[1]]
 """)
-
-
-@pytest.fixture(scope="module")
-def worker():
-    require_bwrap()
-    process = WorkerProcess(SETTINGS, isolation="bwrap")
-    yield process
-    process.close()
 
 
 @pytest.fixture

@@ -18,17 +18,9 @@ import pytest
 from grader.faults import GraderFault
 from grader.sandbox import SubmissionSandbox, WorkerProcess
 from grader.settings import GraderSettings
-from tests.hostile._support import live_processes, require_bwrap
+from tests.hostile._support import SANDBOX_SETTINGS, live_processes, require_bwrap
 
-SETTINGS = GraderSettings(timeout=3.0)
-
-
-@pytest.fixture(scope="module")
-def worker():
-    require_bwrap()
-    process = WorkerProcess(SETTINGS, isolation="bwrap")
-    yield process
-    process.close()
+SETTINGS = SANDBOX_SETTINGS
 
 
 META_PROBE = "import sys\nraise RuntimeError(sorted({'torch._dynamo', 'sympy'} & set(sys.modules)))\n"

@@ -16,18 +16,10 @@ from grader.mutants import reference_source
 from grader.sandbox import WorkerProcess
 from grader.settings import GraderSettings
 from poslab.exercises import EXERCISES, get_exercise
-from tests.hostile._support import PROBE_MAX, ProbeSuite, reference_submission, require_bwrap
+from tests.hostile._support import PROBE_MAX, SANDBOX_SETTINGS, ProbeSuite, reference_submission, require_bwrap
 
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SETTINGS = GraderSettings(timeout=3.0)
-
-
-@pytest.fixture(scope="module")
-def worker():
-    require_bwrap()
-    process = WorkerProcess(SETTINGS, isolation="bwrap")
-    yield process
-    process.close()
+SETTINGS = SANDBOX_SETTINGS
 
 
 @contextmanager

@@ -151,6 +151,7 @@ def require_bwrap() -> None:
 # each (judge pid % 65536, worker slot of 64), see grader/sandbox/worker_process.py. The hostile run
 # takes the span above the default one, which every other test's graders use.
 SANDBOX_UID_SPAN = 1 << 30
+SANDBOX_SETTINGS = GraderSettings(timeout=3.0)  # the sandbox tests' worker (``worker`` in tests/conftest.py)
 HOSTILE_UID_BASE = GraderSettings().uid_base + SANDBOX_UID_SPAN
 
 
