@@ -102,6 +102,8 @@ def spare_dynamo_import() -> int:
     from torch._compile import _disable_dynamo
 
     wrapper_code = _disable_dynamo(lambda: None).__code__
+    if "fn" not in wrapper_code.co_freevars:  # another torch: its warm-up imports dynamo, as it did before
+        return 0
     cell = wrapper_code.co_freevars.index("fn")
     found = 0
     for candidate in gc.get_objects():
