@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import os
 import select
+import socket
 import textwrap
+import threading
 import time
 
 import pytest
 
 from grader.faults import GraderFault
 from grader.sandbox import SubmissionSandbox, WorkerProcess
+from grader.sandboxed import child, protocol
+from grader.sandboxed.protocol import MessageKind
 from grader.settings import GraderSettings
 from tests.hostile._support import SANDBOX_SETTINGS, live_processes, require_bwrap
 
@@ -36,7 +40,7 @@ def meta_modules_a_child_inherits(worker: WorkerProcess) -> str:
 
 def test_a_hidden_tests_worker_warms_the_meta_device_and_a_public_tests_worker_does_not(worker):
     """The hidden tests run ops on the meta device, whose first op imports sympy (half a second): their
-    children inherit it, without torch._dynamo (``worker.spare_dynamo_import``). The public tests never
+    children inherit it, without torch._dynamo (``warm_up.spare_dynamo_import``). The public tests never
     do, and their worker starts without it."""
     assert meta_modules_a_child_inherits(worker) == "['sympy']"
     public = WorkerProcess(SETTINGS, isolation="bwrap", preload=("pytest",), meta_kernels=False)
@@ -187,3 +191,19 @@ def test_a_child_that_died_while_it_waited_is_replaced_before_the_next_submissio
     finally:
         sandbox.close()
     assert student.crash is None and uid not in waiting.values()
+
+
+@pytest.mark.parametrize("meta_kernels", [True, False])
+def test_a_child_runs_the_warm_up_before_it_says_it_is_ready(monkeypatch, tmp_path, meta_kernels):
+    """A child forked ahead warms up while nobody waits (its first ops' copied pages), never once its
+    submission has arrived; the meta device's ops only for a worker that warmed them."""
+    warmed: list[bool] = []
+    monkeypatch.setattr(child, "warm_up", warmed.append)
+    ours, theirs = socket.socketpair()
+    serving = threading.Thread(target=child.Child(theirs, str(tmp_path), meta_kernels).serve)
+    serving.start()
+    header, _ = protocol.recv_frame(ours, protocol.Limits(), time.monotonic() + 10)
+    assert header["type"] == MessageKind.READY and warmed == [meta_kernels]
+    ours.close()
+    serving.join(10)
+    assert not serving.is_alive() and warmed == [meta_kernels]

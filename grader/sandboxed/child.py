@@ -25,13 +25,14 @@ from .confinement import SOCKET_FD, SUBMISSION_PACKAGE, confine
 from .exercise_calls import DESCRIBED_OPS, Decoder, Finding, dict_state, encode_output, run_op
 from .protocol import FindingCode, MessageKind, safe_str
 from .pytest_plugin import run_pytest
+from .warm_up import warm_up
 
 
 def run(sock: socket.socket, spec: dict) -> None:
     """Entry point in the freshly forked child; never returns."""
     try:
         workdir = confine(sock, spec)
-        Child(socket.socket(fileno=SOCKET_FD), workdir).serve()
+        Child(socket.socket(fileno=SOCKET_FD), workdir, bool(spec.get("warm_meta_kernels"))).serve()
     except BaseException:  # noqa: BLE001 - whatever happens, the child must not return to the worker
         pass
     finally:
@@ -39,8 +40,9 @@ def run(sock: socket.socket, spec: dict) -> None:
 
 
 class Child:
-    def __init__(self, sock: socket.socket, workdir: str) -> None:
+    def __init__(self, sock: socket.socket, workdir: str, warm_meta_kernels: bool = False) -> None:
         self.sock = sock
+        self.warm_meta_kernels = warm_meta_kernels
         self.workdir = workdir
         self.package_dir = os.path.join(workdir, SUBMISSION_PACKAGE)  # the submission package's folder
         self.found: dict[str, Any] = {}
@@ -52,6 +54,7 @@ class Child:
         protocol.send_frame(self.sock, header, blob)
 
     def serve(self) -> None:
+        warm_up(self.warm_meta_kernels)  # forked ahead, nobody waits yet: see warm_up
         self.send({"type": MessageKind.READY, "pid": os.getpid(), "uid": os.getuid()})
         while True:
             try:
