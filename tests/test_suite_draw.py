@@ -7,11 +7,13 @@ import subprocess
 import sys
 
 import pytest
+import torch
 from hypothesis import strategies as st
 
 from grader.suite import graded, run_case
 from grader.suite.draw import answer, drawn, for_each
 from grader.suite.expect import expect
+from grader.suite.inputs import randn
 from grader.suite.local import LocalStudent
 from poslab.config import PROJECT_ROOT
 
@@ -117,3 +119,13 @@ def test_edges_come_first_in_every_run_and_are_drawn_ahead():
     seen.clear()
     record(LocalStudent({}))
     assert seen[:2] == [900, record.prepare()[1]]  # the same boundaries in every run
+
+
+def test_a_seeded_input_is_the_seeds_draw_and_each_test_gets_its_own_copy():
+    """Inputs are kept between gradings; a test that changes its tensor in place changes no other test's."""
+    drawn = torch.randn(3, 4, generator=torch.Generator().manual_seed(7), dtype=torch.float64)
+    first = randn(3, 4, seed=7, dtype=torch.float64)
+    first.add_(1.0)
+    again = randn(3, 4, seed=7, dtype=torch.float64)
+    assert torch.equal(again, drawn) and not torch.equal(first, again)
+    assert torch.equal(randn(3, 4, seed=7, scale=2.0), (2.0 * drawn).float())

@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 from hypothesis import strategies as st
 
-from grader.suite.inputs import generator
+from grader.suite.inputs import randn
 
 DTYPES = {"float16": torch.float16, "float32": torch.float32, "float64": torch.float64}
 SEEDS = st.integers(0, 2**31 - 1)
@@ -25,7 +25,7 @@ def shape_text(shape) -> str:
 
 
 def seeded(shape, seed: int, dtype: torch.dtype = torch.float32, scale: float = 1.0) -> torch.Tensor:
-    return (torch.randn(*shape, generator=generator(seed), dtype=torch.float64) * scale).to(dtype)
+    return randn(*shape, seed=seed, dtype=dtype, scale=scale)
 
 
 def sizes(low: int, high: int, *notable: int) -> st.SearchStrategy:

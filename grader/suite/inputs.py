@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import torch
 
 
@@ -10,6 +12,13 @@ def generator(seed: int) -> torch.Generator:
 
 
 def randn(*shape: int, seed: int, dtype: torch.dtype = torch.float32, scale: float = 1.0) -> torch.Tensor:
+    """A fresh tensor of seeded normal values: each call its own copy, so a test may change it."""
+    return _drawn_normal(shape, seed, dtype, scale).clone()
+
+
+@functools.lru_cache(maxsize=1024)
+def _drawn_normal(shape: tuple[int, ...], seed: int, dtype: torch.dtype, scale: float) -> torch.Tensor:
+    # Every grading draws the same ones: 8 us for a small tensor, 1.1 ms for a speed test's; a copy takes 2 to 5 us.
     return (torch.randn(*shape, generator=generator(seed), dtype=torch.float64) * scale).to(dtype)
 
 
