@@ -175,20 +175,32 @@ def _loosest(x: torch.Tensor, positions, base: float) -> torch.Tensor:
     return torch.maximum(*_tolerances(x, positions, base).values())
 
 
-def _score(student, q: torch.Tensor, k: torch.Tensor, m: int, n: int) -> tuple[float, float]:
+def _offset_vectors() -> tuple[torch.Tensor, torch.Tensor]:
+    """q and k of the offset test, (B, H, T=1, D)."""
+    return randn(1, 1, 1, 32, seed=431), randn(1, 1, 1, 32, seed=432)
+
+
+@lru_cache(maxsize=8)
+def _offset_tolerances(m: int, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each entry's tolerance for q at m and k at n: the same in every grading of this process."""
+    q, k = _offset_vectors()
+    return _loosest(q, [m], 10000.0), _loosest(k, [n], 10000.0)
+
+
+def _score(student, m: int, n: int) -> tuple[float, float]:
     """<rope(q, m), rope(k, n)> and how far rounding may move it (the error model of each entry).
     q and k go in as the two tokens of one call, at positions m and n."""
-    both = _rope(student, torch.cat([q, k], dim=-2), positions=torch.tensor([m, n]))
+    both = _rope(student, torch.cat(_offset_vectors(), dim=-2), positions=torch.tensor([m, n]))
     rotated_q, rotated_k = both[..., :1, :], both[..., 1:, :]
-    margin = dot_tolerance(rotated_q, _loosest(q, [m], 10000.0), rotated_k, _loosest(k, [n], 10000.0))
+    q_tolerance, k_tolerance = _offset_tolerances(m, n)
+    margin = dot_tolerance(rotated_q, q_tolerance, rotated_k, k_tolerance)
     return float((rotated_q.double() * rotated_k.double()).sum()), float(margin.sum())
 
 
 @graded(points=2, family="relative", visibility=VISIBLE)
 def test_scores_depend_only_on_offset(student):
     """<rope(q, m), rope(k, n)> depends only on m - n, and does change with it."""
-    q, k = randn(1, 1, 1, 32, seed=431), randn(1, 1, 1, 32, seed=432)  # (B, H, T=1, D)
-    scored = [_score(student, q, k, m, m + 7) for m in (3, 40, 503)]
+    scored = [_score(student, m, m + 7) for m in (3, 40, 503)]
     scores = [score for score, _ in scored]
     # Two scores may differ by the sum of their margins.
     expect(
@@ -196,7 +208,7 @@ def test_scores_depend_only_on_offset(student):
         "<rope(q, m), rope(k, n)> must depend only on m - n: rotate q and k by the same rule, each by "
         "its own position times the same frequencies.",
     )
-    others = (_score(student, q, k, 3, 3), _score(student, q, k, 10, 3))  # offsets 0 and +7 vs -7
+    others = (_score(student, 3, 3), _score(student, 10, 3))  # offsets 0 and +7 vs -7
     rounding = 2 * max(margin for _, margin in (*scored, *others))  # what rounding alone may change
     change = min(abs(other - scores[0]) for other, _ in others)
     expect(
