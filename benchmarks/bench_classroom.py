@@ -4,8 +4,8 @@
 
 Starts the embedded service (``POSLAB_GRADER_WORKERS`` judges, default one per core) with a
 store in a temporary SQLite file, as the app runs it, waits until the judges are warm, and grades
-one warm-up submission per judge. Then one student alone submits one correct exercise (five
-times, median), and ``--students`` students each submit one correct solution at the same moment:
+one warm-up submission per judge. Then one student alone submits one correct exercise (``--alone``
+times, 15 by default, median), and ``--students`` students each submit one correct solution at the same moment:
 one exercise each (``--exercises one``: the course's exercises in turn, so the class is mixed)
 or all of them; ``--exercise rope``: every student the same exercise. Each submission is the
 exercise's reference module with what it imports (``grader.mutants.reference_source(exercise)``),
@@ -110,6 +110,7 @@ def main() -> None:
     parser.add_argument(
         "--whole-reference", action="store_true", help="one exercise's file holds every exercise's reference"
     )
+    parser.add_argument("--alone", type=int, default=15, help="submissions of the student alone (median)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         store = Store(f"sqlite:///{Path(folder) / 'bench.db'}")
@@ -127,7 +128,7 @@ def main() -> None:
             submit_class(service, service.judges() * 2, True, "warm-up")
             only = args.exercise
             alone = []
-            for index in range(5):
+            for index in range(args.alone):
                 time.sleep(0.5)
                 alone += submit_class(service, 1, False, f"alone{index}", only, args.whole_reference)[0]
             report(f"one student alone, {only or 'one exercise'}", alone)
