@@ -18,7 +18,7 @@ from . import tensor_codec
 
 
 def warm_up(meta_kernels: bool) -> None:
-    """Run each kind of op the exercises use once, so that children inherit initialised kernels.
+    """Run each kind of op the exercises use once (see the module's docstring for who runs it, and why).
 
     ``meta_kernels``: the meta device's too, for the hidden tests (its first op imports sympy, half a
     second), which the public tests never use.
