@@ -185,3 +185,17 @@ def test_an_input_reported_unchanged_comes_back_as_a_copy_of_what_was_sent():
     meta_unchanged = {**reply, "inputs_after": [None, "$unchanged", {"$t": 0}]}
     with pytest.raises(protocol.ProtocolError):  # a meta tensor has no values to keep
         decode_reply(meta_unchanged, blob, "attention", sent, 0.1)
+
+
+def test_each_tensor_of_a_reply_has_its_values_and_its_alignment_wherever_it_sits_in_the_blob():
+    """A reply's tensors are read from its blob, in its memory when aligned; one after a 3-byte bool is not."""
+    flags, values, ids = torch.tensor([True, False, True]), torch.tensor([1.5, -2.0, 3.25]), torch.tensor([7, -9])
+    encoder = Encoder()
+    output = {"$tuple": [encoder.value(flags), encoder.value(values), encoder.value(ids)]}
+    reply = result_reply(output, encoder.tensors)
+    decoded = decode_reply(reply, bytearray(encoder.blob()), "attention", (), 0.1).output
+    assert [tensor.dtype for tensor in decoded] == [torch.bool, torch.float32, torch.int64]
+    assert torch.equal(decoded[0], flags) and torch.equal(decoded[1], values) and torch.equal(decoded[2], ids)
+    assert all(tensor.data_ptr() % tensor.element_size() == 0 for tensor in decoded)
+    decoded[1].add_(1.0)  # a test may change what it got: nothing else changes with it
+    assert torch.equal(decode_reply(reply, bytearray(encoder.blob()), "attention", (), 0.1).output[1], values)

@@ -2,7 +2,7 @@
 
 A reply's header is JSON; its tensors are raw bytes whose dtype (from a fixed list), shape and
 byte count are checked against the header (``tensor_codec.check_tensor_info``, ``split_blob``) and
-only then copied into fresh memory with ``torch.frombuffer``. Every reference must point at a
+only then read with ``torch.frombuffer`` (in the frame's own buffer when aligned). Every reference must point at a
 tensor of this reply, texts are clipped, and anything malformed is a ``protocol.ProtocolError``
 (the exercise then counts as crashed). Nothing is unpickled.
 """
@@ -102,6 +102,12 @@ def decode_tensor(fields: tuple, piece: memoryview) -> torch.Tensor | TensorInfo
     dtype, shape, device, requires_grad, _ = fields
     if device == "meta":
         return TensorInfo(shape, protocol.dtype_name(dtype), "meta", requires_grad)
+    if len(piece) and dtype != torch.bool and not dtype.is_complex:  # (those two are rebuilt: build_tensor)
+        # In the reply's own memory (a bytearray per frame that only this reply holds) when it is aligned:
+        # the copy into fresh pages cost 2.5 ms for a 5 MB output.
+        shared = torch.frombuffer(piece, dtype=dtype)
+        if shared.data_ptr() % dtype.itemsize == 0:
+            return shared.reshape(shape)
     return tensor_codec.build_tensor(dtype, shape, piece)  # detached, like LocalStudent's outputs
 
 
