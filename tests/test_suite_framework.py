@@ -8,6 +8,7 @@ import time
 from collections import defaultdict
 
 import pytest
+import torch
 
 import grader.suite as suite
 from grader.results import TestOutcome
@@ -143,6 +144,31 @@ def test_a_pass_that_an_inflated_reference_time_allows_is_checked_again(monkeypa
     monkeypatch.setattr(timing, "_reference_best", {})
     with pytest.raises(Fail, match="took 0.60 s"):
         timing.expect_fast(SlowStudent(), "apply_rope", reference)
+
+
+def test_the_reference_is_timed_once_per_shape_and_dtype_of_its_tensors(monkeypatch):
+    """Two calls whose tensors share a shape and dtype share the reference's time; another shape
+    (whose printed summary could look the same) gets its own."""
+    import grader.suite.timing as timing
+
+    timed = []
+
+    class FastStudent(NoStudent):
+        def call_overhead_seconds(self):
+            return 0.0
+
+        def call(self, op, *args, **kwargs):
+            return CallResult(None, wall_seconds=0.0)
+
+    def reference(label):
+        return lambda: timed.append(label)
+
+    monkeypatch.setattr(timing, "_reference_best", {})
+    timing.expect_fast(FastStudent(), "apply_rope", reference("a"), torch.zeros(1, 1, 2000, 2))
+    timing.expect_fast(FastStudent(), "apply_rope", reference("b"), torch.ones(1, 1, 2000, 2))
+    timing.expect_fast(FastStudent(), "apply_rope", reference("c"), torch.zeros(1, 1, 2001, 2))
+    timing.expect_fast(FastStudent(), "apply_rope", reference("d"), torch.zeros(1, 1, 2000, 2).double())
+    assert set(timed) == {"a", "c", "d"}
 
 
 def test_unexpected_errors_do_not_leak_their_text():

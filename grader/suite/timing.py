@@ -7,6 +7,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import torch
+
 from grader.student import Student
 from grader.suite.expect import expect
 from poslab.threads import one_intra_op_thread
@@ -60,9 +62,22 @@ def _remeasured(call: _ReferenceCall) -> float:
     return _reference_best[call]
 
 
+def _described(value: object) -> str:
+    """A tensor by its shape and dtype (what the reference's time depends on; its repr cost 1 ms and
+    printed only a summary of the values), anything else by its repr."""
+    if isinstance(value, torch.Tensor):
+        return f"tensor{tuple(value.shape)}:{value.dtype}"
+    return repr(value)
+
+
+def _call_key(op: str, args: tuple, kwargs: dict) -> str:
+    named = (f"{name}={_described(value)}" for name, value in sorted(kwargs.items()))
+    return f"{op}({', '.join([*map(_described, args), *named])})"
+
+
 def expect_fast(student: Student, op: str, reference: Callable[[], object], *args, **kwargs) -> None:
     """The student's ``op(*args, **kwargs)`` runs within the budget set by the reference, timed in this run."""
-    call = _ReferenceCall(f"{op}{args}{sorted(kwargs.items())}", reference)
+    call = _ReferenceCall(_call_key(op, args, kwargs), reference)
     reference_seconds = _reference_seconds(call)
     budget = speed_budget(reference_seconds)
     overhead = student.call_overhead_seconds()
