@@ -206,6 +206,11 @@ class Student(abc.ABC):
     def call(self, op: str, *args: Any, **kwargs: Any) -> CallResult:
         """Run ``op`` in the submission; raise StudentError, NotImplementedBySubmission or SubmissionCrashed."""
 
+    def call_timed(self, op: str, *args: Any, **kwargs: Any) -> CallResult:
+        """``call`` for a speed test, which reads only ``wall_seconds``: an implementation may send the
+        output back described (``TensorInfo``), not with its values."""
+        return self.call(op, *args, **kwargs)
+
     @abc.abstractmethod
     def call_overhead_seconds(self) -> float:
         """Wall time of a trivial round trip (for speed tests to subtract); 0 for LocalStudent."""

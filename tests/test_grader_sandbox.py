@@ -123,6 +123,17 @@ def test_meta_inputs_come_back_as_tensor_info(toy):
     assert weights == TensorInfo((2, 5, 5), "float32", "meta", False)
 
 
+def test_a_timed_call_brings_back_the_outputs_shape_and_dtype_and_its_time_not_its_values(toy):
+    q = torch.randn(2, 3, 4, dtype=torch.float64)
+    result = toy.call_timed("attention", q, q, q)
+    assert result.output == (
+        TensorInfo((2, 3, 4), "float64", "cpu", False),
+        TensorInfo((2, 3, 3), "float64", "cpu", False),
+    )
+    assert result.wall_seconds > 0
+    assert torch.equal(toy.call("attention", q, q, q).output[0], q + 1)  # the next call has its values again
+
+
 def test_inputs_after_show_in_place_changes_made_by_the_submission(toy):
     x = torch.tensor([1.0, 2.0])
     result = toy.call("alibi_slopes", x)

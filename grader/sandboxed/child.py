@@ -129,7 +129,9 @@ class Child:
         # As in LocalStudent: the tensors among the top-level arguments, args then kwargs.
         inputs = [value for value in (*args, *kwargs.values()) if isinstance(value, torch.Tensor)]
         dicts = [value for value in (*args, *kwargs.values()) if type(value) is dict]
-        as_info = decoder.has_meta or kwargs.get("device") == "meta" or op in DESCRIBED_OPS
+        as_info = (
+            decoder.has_meta or kwargs.get("device") == "meta" or op in DESCRIBED_OPS or header.get("described") is True
+        )
         before = [tensor_state(tensor) for tensor in inputs]
         target = self.found.get(name)
         if target is None:
