@@ -6,12 +6,14 @@ tensor built from unchecked sizes, and never a crash of the judge.
 
 from __future__ import annotations
 
+import gc
 import json
 import re
 import socket
 import struct
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -46,6 +48,28 @@ def test_a_frame_round_trips(pair):
     protocol.send_frame(left, {"type": "x", "n": [1, 2]}, b"\x00\x01")
     header, blob = protocol.recv_frame(right)
     assert header == {"type": "x", "n": [1, 2]} and bytes(blob) == b"\x00\x01"
+
+
+def test_a_frame_sent_in_pieces_arrives_whole_when_the_socket_takes_it_in_several_writes(pair):
+    """A blob of several pieces larger than the socket's buffer: sendmsg writes part of it, the rest follows."""
+    left, right = pair
+    left.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    pieces = [bytes([index]) * size for index, size in enumerate((3, 70_000, 0, 1, 200_003), start=1)]
+    sender = threading.Thread(target=protocol.send_frame, args=(left, {"type": "x"}, pieces))
+    sender.start()
+    header, blob = protocol.recv_frame(right)
+    sender.join()
+    assert header == {"type": "x"} and bytes(blob) == b"".join(pieces)
+
+
+def test_a_tensor_buffer_reads_the_tensor_bytes_and_keeps_its_memory_alive():
+    for tensor in (torch.randn(4, 5).t(), torch.tensor([True, False]), torch.arange(6.0)[1:4], torch.zeros(0, 3)):
+        expected = tensor_codec.tensor_bytes(tensor)
+        buffer = tensor_codec.tensor_buffer(tensor)
+        del tensor
+        gc.collect()
+        torch.randn(1000)  # would reuse freed memory
+        assert buffer.nbytes == len(expected) and bytes(buffer) == expected
 
 
 @pytest.mark.parametrize("header_len, blob_len", [(2 << 20, 0), (10, 65 << 20)])

@@ -68,7 +68,7 @@ class ChildSession:
         finally:
             self.budget -= time.monotonic() - started
 
-    def send(self, header: dict, blob: bytes = b"", what: str = "a call") -> None:
+    def send(self, header: dict, blob: protocol.Buffer | list[memoryview] = b"", what: str = "a call") -> None:
         if self.crash is not None:
             raise self.crash
         try:
@@ -245,7 +245,7 @@ class SandboxStudent(Student):
         ]
         n_dicts = sum(type(value) is dict for value in (*args, *kwargs.values()))
         started = time.monotonic()
-        self.session.send(header, encoder.blob(), f"a call to {name}")
+        self.session.send(header, encoder.buffers(), f"a call to {name}")
         reply, blob = self.session.receive(f"a call to {name}", one_call=True)
         wall = time.monotonic() - started
         try:

@@ -50,7 +50,7 @@ class Child:
         self.name_of_op: dict[str, str] = {}  # op -> the submitted name it calls, from the judge
         self.limits = protocol.Limits()
 
-    def send(self, header: dict, blob: bytes = b"") -> None:
+    def send(self, header: dict, blob: protocol.Buffer | list[memoryview] = b"") -> None:
         protocol.send_frame(self.sock, header, blob)
 
     def serve(self) -> None:
@@ -167,7 +167,7 @@ class Child:
         }
         if returned is not None:  # a finding of the grader's: it travels as one, with the values
             header.update(type=MessageKind.FINDING, code=FindingCode.NOT_A_TENSOR, returned=returned)
-        self.send(header, encoder.blob())
+        self.send(header, encoder.buffers())
 
     # -- public tests
 

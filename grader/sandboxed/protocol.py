@@ -22,6 +22,7 @@ import json
 import socket
 import struct
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -29,6 +30,8 @@ from typing import Any
 import torch
 
 FRAME_PREFIX = struct.Struct("!II")
+_HEADER_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)  # json.dumps built one per frame
+Buffer = bytes | bytearray | memoryview
 
 # Every dtype a tensor may have on the wire. The judge refuses any other name from a child.
 DTYPES: dict[str, torch.dtype] = {
@@ -151,17 +154,19 @@ def dtype_name(dtype: torch.dtype) -> str:
 # ---------------------------------------------------------------- framing
 
 
-def send_frame(sock: socket.socket, header: dict, blob: bytes | bytearray | memoryview = b"") -> None:
+def send_frame(sock: socket.socket, header: dict, blob: Buffer | Sequence[Buffer] = b"") -> None:
     """One frame in one system call when the socket takes it all (a call is a round trip: every extra
-    write wakes the peer once more), the rest of a large blob after it."""
-    data = json.dumps(header, separators=(",", ":"), allow_nan=False).encode()
-    head = FRAME_PREFIX.pack(len(data), len(blob)) + data
-    sent = sock.sendmsg([head, blob] if blob else [head])
-    if sent < len(head):
-        sock.sendall(memoryview(head)[sent:])
-        sent = len(head)
-    if sent - len(head) < len(blob):
-        sock.sendall(memoryview(blob)[sent - len(head) :])
+    write wakes the peer once more), the rest of a large blob after it. ``blob``: bytes, or its pieces
+    in order (``tensor_codec.Encoder.buffers``), written without joining them."""
+    pieces = [memoryview(piece).cast("B") for piece in (blob if isinstance(blob, (list, tuple)) else [blob])]
+    pieces = [piece for piece in pieces if piece.nbytes]
+    data = _HEADER_ENCODER.encode(header).encode()
+    head = memoryview(FRAME_PREFIX.pack(len(data), sum(piece.nbytes for piece in pieces)) + data)
+    sent = sock.sendmsg([head, *pieces])
+    for piece in (head, *pieces):
+        if sent < piece.nbytes:
+            sock.sendall(piece[sent:])
+        sent = max(0, sent - piece.nbytes)
 
 
 def _recv_exactly(sock: socket.socket, size: int, deadline: float | None) -> bytearray:
