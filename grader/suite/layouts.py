@@ -14,9 +14,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+from hypothesis import assume
 from hypothesis import strategies as st
 
 from grader.argument_layout import Layout, Viewed
+from grader.sandboxed.tensor_codec import apply_view
 from grader.student import NAME_OF_OP, StudentError
 from grader.suite.draw import Unjudged, answer
 from grader.suite.expect import Fail, expect, expect_untouched
@@ -78,8 +80,10 @@ def layouts(
         axis = draw(st.integers(0, outer - 1))
         start = draw(st.integers(0, 1))
         window = (axis, start, 2, start + 2 * shape[axis])
-    if kind in ("broadcast", "all at once") and broadcastable:
-        broadcast = (draw(st.sampled_from(broadcastable)) % rank,)
+    # A stride-0 axis has one stored entry: it cannot also be a window of a wider storage.
+    free_axes = [axis % rank for axis in broadcastable if window is None or axis % rank != window[0]]
+    if kind in ("broadcast", "all at once") and free_axes:
+        broadcast = (draw(st.sampled_from(free_axes)),)
     return Layout(order, window, broadcast)
 
 
@@ -130,19 +134,54 @@ class LaidCase:
         return self.case.describe() + "; " + ", ".join(laid)
 
 
+def delivered_contiguous(shape: tuple[int, ...], layout: Layout) -> bool:
+    """Whether the tensor a student receives in ``layout`` is contiguous after all: a permute or a stride along
+    axes of size 1 leaves it so, and then it tests nothing that a contiguous tensor does not."""
+    if layout == Layout():
+        return True
+    values = layout.values(torch.zeros(shape))
+    return apply_view(layout.storage(values), layout.wire(values.shape)).is_contiguous()
+
+
+def _kinds_for(axes: tuple[int, ...], forced: bool) -> tuple[str, ...]:
+    kinds = KINDS[1:] if forced else KINDS
+    return kinds if axes else tuple(kind for kind in kinds if kind != "broadcast")  # nothing to broadcast
+
+
 @st.composite
 def laid_cases(draw, cases: st.SearchStrategy, tensors_of: Callable, free_features: tuple[str, ...] = ()) -> LaidCase:
     """A case of ``cases`` and a layout for each of its tensors, ``tensors_of(case)`` giving
-    (name, shape, broadcastable axes) for each; one tensor (drawn) is never contiguous. The tensors
-    named in ``free_features`` may have their last axis moved in memory too (``layouts``)."""
+    (name, shape, broadcastable axes) for each; one tensor (drawn) reaches the student not contiguous
+    (a draw where every layout is undone by axes of size 1 is drawn again). The tensors named in
+    ``free_features`` may have their last axis moved in memory too (``layouts``)."""
     case = draw(cases)
     tensors = [spec for spec in tensors_of(case) if len(spec[1]) > 0]
     forced = draw(st.integers(0, len(tensors) - 1))
     chosen = tuple(
-        draw(layouts(shape, axes, KINDS[1:] if index == forced else KINDS, name not in free_features))
+        draw(layouts(shape, axes, _kinds_for(axes, index == forced), name not in free_features))
         for index, (name, shape, axes) in enumerate(tensors)
     )
+    assume(not all(delivered_contiguous(shape, layout) for (_, shape, _), layout in zip(tensors, chosen)))
     return LaidCase(case, tuple(name for name, *_ in tensors), tuple(shape for _, shape, _ in tensors), chosen)
+
+
+def every_layout_at_once(
+    cases: st.SearchStrategy, tensors_of: Callable, free_features: tuple[str, ...] = ()
+) -> st.SearchStrategy:
+    """An edge of a layout test (``for_each(..., edges=st.tuples(...))``): a case whose first tensor has every
+    size >= 2 and comes transposed, as a slice of a fused projection and broadcast where it may be, all at
+    once, so that a ``view`` merging any two of its axes fails (drawn layouts on small sizes seldom do)."""
+    sized = cases.filter(lambda case: min(tensors_of(case)[0][1], default=0) >= 2)
+    return sized.flatmap(lambda case: _all_at_once(case, tensors_of, free_features))
+
+
+@st.composite
+def _all_at_once(draw, case: Any, tensors_of: Callable, free_features: tuple[str, ...]) -> LaidCase:
+    tensors = [spec for spec in tensors_of(case) if len(spec[1]) > 0]
+    name, shape, axes = tensors[0]
+    first = draw(layouts(shape, axes, ("all at once",), name not in free_features))
+    chosen = (first, *(Layout() for _ in tensors[1:]))
+    return LaidCase(case, tuple(name for name, *_ in tensors), tuple(spec[1] for spec in tensors), chosen)
 
 
 _arguments: dict[LaidCase, tuple[tuple, tuple]] = {}  # per process: the same for every submission

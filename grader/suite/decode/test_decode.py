@@ -16,6 +16,7 @@ from dataclasses import replace
 from functools import lru_cache
 
 import torch
+from hypothesis import strategies as st
 
 from grader.suite import VISIBLE, graded
 from grader.suite.decode.cached_keys import expect_cached_keys, expect_cached_slots
@@ -45,7 +46,7 @@ from grader.suite.decode.tables import (
 )
 from grader.suite.draw import for_each
 from grader.suite.expect import Fail, expect_dtype, expect_shape
-from grader.suite.layouts import expect_layouts_accepted, laid_arguments, laid_cases
+from grader.suite.layouts import every_layout_at_once, expect_layouts_accepted, laid_arguments, laid_cases
 
 STEPS = (
     "Decoding one token at a time must give what one pass over the whole sequence gives: each new token's "
@@ -210,7 +211,11 @@ VIEWS = (
 )
 
 
-@for_each(laid_cases(decode_domain(), DecodeCase.tensor_specs, ("attention_mask", "position_ids")), count=3)
+@for_each(
+    laid_cases(decode_domain(), DecodeCase.tensor_specs, ("attention_mask", "position_ids")),
+    count=3,
+    edges=st.tuples(every_layout_at_once(decode_domain(), DecodeCase.tensor_specs, ("attention_mask", "position_ids"))),
+)
 def _views_accepted(student, laid):
     inputs = build(laid.case)
     names = [name for name in ("attention_mask", "position_ids") if name in inputs.kwargs]
@@ -242,6 +247,7 @@ def test_inputs_untouched_and_views_accepted(student):
 
 test_inputs_untouched_and_views_accepted.prepare = lambda: (_views_accepted.prepare(), _value_cases())
 _views_accepted.grading = test_inputs_untouched_and_views_accepted.grading  # visible: a failure names its layout
+test_inputs_untouched_and_views_accepted.draws = _views_accepted.draws  # the draws table holds them
 
 
 def _laid_tensors(laid) -> list[torch.Tensor]:
