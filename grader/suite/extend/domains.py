@@ -147,13 +147,22 @@ def default_cases() -> st.SearchStrategy:
     return st.one_of(plain, extend_cases("default"))
 
 
+def _with_attention_factor(case: ExtendCase, value: float) -> ExtendCase:
+    params = tuple(item for item in case.params if item[0] != "attention_factor")
+    return ExtendCase(**{**case.__dict__, "params": (*params, ("attention_factor", value))})
+
+
+def factor_one_edges() -> st.SearchStrategy:
+    """yarn at a factor of 1 with and without its own attention_factor, in every run: the one case where a
+    factor of 1 does not mean attention_factor 1.0, and the one beside it where it does."""
+    given = st.builds(lambda case: _with_attention_factor(case, 1.3), extend_cases("yarn", 1.0, "within"))
+    return st.tuples(given.filter(fair), cases("yarn", 1.0, "within"))
+
+
 def attention_edges() -> st.SearchStrategy:
     """One case of each kind the attention factor depends on, in every run: yarn with and without its
     own attention_factor, and a type that carries yarn's key but must ignore it."""
-    given = st.builds(
-        lambda case: ExtendCase(**{**case.__dict__, "params": (*case.params, ("attention_factor", 1.2))}),
-        extend_cases("yarn"),
-    )
+    given = st.builds(lambda case: _with_attention_factor(case, 1.2), extend_cases("yarn"))
     foreign = st.builds(
         lambda case, kind: ExtendCase(**{**case.__dict__, "rope_type": kind, "params": (("attention_factor", 1.25),)}),
         extend_cases("linear"),

@@ -14,7 +14,7 @@ from grader.student import NotATensor
 from grader.suite import HIDDEN, VISIBLE, graded
 from grader.suite.draw import answer, for_each
 from grader.suite.expect import Fail, as_tensor, diagnose, expect, expect_shape, within
-from grader.suite.extend.domains import ExtendCase, attention_edges, cases, default_cases
+from grader.suite.extend.domains import ExtendCase, attention_edges, cases, default_cases, factor_one_edges
 from grader.suite.extend.mistakes import frequency_mistakes
 from grader.suite.extend.oracle import oracle_extend
 from grader.suite.extend.tolerances import attention_tolerance, frequency_tolerance
@@ -90,16 +90,20 @@ def test_default_frequencies(student, case):
 
 
 @graded(points=1, family="default", visibility=HIDDEN)
-@for_each(cases(factor=1.0, seq="within"), count=8)
+@for_each(cases(factor=1.0, seq="within"), count=8, edges=factor_one_edges())
 def test_a_factor_of_one_changes_nothing(student, case):
-    """A factor of 1 gives the default frequencies (dynamic: within L) and attention_factor 1."""
+    """A factor of 1 gives the default frequencies (dynamic: within L) and attention_factor 1, or the one a yarn
+    config gives."""
     expect_frequencies(student, case)
-    if not (case.rope_type == "yarn" and dict(case.params).get("attention_factor") is not None):
-        factor = _attention_factor(_output(student, case))
-        expect(
-            abs(factor - 1.0) <= attention_tolerance(1.0),
-            f"A factor of 1 must give attention_factor 1, got {factor:g}.",
-        )
+    given = dict(case.params).get("attention_factor") if case.rope_type == "yarn" else None
+    expected = 1.0 if given is None else float(given)
+    factor = _attention_factor(_output(student, case))
+    expect(
+        abs(factor - expected) <= attention_tolerance(expected),
+        f"A factor of 1 must give attention_factor 1, got {factor:g}."
+        if given is None
+        else f"A factor of 1 keeps the attention_factor a yarn config gives ({expected:g}); got {factor:g}.",
+    )
 
 
 @graded(points=2, family="linear", visibility=VISIBLE)

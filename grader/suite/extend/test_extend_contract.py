@@ -58,10 +58,7 @@ def _span(mask: torch.Tensor) -> str:
     return "no pair" if not found else f"{found[0]} to {found[-1]}" if len(found) > 1 else str(found[0])
 
 
-@graded(points=1, family="contract", visibility=VISIBLE)
-@for_each(cases(), count=5)
-def test_returns_float32_frequencies_and_a_float(student, case: ExtendCase):
-    """A pair: inv_freq, a float32 tensor [D/2], and attention_factor, a Python float."""
+def _expect_contract(student, case: ExtendCase) -> None:
     output = _output(student, case)
     _attention_factor(output)
     inv_freq = as_tensor(output[0], f"{OP}'s inv_freq", strict=True)
@@ -69,6 +66,37 @@ def test_returns_float32_frequencies_and_a_float(student, case: ExtendCase):
     expect_dtype(inv_freq, torch.float32, f"{OP}'s inv_freq")
     returned = output[1].returned if isinstance(output[1], NotATensor) else type(output[1]).__name__
     expect(type(output[1]) is float, f"attention_factor must be a Python float, got {returned}.")
+
+
+@for_each(cases(), count=5, key="grader.suite.test_extend.test_returns_float32_frequencies_and_a_float")
+def _contract_of_drawn_cases(student, case: ExtendCase) -> None:
+    _expect_contract(student, case)
+
+
+@graded(points=1, family="contract", visibility=VISIBLE)
+def test_returns_float32_frequencies_and_a_float(student):
+    """A pair: inv_freq, a float32 tensor [D/2], and attention_factor, a Python float: for drawn cases and for the
+    call of every case the other tests judge (shared calls), so that no type or branch of the formula escapes it."""
+    _contract_of_drawn_cases(student)
+    for case in _judged_cases():
+        try:
+            _expect_contract(student, case)
+        except (StudentError, SubmissionCrashed):
+            continue  # a call that raised is its own tests' business
+        except AssertionError as failure:
+            raise Fail(f"{failure} (Failing input: {case.describe()}.)") from None
+
+
+def _judged_cases() -> tuple[ExtendCase, ...]:
+    """Every drawn case the value and band tests judge (their calls are shared through ``answer``)."""
+    tests = [getattr(test_extend, name) for name in dir(test_extend) if name.startswith("test_")]
+    tests.append(test_fast_pairs_kept_slow_pairs_divided)
+    return tuple(dict.fromkeys(case for test in tests for case in test.prepare()))
+
+
+test_returns_float32_frequencies_and_a_float.prepare = lambda: (_contract_of_drawn_cases.prepare(), _judged_cases())
+test_returns_float32_frequencies_and_a_float.draws = _contract_of_drawn_cases.draws
+_contract_of_drawn_cases.grading = test_returns_float32_frequencies_and_a_float.grading  # visible: names its input
 
 
 BAD_CALLS = (
@@ -116,10 +144,9 @@ def _changes(given: dict, after: dict) -> str:
 
 
 def _called_cases() -> tuple[ExtendCase, ...]:
-    """Every drawn case the value and band tests call with a scaling dict (their calls are shared)."""
-    tests = [getattr(test_extend, name) for name in dir(test_extend) if name.startswith("test_")]
-    tests += [test_fast_pairs_kept_slow_pairs_divided, test_returns_float32_frequencies_and_a_float]
-    return tuple(case for test in tests for case in test.prepare() if case.rope_type is not None)
+    """Every drawn case the value, band and contract tests call with a scaling dict (their calls are shared)."""
+    drawn = _judged_cases() + _contract_of_drawn_cases.prepare()
+    return tuple(case for case in dict.fromkeys(drawn) if case.rope_type is not None)
 
 
 @graded(points=1, family="inputs", visibility=VISIBLE)
