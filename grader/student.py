@@ -24,7 +24,9 @@ Operations (``op``) come from the exercise table, ``poslab.exercises.EXERCISES``
     such parameter, its one buffer of that shape, with the note ``TABLE_IN_BUFFER``; with neither,
     the call raises ``CannotCheck``), optional ``dtype`` (a torch dtype name such as
     ``"float64"``; the module is moved with ``.to(dtype)`` after the copy) and optional ``device``
-    (``"meta"``: the module is moved with ``.to("meta")``); returns ``forward(x)``.
+    (``"meta"``: the module is moved with ``.to("meta")``); returns ``forward(x)``. With ``upstream`` (a
+    tensor of out's shape) it returns ``(forward(x), gradient)``: the gradient of ``sum(out * upstream)``
+    in the module's one ``[max_len, d_model]`` parameter, or None when out has no graph back to it.
 
 Arguments may be ``None``, bool, int, float, str, tuples/lists of those, and ``torch.Tensor``
 (any real dtype, on ``cpu`` or ``meta``). A tensor wrapped in ``grader.argument_layout.Viewed(t, layout)``

@@ -13,6 +13,8 @@ import math
 from typing import Any
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
 
 from . import protocol, tensor_codec
 from .protocol import FindingCode, NoteCode
@@ -41,6 +43,15 @@ def run_op(op: str, target: Any, args: list | tuple, kwargs: dict, notes: list |
     Every call starts from the same random state, so a submission that draws random numbers (a
     module's starting table) answers the same call the same way in every grading."""
     torch.random.default_generator.manual_seed(0)  # the CPU generator alone: torch.manual_seed costs 0.3 ms
+    if kwargs.get("device") == "meta" or any(
+        isinstance(value, torch.Tensor) and value.device.type == "meta" for value in (*args, *kwargs.values())
+    ):
+        with GpuDeviceChecks():
+            return _run(op, target, args, kwargs, notes)
+    return _run(op, target, args, kwargs, notes)
+
+
+def _run(op: str, target: Any, args: list | tuple, kwargs: dict, notes: list | None) -> Any:
     if op == LEARNED_PARAMETERS:
         return tuple(target(max_len=kwargs["max_len"], d_model=kwargs["d_model"]).parameters())
     if op == LEARNED_BUFFERS:
@@ -50,26 +61,67 @@ def run_op(op: str, target: Any, args: list | tuple, kwargs: dict, notes: list |
     return target(*args, **kwargs)
 
 
-def learned_forward(cls, notes: list, max_len, d_model, x, table=None, dtype=None, device=None):
+# Ops a GPU runs with index tensors left on the CPU (advanced indexing), or that copy across devices.
+CROSS_DEVICE_OPS = frozenset(
+    ("index", "index_put", "index_put_", "_index_put_impl_", "copy_", "_to_copy", "to", "_copy_from")
+)
+
+
+class GpuDeviceChecks(TorchDispatchMode):
+    """On the meta device, the check a GPU makes of every op: its tensors on one device (a 0-dim CPU
+    tensor aside, which a GPU takes as a number). The meta kernels of some ops (embedding, index_select,
+    mm, gather) skip it, so a helper tensor left on the CPU passed there and fails on a GPU."""
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func.overloadpacket.__name__ not in CROSS_DEVICE_OPS:
+            devices = {
+                tensor.device.type
+                for tensor in tree_leaves((args, kwargs))
+                if isinstance(tensor, torch.Tensor) and not (tensor.dim() == 0 and tensor.device.type == "cpu")
+            }
+            if len(devices) > 1:
+                first, second = sorted(devices)
+                raise RuntimeError(
+                    f"Expected all tensors to be on the same device, but found at least two devices, {first} and "
+                    f"{second} (in {func.overloadpacket.__name__}; a GPU raises this, the meta device alone does not)"
+                )
+        return func(*args, **kwargs)
+
+
+def learned_forward(cls, notes: list, max_len, d_model, x, table=None, dtype=None, device=None, upstream=None):
     module = cls(max_len=max_len, d_model=d_model)
     if table is not None:
-        shape = (max_len, d_model)
-        parameters = [p for p in module.parameters() if tuple(p.shape) == shape]
-        buffers = [b for b in module.buffers() if tuple(b.shape) == shape]
-        # A table kept as a buffer is a mistake of its own ("one trainable table"); the forward
-        # tests still judge the forward, with the test's table put into that buffer.
-        tables = parameters if parameters else buffers
-        if len(tables) != 1:
-            raise Finding(FindingCode.NO_TABLE, parameters=len(parameters), buffers=len(buffers))
-        if not parameters:
-            notes.append(NoteCode.TABLE_IN_BUFFER)
         with torch.no_grad():
-            tables[0].copy_(table)
+            module_table(module, (max_len, d_model), notes).copy_(table)
     if dtype is not None:
         module = module.to(protocol.DTYPES[dtype])
     if device is not None:
         module = module.to(device)
-    return module(x)
+    if upstream is None:
+        return module(x)
+    # Forward's graph back to the table, whether or not the table is registered as trainable (that is
+    # "one trainable table"'s business): the table is watched for this one call.
+    watched = module_table(module, (max_len, d_model), notes).requires_grad_(True)
+    out = module(x)
+    if not (isinstance(out, torch.Tensor) and out.requires_grad and out.shape == upstream.shape):
+        return out, None
+    (gradient,) = torch.autograd.grad((out * upstream).sum(), [watched], allow_unused=True)
+    return out, gradient
+
+
+def module_table(module: Any, shape: tuple[int, int], notes: list) -> torch.Tensor:
+    """The module's one parameter of ``shape`` or, with none, its one buffer of that shape (noted: a table
+    kept as a buffer is a mistake of its own, "one trainable table", and the other tests still judge the
+    forward with it); with neither, or several, a ``NO_TABLE`` finding."""
+    parameters = [p for p in module.parameters() if tuple(p.shape) == shape]
+    buffers = [b for b in module.buffers() if tuple(b.shape) == shape]
+    tables = parameters if parameters else buffers
+    if len(tables) != 1:
+        raise Finding(FindingCode.NO_TABLE, parameters=len(parameters), buffers=len(buffers))
+    if not parameters:
+        notes.append(NoteCode.TABLE_IN_BUFFER)
+    return tables[0]
 
 
 def type_name(value: Any) -> str:

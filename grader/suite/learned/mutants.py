@@ -27,6 +27,24 @@ MUTANTS: tuple[MutantSpec, ...] = (
         ((LEARNED_TABLE, 'self.register_buffer("table", torch.randn(max_len, d_model) * 0.02)'),),
     ),
     MutantSpec(
+        "learned_table_detached",
+        "learned",
+        "adds self.table.data: a parameter, but forward keeps no graph to it, so training never changes it",
+        ((LEARNED_ADD, "return x + self.table.data[:seq_len]"),),
+    ),
+    MutantSpec(
+        "learned_positions_on_the_cpu",
+        "learned",
+        "index_select with positions built on the CPU: on a GPU the index and the table meet on two devices",
+        ((LEARNED_ADD, "return x + self.table.index_select(0, torch.arange(seq_len))"),),
+    ),
+    MutantSpec(
+        "learned_view_not_reshape",
+        "learned",
+        "flattens x with view, not reshape: a transposed or sliced x raises",
+        ((LEARNED_ADD, "return (x.view(x.shape[0], -1) + self.table[:seq_len].reshape(-1)).view(x.shape)"),),
+    ),
+    MutantSpec(
         "learned_last_rows",
         "learned",
         "adds table[-T:] (the last rows) instead of table[:T]",

@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 
 import torch
+from hypothesis import strategies as st
 
-from grader.student import StudentError
+from grader.student import NotATensor, StudentError
 from grader.suite import HIDDEN, VISIBLE, graded
 from grader.suite.attention.oracle import oracle_attention
 from grader.suite.draw import answer, expect_inputs_left, for_each
@@ -28,9 +29,9 @@ from grader.suite.expect import (
     within,
 )
 from grader.suite.inputs import meta, permutation, randn
-from grader.suite.layouts import expect_layouts_accepted, laid_cases
+from grader.suite.layouts import every_layout_at_once, expect_layouts_accepted, laid_cases
 from grader.suite.learned.domains import EmbeddingCase, embedding_cases
-from grader.suite.learned.tolerances import sum_tolerance
+from grader.suite.learned.tolerances import batch_sum_tolerance, sum_tolerance
 
 ADD_FIRST_ROWS = "forward(x) must return x + table[:T], where T = x.shape[1] (row t of the table for position t)."
 
@@ -65,7 +66,7 @@ def _expect_adds_first_rows(student, x: torch.Tensor, table: torch.Tensor, key: 
         raise AssertionError(ADD_FIRST_ROWS + hint)
 
 
-@graded(points=2, family="parameters", visibility=VISIBLE)
+@graded(points=1, family="parameters", visibility=VISIBLE)
 def test_one_trainable_table(student):
     """The module owns exactly one trainable parameter, of shape [max_len, d_model]."""
     for max_len, d_model in ((12, 6), (3, 40)):
@@ -89,6 +90,34 @@ def test_one_trainable_table(student):
         )
         expect_shape(parameters[0], (max_len, d_model), "The table parameter")
         expect(parameters[0].requires_grad, "The table must be trainable (requires_grad=True).")
+
+
+@graded(points=1, family="parameters", visibility=HIDDEN)
+def test_gradients_reach_the_table(student):
+    """Training reaches the table through forward: each row read gets its positions' gradient.
+
+    The gradient of sum(out * g) in the table is g summed over the batch in rows 0 .. T - 1, and zero in the
+    rows forward did not read."""
+    x, upstream, table = randn(3, 5, 4, seed=391), randn(3, 5, 4, seed=392), randn(7, 4, seed=393)
+    output = student.call("learned.forward", max_len=7, d_model=4, x=x, table=table, upstream=upstream).output
+    gradient = output[1] if isinstance(output, tuple) and len(output) == 2 else None
+    expect(
+        not isinstance(gradient, NotATensor) and gradient is not None,
+        "No gradient reached the table from forward(x): training would never change it. Add the parameter "
+        "itself (self.table[:T]), not self.table.data or a detached copy, and do not run forward under "
+        "torch.no_grad().",
+    )
+    expected = torch.zeros(7, 4, dtype=torch.float64)
+    expected[:5] = upstream.double().sum(0)
+    tolerance = torch.zeros(7, 4, dtype=torch.float64)
+    tolerance[:5] = batch_sum_tolerance(upstream)
+    gradient = as_tensor(gradient, "the table's gradient")
+    expect_shape(gradient, (7, 4), "the table's gradient")
+    expect(
+        within(gradient, expected, tolerance),
+        "The table's gradient is not the one of x + table[:T]: row t must receive the gradient of position t "
+        "summed over the batch, and rows T and beyond nothing.",
+    )
 
 
 @graded(points=1, family="parameters", visibility=HIDDEN)
@@ -259,7 +288,11 @@ VIEWS = (
 
 
 @graded(points=1, family="inputs", visibility=HIDDEN)
-@for_each(laid_cases(embedding_cases(), EmbeddingCase.tensor_specs), count=3)
+@for_each(
+    laid_cases(embedding_cases(), EmbeddingCase.tensor_specs),
+    count=3,
+    edges=st.tuples(every_layout_at_once(embedding_cases(), EmbeddingCase.tensor_specs)),
+)
 def test_non_contiguous_input(student, laid):
     """forward accepts x in any layout (transposed from sequence first, strided, sliced, broadcast over the batch)."""
     case = laid.case
