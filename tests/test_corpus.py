@@ -1,12 +1,13 @@
 """The grader on code written the way other people write it (tests/corpus, issue 11).
 
-* every ``correct/c*.py``, ``batch3/correct/b3c*.py``, ``batch4/`` to ``batch6/correct/b*c*.py``
+* every ``correct/c*.py``, ``batch3/correct/b3c*.py``, ``batch4/`` to ``batch7/correct/b*c*.py``
   gets full marks on every exercise it implements;
 * every bug of ``corpus/bugs.py`` (one realistic mistake each, written as edits to a correct file)
-  and of ``batch3/bugs/`` to ``batch6/bugs/`` (written independently, from the stubs and
+  and of ``batch3/bugs/`` to ``batch7/bugs/`` (written independently, from the stubs and
   the public tests only, each one changed line of a correct file of its batch; its first line names its
   exercise and its base) loses points in its own exercise and nowhere else (batches 4, 5 and 6 are decode,
-  extend and t5 alone: their files define nothing else, so they are graded on that exercise).
+  extend and t5 alone, batch 7's files decode, extend, learned or rope each: their files define nothing else,
+  so they are graded on that exercise).
   A bug is graded on every exercise its change can reach (``tests/corpus/reach.py``: what the exercise's
   names lead to through the file); the others run its base's code unchanged, and the base gets full marks.
 
@@ -44,7 +45,9 @@ BATCH5_CORRECT = sorted((CORPUS / "batch5" / "correct").glob("b5c*.py"))
 BATCH5_BUGS = sorted((CORPUS / "batch5" / "bugs").glob("b5b*.py"))
 BATCH6_CORRECT = sorted((CORPUS / "batch6" / "correct").glob("b6c*.py"))
 BATCH6_BUGS = sorted((CORPUS / "batch6" / "bugs").glob("b6b*.py"))
-INDEPENDENT_CORRECT = CORRECT + BATCH3_CORRECT + BATCH4_CORRECT + BATCH5_CORRECT + BATCH6_CORRECT
+BATCH7_CORRECT = sorted((CORPUS / "batch7" / "correct").glob("b7*c*.py"))
+BATCH7_BUGS = sorted((CORPUS / "batch7" / "bugs").glob("b7*b*.py"))
+INDEPENDENT_CORRECT = CORRECT + BATCH3_CORRECT + BATCH4_CORRECT + BATCH5_CORRECT + BATCH6_CORRECT + BATCH7_CORRECT
 
 
 # Each corpus file's exercise takes well under a second; a file that hangs (b6b04 loops forever on some
@@ -152,9 +155,18 @@ def test_the_independent_batches_are_whole():
     assert len(BATCH6_CORRECT) == 5 and len(BATCH6_BUGS) == 8
     assert {bug_exercise(path) for path in BATCH6_BUGS} == {"t5"}
     assert all(implemented(path.read_text(encoding="utf-8")) == ["t5"] for path in BATCH6_CORRECT + BATCH6_BUGS)
+    assert len(BATCH7_CORRECT) == 23 and len(BATCH7_BUGS) == 31
+    for path in BATCH7_CORRECT + BATCH7_BUGS:  # one exercise a file: decode, extend, learned or rope
+        assert implemented(path.read_text(encoding="utf-8")) == [EXERCISE_OF_TAG[path.name[2]]], path.name
+    assert all(bug_exercise(path) == EXERCISE_OF_TAG[path.name[2]] for path in BATCH7_BUGS)
 
 
-@pytest.mark.parametrize("path", BATCH3_BUGS + BATCH4_BUGS + BATCH5_BUGS + BATCH6_BUGS, ids=lambda path: path.stem)
+EXERCISE_OF_TAG = {"d": "decode", "e": "extend", "l": "learned", "r": "rope"}  # batch 7's file names: b7<tag>...
+
+
+@pytest.mark.parametrize(
+    "path", BATCH3_BUGS + BATCH4_BUGS + BATCH5_BUGS + BATCH6_BUGS + BATCH7_BUGS, ids=lambda path: path.stem
+)
 def test_every_independent_bug_loses_points_in_its_own_exercise_only(grading, path):
     source = path.read_text(encoding="utf-8")
     exercises = reached_from(bug_base(path), source, bug_exercise(path)) if path in BATCH3_BUGS else None

@@ -1,0 +1,23 @@
+# style: nn.Embedding submodule (Hugging Face GPT-2 / nanoGPT "wpe") called on arange(T)[None] built on x's device, explicit ValueError check, keyword-only torch.add(input=, other=); N(0, 1) init
+"""Learned absolute positional embeddings: one trainable row per position."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+class LearnedPositionalEmbedding(nn.Module):
+    """One trainable [max_len, d_model] table, added to the input."""
+
+    def __init__(self, max_len: int, d_model: int) -> None:
+        super().__init__()
+        self.wpe = nn.Embedding(max_len, d_model)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """x [B, T, d_model] -> x + table[:T]."""
+        T = x.shape[1]
+        if T > self.wpe.num_embeddings:
+            raise ValueError(f"T={T} exceeds max_len={self.wpe.num_embeddings} learned positions")
+        pos_ids = torch.arange(0, T, dtype=torch.long, device=x.device).unsqueeze(0)  # [1, T]
+        return torch.add(input=x, other=self.wpe(pos_ids))
