@@ -99,3 +99,15 @@ FAMILY_WORDS = {
 
 def family_words(family: str) -> str:
     return FAMILY_WORDS.get(family, family.replace("_", " ") or "other properties")
+
+
+class PromiseKind(StrEnum):
+    """What kind of promise a clause of an exercise's spec makes (the ``kind`` column of each
+    ``grader/suite/<id>/clauses.md``); every kind but a value has a mutant that only its tests catch."""
+
+    VALUE = "value"
+    SHAPE_OR_DTYPE = "shape or dtype"
+    ERROR = "error"
+    BEHAVIOUR = "behaviour"  # what a module registers, how it trains and moves, side effects, speed
+    DOMAIN = "domain"  # an argument's whole range, the values the defaults never reach included
+    NOT_GRADED = "not graded"  # teaching text, or outputs the spec leaves free

@@ -168,13 +168,15 @@ MUTANTS: tuple[MutantSpec, ...] = (
 
 CLAUSES = """# {id}: its spec, clause by clause, and the hidden tests that check it
 
-Each row quotes the spec and names the tests that check it (`tests/test_spec_table.py` checks that
-every clause and every test has a row; "none" marks a clause no test checks yet).
+Each row quotes the spec, says what kind of promise it is (value, shape or dtype, error, behaviour, domain,
+or not graded), names the tests that check it and, for every kind but a value, the mutants (in mutants.py)
+that break that promise alone (`tests/test_spec_table.py` checks all of it; "none" marks a clause no test
+checks yet, and "-" a row with no mutant).
 
-| clause | tests |
-| --- | --- |
-| `{id}(x) -> x + p for the token at position p` | adds each position |
-| `x  [..., T, D], float32 or float64` | adds each position |
-| `Positions start at 0.` | adds each position |
-| `Do not modify x.` | none |
+| clause | kind | tests | mutants |
+| --- | --- | --- | --- |
+| `{id}(x) -> x + p for the token at position p` | value | adds each position | - |
+| `x  [..., T, D], float32 or float64` | value | adds each position | - |
+| `Positions start at 0.` | value | adds each position | - |
+| `Do not modify x.` | not graded | none | - |
 """

@@ -93,4 +93,15 @@ MUTANTS: tuple[MutantSpec, ...] = (
         ),
         slow=True,
     ),
+    MutantSpec(
+        "alibi_bias_float64",
+        "alibi",
+        "the distances in float64, so the bias comes out float64 (the spec: float32)",
+        (
+            (
+                "positions = torch.arange(seq_len, dtype=torch.float32)",
+                "positions = torch.arange(seq_len, dtype=torch.float64)",
+            ),
+        ),
+    ),
 )

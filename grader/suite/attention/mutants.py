@@ -102,4 +102,21 @@ MUTANTS: tuple[MutantSpec, ...] = (
         "exp / sum without subtracting the max: overflows",
         ((SOFTMAX, "weights = logits.exp() / logits.exp().sum(-1, keepdim=True)"),),
     ),
+    MutantSpec(
+        "attention_bias_needs_the_full_shape",
+        "attention",
+        "the bias is viewed as the logits' full shape: a bias that broadcasts (one row of keys for every query) raises",
+        (
+            (
+                "logits = logits + bias.to(dtype=logits.dtype, device=logits.device)",
+                "logits = logits + bias.to(dtype=logits.dtype, device=logits.device).view(logits.shape)",
+            ),
+        ),
+    ),
+    MutantSpec(
+        "attention_out_shaped_like_q",
+        "attention",
+        "out viewed as q's shape: right only when v's feature size Dv equals D",
+        (("return weights @ v, weights", "return (weights @ v).view(q.shape), weights"),),
+    ),
 )

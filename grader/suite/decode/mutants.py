@@ -175,4 +175,21 @@ MUTANTS: tuple[MutantSpec, ...] = (
             ),
         ),
     ),
+    MutantSpec(
+        "decode_pairing_ignored",
+        "decode",
+        "every token rotated with the half pairing, whatever pairing says",
+        (("return _turned(x, at, inv_freq, pairing)", 'return _turned(x, at, inv_freq, "half")'),),
+    ),
+    MutantSpec(
+        "decode_outputs_in_float64",
+        "decode",
+        "out and cached_keys computed and returned in float64 for float32 inputs (the spec: q's dtype)",
+        (
+            (
+                "return torch.cat(outputs, dim=-2), store.keys",
+                "return torch.cat(outputs, dim=-2).double(), store.keys.double()",
+            ),
+        ),
+    ),
 )

@@ -97,4 +97,65 @@ MUTANTS: tuple[MutantSpec, ...] = (
         "an unknown rope_type raises KeyError from the lookup, not ValueError",
         (("require(rope_type in ROPE_TYPES,", "require(True,"),),
     ),
+    MutantSpec(
+        "extend_odd_head_dim_rounded_down",
+        "extend",
+        "an odd head_dim rounded down to even, not rejected with ValueError",
+        (
+            (
+                'require(head_dim >= 4, f"head_dim must be an even int >= 4, got {head_dim!r}")',
+                'require(head_dim >= 4, f"head_dim must be an even int >= 4, got {head_dim!r}")\n    head_dim -= head_dim % 2',
+            ),
+        ),
+    ),
+    MutantSpec(
+        "extend_base_ignored",
+        "extend",
+        "the base argument ignored: every schedule starts from 10000",
+        (
+            (
+                "schedule = rope_schedule(ROPE_TYPES[rope_type], head_dim, base, factor,",
+                "schedule = rope_schedule(ROPE_TYPES[rope_type], head_dim, 10000.0, factor,",
+            ),
+        ),
+    ),
+    MutantSpec(
+        "extend_foreign_attention_factor",
+        "extend",
+        "an attention_factor key is read for every rope_type, not only yarn's",
+        (
+            (
+                'attention_factor = scaling.get("attention_factor") if rope_type == "yarn" else None',
+                'attention_factor = scaling.get("attention_factor")',
+            ),
+        ),
+    ),
+    MutantSpec(
+        "extend_yarn_beta_fast_default_16",
+        "extend",
+        "yarn's beta_fast defaults to 16, not 32",
+        (
+            (
+                "def _yarn(\n    head_dim, base, factor, original_len, current_len, beta_fast: float = 32.0",
+                "def _yarn(\n    head_dim, base, factor, original_len, current_len, beta_fast: float = 16.0",
+            ),
+        ),
+    ),
+    MutantSpec(
+        "extend_llama3_low_default_2",
+        "extend",
+        "llama3's low_freq_factor defaults to 2, not 1",
+        (("low_freq_factor: float = 1.0", "low_freq_factor: float = 2.0"),),
+    ),
+    MutantSpec(
+        "extend_numpy_attention_factor",
+        "extend",
+        "attention_factor returned as a numpy float64 (the spec: a Python float)",
+        (
+            (
+                "return schedule.inv_freq, float(schedule.attention_scale if attention_factor is None else attention_factor)",
+                'return schedule.inv_freq, __import__("numpy").float64(schedule.attention_scale if attention_factor is None else attention_factor)',
+            ),
+        ),
+    ),
 )

@@ -91,4 +91,16 @@ MUTANTS: tuple[MutantSpec, ...] = (
         "assumes x is [B, H, T, D]: fails on other leading shapes",
         ((ROPE_POSITIONS, "batch, heads, seq_len, _ = x.shape\n    " + ROPE_POSITIONS),),
     ),
+    MutantSpec(
+        "rope_python_loop",
+        "rope",
+        "a Python loop over positions, one token rotated at a time",
+        (
+            (
+                "return apply_rotary(x, rope_inverse_frequencies(x.shape[-1], base, torch.float64), positions)",
+                "inv_freq = rope_inverse_frequencies(x.shape[-1], base, torch.float64)\n    at = torch.arange(x.shape[-2], device=x.device) if positions is None else positions\n    return torch.cat([apply_rotary(x[..., t : t + 1, :], inv_freq, at[t : t + 1]) for t in range(x.shape[-2])], dim=-2)",
+            ),
+        ),
+        slow=True,
+    ),
 )

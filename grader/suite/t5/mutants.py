@@ -97,4 +97,33 @@ MUTANTS: tuple[MutantSpec, ...] = (
         ),
         slow=True,
     ),
+    MutantSpec(
+        "t5_buckets_int32",
+        "t5",
+        "buckets returned as int32, not a LongTensor (they still index a table)",
+        (
+            (
+                "return offset + torch.where(distance < max_exact, distance, log_spaced)",
+                "return (offset + torch.where(distance < max_exact, distance, log_spaced)).int()",
+            ),
+        ),
+    ),
+    MutantSpec(
+        "t5_abs_in_place",
+        "t5",
+        "abs_() on relative_position: a long tensor given is the caller's, now made non-negative",
+        (("distance = relative_position.abs()", "distance = relative_position.abs_()"),),
+    ),
+    MutantSpec(
+        "t5_flattens_to_two_axes",
+        "t5",
+        "relative_position of three or more axes flattened to two: buckets of another shape",
+        (
+            (
+                "relative_position = torch.as_tensor(relative_position).long()",
+                "relative_position = torch.as_tensor(relative_position).long()\n"
+                "    relative_position = relative_position.flatten(1) if relative_position.dim() > 2 else relative_position",
+            ),
+        ),
+    ),
 )
