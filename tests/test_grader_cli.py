@@ -15,6 +15,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections import Counter
 from pathlib import Path
 
 import psutil
@@ -24,6 +25,8 @@ from grader import cli
 from grader.api import load_submission, submission_id_for
 from grader.mutants import list_mutants
 from grader.release import ReleaseError, build_bundle
+from grader.suite.promises import all_promises, kind_of_mutant
+from grader.vocabulary import PromiseKind
 from tests.grading_fixtures import shared_judges
 from tests.hostile._support import PROBE_MAX, reference_submission, require_bwrap
 
@@ -217,11 +220,11 @@ def test_an_interrupted_write_leaves_the_old_file_whole(tmp_path, monkeypatch):
 def test_validate_passes_with_the_real_suite_and_the_mutants_of_the_exercises_asked_for(capsys):
     # Every mutant is judged in tests/test_suite_scores.py; this checks the command, in this process
     # (--help runs the real command line), on the mutants of two exercises with no deliberately slow
-    # mutant (one waits out its exercise's speed tests: t5's, 8 s), with one worker (a second one only
+    # mutant (one waits out its exercise's speed tests: t5's, 8 s; rope's loop too), with one worker (a second one only
     # imports torch again). The reference is graded on all eight exercises (20 points each), each
     # mutant on its own exercise.
     require_bwrap()
-    exercises = ("rope", "extend")
+    exercises = ("learned", "extend")
     code = cli.main(["validate", "--jobs", "1", *(f"--exercise={exercise}" for exercise in exercises)])
     run = capsys.readouterr()
     assert code == 0, run.out[-3000:] + run.err[-3000:]
@@ -234,6 +237,11 @@ def test_validate_passes_with_the_real_suite_and_the_mutants_of_the_exercises_as
     }
     assert all(verdict[1].endswith("/20") for verdict in verdicts.values()), verdicts  # its exercise alone
     assert f"{len(asked)} mutants, 0 problem(s)" in run.out
+    table = all_promises()
+    kinds = Counter(kind_of_mutant(name, table) for name in asked)
+    assert kinds[PromiseKind.BEHAVIOUR] and kinds[PromiseKind.DOMAIN] and kinds[PromiseKind.ERROR]
+    by_kind = ", ".join(f"{kind} {count}/{count}" for kind in PromiseKind if (count := kinds[kind]))
+    assert f"by kind of promise: {by_kind}" in run.out
 
 
 def test_validate_says_which_exercises_it_knows(capsys):

@@ -12,7 +12,7 @@ import torch
 
 from grader.mutation.equivalents import EquivalentsError, claim_for, load_equivalents, load_file
 from grader.mutation.generate import generate
-from grader.mutation.recording import differences, digest_of
+from grader.mutation.recording import changed_tests, differences, digest_of
 from poslab.config import PROJECT_ROOT
 from poslab.exercises import EXERCISE_IDS
 
@@ -93,6 +93,12 @@ def test_differences_allow_the_named_members_call_by_call():
     assert differences(reference, {("t", "op", "1"): "r1"}, {"t"}) == ["t: op was called only for the reference"]
 
 
+def test_the_tests_that_saw_a_mutant_are_those_with_another_answer_or_another_call():
+    reference = {("t", "op", "1"): "r1", ("u", "op", "1"): "r", ("w", "op", "1"): "r", ("other", "op", "1"): "x"}
+    mutant = {("t", "op", "1"): "m1", ("u", "op", "1"): "r", ("v", "op", "2"): "m", ("other", "op", "1"): "y"}
+    assert changed_tests(reference, mutant, {"t", "u", "v", "w"}) == {"t", "v", "w"}
+
+
 def test_the_command_scores_an_exercise_and_checks_its_equivalents(tmp_path):
     report = tmp_path / "mutation.json"
     done = subprocess.run(
@@ -108,3 +114,9 @@ def test_the_command_scores_an_exercise_and_checks_its_equivalents(tmp_path):
     data = json.loads(report.read_text())
     assert data["passed"] and data["survivors"] == [] and data["false_equivalents"] == []
     assert data["scores"][0]["exercise"] == "learned" and data["scores"][0]["equivalent"] > 0
+    # By kind: every killed mutant counts for the kinds of the tests it failed (learned's table has values,
+    # an error and behaviours), each kind at the target.
+    kinds = {score["kind"]: score for score in data["kinds"]}
+    assert {"value", "error", "behaviour"} <= set(kinds)
+    assert all(score["killed"] == score["touched"] > 0 for score in kinds.values()), kinds
+    assert "by kind of promise" in done.stdout and "behaviour: 100.0% (" in done.stdout

@@ -13,7 +13,7 @@ from grader.cli.common import EXIT_FAULT, EXIT_OK, EXIT_WEAK_SUITE, ProgressBar,
 from grader.faults import GraderFault
 from grader.results import SubmissionResult
 from grader.settings import GraderSettings
-from grader.vocabulary import SubmissionStatus
+from grader.vocabulary import PromiseKind, SubmissionStatus
 from poslab.exercises import EXERCISE_IDS
 
 DEFAULT_TIMEOUT = GraderSettings().timeout
@@ -35,6 +35,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="ID",
         help="only the mutants of this exercise (repeatable; default: every exercise's); "
         f"one of {', '.join(EXERCISE_IDS)}",
+    )
+
+
+def by_kind(caught: dict[str, bool]) -> str:
+    """The mutants caught per kind of the promise each breaks (its row of the exercise's promise table)."""
+    from grader.suite.promises import all_promises, kind_of_mutant
+
+    table = all_promises()
+    counts: dict[PromiseKind, list[int]] = {kind: [0, 0] for kind in PromiseKind if kind != PromiseKind.NOT_GRADED}
+    for name, was_caught in caught.items():
+        tally = counts[kind_of_mutant(name, table)]
+        tally[0] += was_caught
+        tally[1] += 1
+    return "by kind of promise: " + ", ".join(
+        f"{kind} {caught}/{total}" for kind, (caught, total) in counts.items() if total
     )
 
 
@@ -78,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
     rows.append(
         ["reference", "all", f"{reference.score:g}/{reference.max_score:g}", "full marks" if ok else "NOT FULL MARKS"]
     )
+    caught_by_name: dict[str, bool] = {}
     for name, mutant in mutants.items():
         result = results[name]
         own = result.exercises.get(mutant.exercise)
@@ -85,8 +101,10 @@ def run(args: argparse.Namespace) -> int:
         # to import loses everything and would otherwise hide a suite that catches nothing.
         caught = result.status == SubmissionStatus.GRADED and own is not None and own.score < own.max_score
         weak += not caught
+        caught_by_name[name] = caught
         score = f"{own.score:g}/{own.max_score:g}" if own else "-"
         rows.append([name, mutant.exercise, score, "caught" if caught else "NOT CAUGHT"])
     print(format_table(["submission", "graded on", "score", "verdict"], rows))
+    print("\n" + by_kind(caught_by_name))
     print(f"\n{len(mutants)} mutants, {weak} problem(s)")
     return EXIT_OK if weak == 0 else EXIT_WEAK_SUITE

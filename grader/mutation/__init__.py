@@ -45,6 +45,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _print_report(report, stream) -> None:
     for score in report.scores:
         print(score.line(), file=stream)
+    if report.kinds:
+        print("\nby kind of promise (grader/suite/<id>/clauses.md):", file=stream)
+        for score in report.kinds:
+            print(f"  {score.line()}", file=stream)
     if report.reference_problem:
         print(f"\nthe reference does not get full marks: {report.reference_problem}", file=stream)
     sections = (

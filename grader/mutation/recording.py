@@ -140,3 +140,12 @@ def differences(reference: Log, other: Log, exercise_tests: set[str], accepted: 
     found += [f"{test}: {op} was called only for the reference" for (test, op, args) in ours.keys() - theirs.keys()]
     found += [f"{test}: {op} was called only for the mutant" for (test, op, args) in theirs.keys() - ours.keys()]
     return sorted(set(found))
+
+
+def changed_tests(reference: Log, other: Log, exercise_tests: set[str]) -> set[str]:
+    """The tests of ``exercise_tests`` that saw another answer, or another call, from ``other``."""
+    ours = {key: value for key, value in reference.items() if key[0] in exercise_tests}
+    theirs = {key: value for key, value in other.items() if key[0] in exercise_tests}
+    return {key[0] for key in ours.keys() ^ theirs.keys()} | {
+        key[0] for key in ours.keys() & theirs.keys() if ours[key] != theirs[key]
+    }

@@ -19,9 +19,10 @@ from grader.api import Grader, load_submission
 from grader.mutants import reference_source
 from grader.mutation.equivalents import Equivalent, claim_for
 from grader.mutation.generate import GeneratedMutant, default_operators, generate
-from grader.mutation.recording import Log, RecordingSuite, differences
+from grader.mutation.recording import Log, RecordingSuite, changed_tests, differences
 from grader.results import SubmissionResult
 from grader.settings import GraderSettings
+from poslab.vocabulary import TestStatus
 
 TARGET = 0.95
 REFERENCE_ID = "reference"
@@ -70,6 +71,23 @@ class ExerciseScore:
         )
 
 
+@dataclass(frozen=True)
+class KindScore:
+    """The mutants that touched a kind of promise: killed ones by the kinds of the tests they failed,
+    survivors by the kinds of the tests that saw an answer of theirs differ from the reference's."""
+
+    kind: str
+    killed: int
+    touched: int
+
+    @property
+    def fraction(self) -> float:
+        return self.killed / self.touched if self.touched else 1.0
+
+    def line(self) -> str:
+        return f"{self.kind}: {100 * self.fraction:.1f}% ({self.killed} killed / {self.touched} that touched it)"
+
+
 @dataclass
 class MutationReport:
     scores: list[ExerciseScore]
@@ -81,18 +99,20 @@ class MutationReport:
     seconds: float
     mutants: int
     verdicts: list[Verdict] = field(default_factory=list)
+    kinds: list[KindScore] = field(default_factory=list)
 
     def passed(self, target: float = TARGET) -> bool:
         return (
             self.reference_problem is None
             and not self.false_equivalents
             and not self.stale
-            and all(score.fraction >= target for score in self.scores)
+            and all(score.fraction >= target for score in (*self.scores, *self.kinds))
         )
 
     def to_dict(self) -> dict:
         return {
             "scores": [asdict(score) | {"percent": round(100 * score.fraction, 1)} for score in self.scores],
+            "kinds": [asdict(score) | {"percent": round(100 * score.fraction, 1)} for score in self.kinds],
             "survivors": [v.to_dict() for v in self.survivors],
             "false_equivalents": [v.to_dict() for v in self.false_equivalents],
             "stale_equivalents": self.stale,
@@ -160,8 +180,8 @@ def grade_mutants(
     claimed = {(m.ident, e): c for m in mutants for e in exercises_of[m.ident] if (c := claim_for(claims, m.key, e))}
     members = _accepted_members(claims, exercises)
     exercises_of.update({ident: (variant.exercise,) for ident, variant in members.items()})
-    logs: dict[str, Log] = {ident: {} for ident in [REFERENCE_ID, *members]}
-    logs.update({ident: {} for ident, _ in claimed})
+    # Every mutant's answers: a survivor's kinds of promise are those of the tests that saw them differ.
+    logs: dict[str, Log] = {ident: {} for ident in [REFERENCE_ID, *members, *(m.ident for m in mutants)]}
     items = [load_submission({"reference.py": reference}, REFERENCE_ID, settings)]
     items += [load_submission({f"{ident}.py": variant.source}, ident, settings) for ident, variant in members.items()]
     items += [load_submission({f"{m.ident}.py": m.source}, m.ident, settings) for m in mutants]
@@ -198,7 +218,31 @@ def grade_mutants(
         verdicts, claims, exercises, results[REFERENCE_ID], operators, time.monotonic() - started, len(mutants)
     )
     report.stale += [f"the family member {members[ident].name} (named in same_as) loses points" for ident in problems]
+    report.kinds = _kind_scores(verdicts, results, logs, tests_of)
     return report
+
+
+def _kind_scores(verdicts: list[Verdict], results: dict, logs: dict[str, Log], tests_of: dict) -> list[KindScore]:
+    from grader.suite.promises import promises
+
+    kinds_of_test: dict[str, set[str]] = {}  # a test may check promises of several kinds (rows)
+    for exercise in tests_of:
+        for promise in promises(exercise):
+            for label in promise.tests:
+                kinds_of_test.setdefault(f"{exercise}: {label}", set()).add(promise.kind)
+    killed: dict[str, int] = {}
+    touched: dict[str, int] = {}
+    for verdict in verdicts:
+        if verdict.claim is not None and not verdict.killed:
+            continue  # a recorded equivalent, checked above
+        if verdict.killed:
+            seen = {test.name for test in results[verdict.mutant.ident].tests if test.status != TestStatus.PASSED}
+        else:
+            seen = changed_tests(logs[REFERENCE_ID], logs[verdict.mutant.ident], tests_of[verdict.exercise])
+        for kind in set().union(*(kinds_of_test.get(name, set()) for name in seen)):
+            touched[kind] = touched.get(kind, 0) + 1
+            killed[kind] = killed.get(kind, 0) + verdict.killed
+    return [KindScore(kind, killed[kind], touched[kind]) for kind in sorted(touched)]
 
 
 def _accepted_members(claims: Sequence[Equivalent], exercises: Sequence[str]) -> dict:
