@@ -119,4 +119,15 @@ MUTANTS: tuple[MutantSpec, ...] = (
         "out viewed as q's shape: right only when v's feature size Dv equals D",
         (("return weights @ v, weights", "return (weights @ v).view(q.shape), weights"),),
     ),
+    MutantSpec(
+        "attention_four_axes_at_most",
+        "attention",
+        "refuses q with more than four axes ([B, H, T, D] at most): the spec allows any leading axes",
+        (
+            (
+                "logits = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])",
+                'require(q.dim() <= 4, "q must be [B, H, T, D]")\n    logits = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])',
+            ),
+        ),
+    ),
 )

@@ -192,4 +192,15 @@ MUTANTS: tuple[MutantSpec, ...] = (
             ),
         ),
     ),
+    MutantSpec(
+        "decode_head_dim_four_at_least",
+        "decode",
+        "refuses D = 2 (one feature pair): the spec allows any even D",
+        (
+            (
+                "batch, _, length, head_dim = q.shape",
+                'batch, _, length, head_dim = q.shape\n    require(head_dim >= 4, "head_dim must be at least 4")',
+            ),
+        ),
+    ),
 )
