@@ -65,6 +65,7 @@ ACCEPTED: dict[str, tuple[str, ...]] = {
     "decode_prefill_ignores_window": ("the prefill ignores the window",),
     "decode_padding_keys_attended": ("attention mask is not applied",),
     "decode_query_not_rotated": ("queries are not rotated",),
+    "decode_pairing_ignored": ("the other pairing is used",),  # half always: interleaved cases get the other
     # Where the hidden log-spaced test's distances give both the same buckets, its message names both and says so.
     "t5_log_denominator_floor_divided": ("an integer division", "the exact half is taken of num_buckets"),
     "t5_upper_half_from_num_buckets_minus_n": ("num_buckets - N",),
