@@ -14,7 +14,7 @@ import grader.suite as suite
 from grader.results import TestOutcome
 from grader.student import CallResult, CannotCheck, NotImplementedBySubmission, Student, StudentError, SubmissionCrashed
 from grader.suite import VISIBILITIES, TestCase, collect, graded, run_case, suite_hash
-from grader.suite.expect import Fail
+from grader.suite.expect import Fail, within
 from poslab.exercises import EXERCISE_IDS
 
 
@@ -169,6 +169,13 @@ def test_the_reference_is_timed_once_per_shape_and_dtype_of_its_tensors(monkeypa
     timing.expect_fast(FastStudent(), "apply_rope", reference("c"), torch.zeros(1, 1, 2001, 2))
     timing.expect_fast(FastStudent(), "apply_rope", reference("d"), torch.zeros(1, 1, 2000, 2).double())
     assert set(timed) == {"a", "c", "d"}
+
+
+def test_a_complex_answer_to_a_real_expectation_needs_its_imaginary_part_to_vanish():
+    expected = torch.tensor([1.0, 2.0])
+    assert within(torch.tensor([1.0 + 0j, 2.0 + 0j]), expected, 1e-6)
+    assert not within(torch.tensor([1.0 + 0.5j, 2.0 + 0j]), expected, 1e-6)  # the real parts alone would pass
+    assert not within(torch.tensor([1.5 + 0j, 2.0 + 0j]), expected, 1e-6)
 
 
 def test_unexpected_errors_do_not_leak_their_text():

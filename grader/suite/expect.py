@@ -96,6 +96,10 @@ def within(actual: torch.Tensor, expected: torch.Tensor, tolerance: float | torc
     """``|actual - expected| <= tolerance`` everywhere (tolerance may be per entry); False on shape mismatch."""
     if tuple(actual.shape) != tuple(expected.shape):
         return False
+    if actual.is_complex() and not expected.is_complex():  # a real answer: the imaginary part must vanish too
+        return within(actual.imag, torch.zeros_like(actual.imag), tolerance) and within(
+            actual.real, expected, tolerance
+        )
     diff = (actual.double() - expected.double()).abs()
     return bool((diff <= tolerance).all())
 
