@@ -62,9 +62,11 @@ def _attention_factor(output) -> float:
 
 
 def _first_difference(out: torch.Tensor, expected: torch.Tensor, tolerance: torch.Tensor) -> str:
-    wrong = ((out.double() - expected).abs() > tolerance).nonzero()
+    values = out.to(torch.complex128) if out.is_complex() else out.double()  # a complex answer, said as it is
+    wrong = ((values - expected).abs() > tolerance).nonzero()
     pair = int(wrong[0]) if len(wrong) else 0
-    return f" Pair {pair}: got {float(out[pair]):.6g}, the spec gives {float(expected[pair]):.6g}."
+    got = complex(values[pair]) if out.is_complex() else float(values[pair])
+    return f" Pair {pair}: got {got:.6g}, the spec gives {float(expected[pair]):.6g}."
 
 
 def expect_frequencies(student, case: ExtendCase) -> None:
