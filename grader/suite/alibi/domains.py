@@ -30,3 +30,9 @@ def head_counts() -> st.SearchStrategy:
 def alibi_cases(draw) -> AlibiCase:
     n_heads = draw(head_counts())
     return AlibiCase(n_heads, draw(sizes(1, max(1, min(200, math.isqrt(MAX_BIAS_ENTRIES // n_heads))))))
+
+
+def past_bfloat16_lengths() -> st.SearchStrategy:
+    """for_each's edges: two heads at 260 positions, past the 256 integers bfloat16 holds exactly (distances
+    built in bfloat16 round there, and the drawn lengths stop at 200)."""
+    return st.tuples(st.just(AlibiCase(2, 260)))

@@ -17,7 +17,7 @@ from functools import lru_cache
 import torch
 
 from grader.suite import HIDDEN, VISIBLE, graded
-from grader.suite.alibi.domains import alibi_cases, head_counts
+from grader.suite.alibi.domains import alibi_cases, head_counts, past_bfloat16_lengths
 from grader.suite.alibi.oracle import oracle_alibi_bias, oracle_alibi_slopes
 from grader.suite.alibi.tolerances import alibi_bias_tolerance, alibi_slope_relative_tolerance
 from grader.suite.attention.oracle import MINUS_INF
@@ -193,9 +193,9 @@ def test_bias_uses_the_slopes(student):
 
 
 @graded(points=3, family="values", visibility=HIDDEN)
-@for_each(alibi_cases(), count=8)
+@for_each(alibi_cases(), count=8, edges=past_bfloat16_lengths())
 def test_bias_values_other_heads(student, case):
-    """alibi_bias matches -m_h (i - j) for j <= i for any head count from 1 to 64 and lengths from 1 to 200."""
+    """alibi_bias matches -m_h (i - j) for j <= i for any head count from 1 to 64 and lengths from 1 to 200, and 260."""
     bias = _bias(student, case.n_heads, case.seq_len)
     expect(
         _close_on_and_below_diagonal(bias, _slopes_for_bias(student, case.n_heads)),

@@ -176,3 +176,11 @@ def relative_bias_cases(draw) -> RelativeBiasCase:
         draw(st.sampled_from(["float32", "float64", "float16"])),
         draw(SEEDS),
     )
+
+
+def decoder_bias_edges() -> st.SearchStrategy:
+    """for_each's edges: a decoder's bias (bidirectional=False) with two or more queries and keys, in every run:
+    a draw of one query and one key reads bucket 0 whatever the direction."""
+    return st.tuples(
+        relative_bias_cases().filter(lambda case: case.bidirectional is False and min(case.queries, case.keys) >= 2)
+    )

@@ -12,7 +12,7 @@ from grader.suite.draw import answer, expect_inputs_left, for_each
 from grader.suite.expect import as_tensor, expect_dtype, expect_untouched
 from grader.suite.inputs import randn
 from grader.suite.layouts import every_layout_at_once, expect_layouts_accepted, laid_arguments, laid_cases
-from grader.suite.t5.domains import BucketCase, RelativeBiasCase, bucket_cases, relative_bias_cases
+from grader.suite.t5.domains import BucketCase, RelativeBiasCase, bucket_cases, decoder_bias_edges, relative_bias_cases
 from grader.suite.t5.mistakes import in_bounds
 from grader.suite.t5.oracle import oracle_t5_bucket_bounds
 from grader.suite.t5.test_t5 import _bias, _bias_buckets, _drawn_bounds, test_log_spaced_buckets_beyond_the_exact_half
@@ -96,7 +96,7 @@ def test_bias_reads_the_table_by_bucket(student):
 
 
 @graded(points=1, family="bias", visibility=HIDDEN)
-@for_each(relative_bias_cases(), count=6)
+@for_each(relative_bias_cases(), count=6, edges=decoder_bias_edges())
 def test_bias_for_decoders_other_sizes_and_float64_tables(student, case):
     """The bias is right with the default arguments, causal or not, any Tq and Tk, bucket count and float dtype."""
     bidirectional, max_distance = case.used
