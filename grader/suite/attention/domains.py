@@ -34,6 +34,7 @@ class AttentionCase:
     bias_drop: int  # leading axes the bias leaves out
     bias_ones: tuple[bool, ...]  # which of its axes are 1 (broadcast)
     seed: int
+    mask: str = "random"  # where a masked bias puts its -inf: MASK_SHAPES
 
     def bias_shape(self) -> tuple[int, ...]:
         full = (*self.lead, self.queries, self.keys)[self.bias_drop :]
@@ -50,12 +51,28 @@ class AttentionCase:
         shape = self.bias_shape()
         bias = seeded(shape, self.seed + 3, dtype, 2.0)
         if self.bias == BiasKind.MASKED and shape[-1] > 1:
-            gen = generator(self.seed + 4)
-            mask = torch.rand(shape, generator=gen) < 0.35
-            keep = torch.randint(0, shape[-1], (*shape[:-1], 1), generator=gen)
-            mask.scatter_(-1, keep, False)  # one visible key per row at least
-            bias = bias.masked_fill(mask, float("-inf"))
+            bias = bias.masked_fill(self._masked(shape), float("-inf"))
         return q, k, v, bias
+
+    def _masked(self, shape: tuple[int, ...]) -> torch.Tensor:
+        """Where the bias is -inf: at random, a prefix of the keys (left padding, each row its own), or the keys
+        after each query (causal, the queries the last of the keys); one visible key per row at least."""
+        gen = generator(self.seed + 4)
+        keys = torch.arange(shape[-1])
+        if self.mask == "left padding":
+            starts = torch.randint(0, shape[-1], (*shape[:-2], 1, 1), generator=gen)
+            starts.view(-1)[0] = shape[-1] - 1  # the first row all padding but its last key: a one-token prompt
+            mask = (keys < starts).expand(shape).clone()
+        elif self.mask == "causal":
+            queries = torch.arange(shape[-2])[:, None]
+            mask = (keys > queries + (shape[-1] - shape[-2])).expand(shape).clone()
+        else:
+            mask = torch.rand(shape, generator=gen) < 0.35
+        keep = torch.randint(0, shape[-1], (*shape[:-1], 1), generator=gen)
+        if self.mask == "random":
+            return mask.scatter_(-1, keep, False)
+        hidden = mask.all(-1, keepdim=True)  # a causal query before the first key: it sees one at random
+        return mask.scatter_(-1, keep, mask.gather(-1, keep) & ~hidden)
 
     def tensor_specs(self) -> list[tuple[str, tuple[int, ...], tuple[int, ...]]]:
         """(name, shape, axes a caller may broadcast) of each tensor argument (``layouts.laid_cases``): k and
@@ -79,10 +96,14 @@ class AttentionCase:
             f"v {shape_text(lead + [self.keys, self.value_dim])}, {self.dtype}, entries of q and k about "
             f"{self.scale:g}"
         )
-        return text if self.bias == BiasKind.NONE else text + f", a {self.bias} bias {shape_text(self.bias_shape())}"
+        if self.bias == BiasKind.NONE:
+            return text
+        masked = f" ({self.mask})" if self.bias == BiasKind.MASKED else ""
+        return text + f", a {self.bias} bias{masked} {shape_text(self.bias_shape())}"
 
 
 MAX_ENTRIES = 1 << 13  # of q, k or v in one case: a quick call across the sandbox
+MASK_SHAPES = ("random", "left padding", "causal")  # the masks models pass, and scattered -inf
 
 
 @st.composite
@@ -109,6 +130,7 @@ def attention_cases(draw, bias: tuple[BiasKind, ...] = (BiasKind.NONE,)) -> Atte
         drop,
         ones,
         draw(SEEDS),
+        draw(st.sampled_from(MASK_SHAPES)) if bias_kind == BiasKind.MASKED else "random",
     )
 
 
@@ -150,3 +172,16 @@ def token_cases(draw, max_tokens: int = 40) -> TokensCase:
         draw(st.sampled_from([1.0, 1e-3, 0.1, 10.0])),
         draw(SEEDS),
     )
+
+
+def structured_mask_edges() -> st.SearchStrategy:
+    """for_each's edges: a left-padded and a causal bias, each over two or more queries and eight or more keys, in
+    every run (scattered -inf seldom masks a long run of keys, and a bias broadcast over the queries is never
+    causal)."""
+
+    def shaped(mask: str) -> st.SearchStrategy:
+        return attention_cases(bias=(BiasKind.MASKED,)).filter(
+            lambda case: case.mask == mask and case.keys >= 8 and case.bias_shape()[-2] >= 2
+        )
+
+    return st.tuples(shaped("left padding"), shaped("causal"))

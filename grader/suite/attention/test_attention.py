@@ -13,7 +13,7 @@ from functools import lru_cache
 import torch
 
 from grader.suite import HIDDEN, VISIBLE, graded
-from grader.suite.attention.domains import BiasKind, attention_cases, token_cases
+from grader.suite.attention.domains import BiasKind, attention_cases, structured_mask_edges, token_cases
 from grader.suite.attention.mistakes import OVER_THE_KEYS, rows_sum_over_queries, rows_sum_to_one, scale_mistakes
 from grader.suite.attention.oracle import MINUS_INF, oracle_attention
 from grader.suite.attention.tolerances import attention_tolerances, matmul_tolerance, reweighted_tolerance
@@ -249,7 +249,7 @@ def test_minus_infinity_bias_gets_zero_weight(student):
 
 
 @graded(points=2, family="bias", visibility=HIDDEN)
-@for_each(attention_cases(bias=(BiasKind.FINITE, BiasKind.MASKED)), count=5)
+@for_each(attention_cases(bias=(BiasKind.FINITE, BiasKind.MASKED)), count=5, edges=structured_mask_edges())
 def test_bias_broadcasts_and_enters_before_softmax(student, case):
     """A finite or -inf bias of any broadcasting shape is added to the scaled logits before the softmax."""
     q, k, v, bias = case.tensors()
