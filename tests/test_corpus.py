@@ -1,13 +1,14 @@
 """The grader on code written the way other people write it (tests/corpus, issue 11).
 
-* every ``correct/c*.py``, ``batch3/correct/b3c*.py``, ``batch4/`` to ``batch7/correct/b*c*.py``
+* every ``correct/c*.py``, ``batch3/correct/b3c*.py``, ``batch4/`` to ``batch8/correct/b*c*.py``
   gets full marks on every exercise it implements;
 * every bug of ``corpus/bugs.py`` (one realistic mistake each, written as edits to a correct file)
-  and of ``batch3/bugs/`` to ``batch7/bugs/`` (written independently, from the stubs and
+  and of ``batch3/bugs/`` to ``batch8/bugs/`` (written independently, from the stubs and
   the public tests only, each one changed line of a correct file of its batch; its first line names its
   exercise and its base) loses points in its own exercise and nowhere else (batches 4, 5 and 6 are decode,
-  extend and t5 alone, batch 7's files decode, extend, learned or rope each: their files define nothing else,
-  so they are graded on that exercise).
+  extend and t5 alone, batch 7's files decode, extend, learned or rope each, batch 8's attention, sinusoidal,
+  alibi or t5: their files define nothing else, so they are graded on that exercise);
+* every file of ``batch8/spec_silent/`` (a mistake the spec does not forbid) gets full marks.
   A bug is graded on every exercise its change can reach (``tests/corpus/reach.py``: what the exercise's
   names lead to through the file); the others run its base's code unchanged, and the base gets full marks.
 
@@ -47,7 +48,13 @@ BATCH6_CORRECT = sorted((CORPUS / "batch6" / "correct").glob("b6c*.py"))
 BATCH6_BUGS = sorted((CORPUS / "batch6" / "bugs").glob("b6b*.py"))
 BATCH7_CORRECT = sorted((CORPUS / "batch7" / "correct").glob("b7*c*.py"))
 BATCH7_BUGS = sorted((CORPUS / "batch7" / "bugs").glob("b7*b*.py"))
-INDEPENDENT_CORRECT = CORRECT + BATCH3_CORRECT + BATCH4_CORRECT + BATCH5_CORRECT + BATCH6_CORRECT + BATCH7_CORRECT
+BATCH8_CORRECT = sorted((CORPUS / "batch8" / "correct").glob("b8*c*.py"))
+BATCH8_BUGS = sorted((CORPUS / "batch8" / "bugs").glob("b8*b*.py"))
+# Mistakes the spec does not forbid (a cached tensor handed out, which a caller's in-place edit changes): full marks.
+BATCH8_SPEC_SILENT = sorted((CORPUS / "batch8" / "spec_silent").glob("b8*.py"))
+INDEPENDENT_CORRECT = (
+    CORRECT + BATCH3_CORRECT + BATCH4_CORRECT + BATCH5_CORRECT + BATCH6_CORRECT + BATCH7_CORRECT + BATCH8_CORRECT
+)
 
 
 # Each corpus file's exercise takes well under a second; a file that hangs (b6b04 loops forever on some
@@ -156,16 +163,34 @@ def test_the_independent_batches_are_whole():
     assert {bug_exercise(path) for path in BATCH6_BUGS} == {"t5"}
     assert all(implemented(path.read_text(encoding="utf-8")) == ["t5"] for path in BATCH6_CORRECT + BATCH6_BUGS)
     assert len(BATCH7_CORRECT) == 23 and len(BATCH7_BUGS) == 31
-    for path in BATCH7_CORRECT + BATCH7_BUGS:  # one exercise a file: decode, extend, learned or rope
-        assert implemented(path.read_text(encoding="utf-8")) == [EXERCISE_OF_TAG[path.name[2]]], path.name
-    assert all(bug_exercise(path) == EXERCISE_OF_TAG[path.name[2]] for path in BATCH7_BUGS)
+    assert len(BATCH8_CORRECT) == 21 and len(BATCH8_BUGS) == 27 and len(BATCH8_SPEC_SILENT) == 2
+    for path in BATCH7_CORRECT + BATCH7_BUGS + BATCH8_CORRECT + BATCH8_BUGS + BATCH8_SPEC_SILENT:  # one exercise a file
+        assert implemented(path.read_text(encoding="utf-8")) == [exercise_of_name(path)], path.name
+    assert all(bug_exercise(path) == exercise_of_name(path) for path in BATCH7_BUGS + BATCH8_BUGS)
 
 
-EXERCISE_OF_TAG = {"d": "decode", "e": "extend", "l": "learned", "r": "rope"}  # batch 7's file names: b7<tag>...
+# Batches 7 and 8 name a file b<batch><tag>...: the tag is its exercise.
+EXERCISE_OF_TAG = {
+    "7": {"d": "decode", "e": "extend", "l": "learned", "r": "rope"},
+    "8": {"a": "attention", "s": "sinusoidal", "b": "alibi", "t": "t5"},
+}
+
+
+def exercise_of_name(path: Path) -> str:
+    return EXERCISE_OF_TAG[path.name[1]][path.name[2]]
+
+
+@pytest.mark.parametrize("path", BATCH8_SPEC_SILENT, ids=lambda path: path.stem)
+def test_what_the_spec_does_not_forbid_costs_nothing(grading, path):
+    result = grade(grading, path.stem, path.read_text(encoding="utf-8"))
+    assert result.status == "graded"
+    assert result.score == result.max_score > 0, "\n".join([f"{path.name}:"] + failures(result))
 
 
 @pytest.mark.parametrize(
-    "path", BATCH3_BUGS + BATCH4_BUGS + BATCH5_BUGS + BATCH6_BUGS + BATCH7_BUGS, ids=lambda path: path.stem
+    "path",
+    BATCH3_BUGS + BATCH4_BUGS + BATCH5_BUGS + BATCH6_BUGS + BATCH7_BUGS + BATCH8_BUGS,
+    ids=lambda path: path.stem,
 )
 def test_every_independent_bug_loses_points_in_its_own_exercise_only(grading, path):
     source = path.read_text(encoding="utf-8")

@@ -1,0 +1,23 @@
+# attention bug: adds the bias before scaling by 1/sqrt(D), so the bias is scaled too (base: b8ac04_key_major_transposed_views.py; one line changed)
+from __future__ import annotations
+
+import math
+
+import torch
+
+
+def _as_matrix(bias: torch.Tensor) -> torch.Tensor:
+    """A 0-d or 1-d bias gets leading 1s so that .mT is defined; broadcasting is unchanged."""
+    return bias.reshape((1,) * max(0, 2 - bias.dim()) + tuple(bias.shape))
+
+
+def attention(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, bias: torch.Tensor | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Return ``(out, weights)``: out [..., Tq, Dv], weights [..., Tq, Tk] (see the module docstring)."""
+    scale = 1 / math.sqrt(q.size(-1))
+    biasT = 0.0 if bias is None else _as_matrix(bias).to(q.dtype).mT
+    sT = (k @ q.mT + biasT) * scale  # [..., Tk, Tq]: one column per query
+    wT = torch.softmax(sT, dim=-2)  # normalise each query's column over the keys
+    outT = v.mT @ wT  # [..., Dv, Tq]
+    return outT.mT, wT.mT

@@ -1,0 +1,16 @@
+# sinusoidal bug: ignores the base argument: div_term hard-codes math.log(10000.0) (base: b8sc02_tutorial_exp_log_float32_slice_assign.py)
+from __future__ import annotations
+
+import math
+
+import torch
+
+
+def sinusoidal_encoding(seq_len: int, d_model: int, base: float = 10000.0) -> torch.Tensor:
+    """The [seq_len, d_model] float32 table (see the module docstring)."""
+    position = torch.arange(seq_len, dtype=torch.float32).unsqueeze(1)
+    div_term = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float32) * (-math.log(10000.0) / d_model))
+    pe = torch.zeros(seq_len, 1, d_model, dtype=torch.float32)
+    pe[:, 0, 0::2] = torch.sin(position * div_term)
+    pe[:, 0, 1::2] = torch.cos(position * div_term)
+    return pe.squeeze(1)

@@ -1,0 +1,20 @@
+# style: textbook matmul + torch.softmax (scale the logits, add bias cast to q's dtype, softmax over keys)
+from __future__ import annotations
+
+import math
+
+import torch
+
+
+def attention(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, bias: torch.Tensor | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Return ``(out, weights)``: out [..., Tq, Dv], weights [..., Tq, Tk] (see the module docstring)."""
+    D = q.shape[-1]
+    scale = 1.0 / math.sqrt(D)
+    scores = torch.matmul(q, k.transpose(-2, -1)) * scale
+    if bias is not None:
+        scores = scores + bias.to(dtype=q.dtype, device=q.device)
+    weights = torch.softmax(scores, dim=-1)
+    out = torch.matmul(weights, v)
+    return out, weights
