@@ -195,7 +195,7 @@ def test_bias_uses_the_slopes(student):
 @graded(points=3, family="values", visibility=HIDDEN)
 @for_each(alibi_cases(), count=8, edges=past_bfloat16_lengths())
 def test_bias_values_other_heads(student, case):
-    """alibi_bias matches -m_h (i - j) for j <= i for any head count from 1 to 64 and lengths from 1 to 200, and 260."""
+    """alibi_bias matches -m_h (i - j) for j <= i for any head count from 1 to 64 and lengths from 1 to 200, and 260 (one head)."""
     bias = _bias(student, case.n_heads, case.seq_len)
     expect(
         _close_on_and_below_diagonal(bias, _slopes_for_bias(student, case.n_heads)),
