@@ -20,6 +20,8 @@ from .protocol import DTYPES, MAX_DIMS, ProtocolError, dtype_name
 
 # ---------------------------------------------------------------- values -> JSON + blob
 
+IN_PLACE_BYTES = 1 << 16  # a tensor this large or larger is sent from its own memory
+
 
 class Encoder:
     """Turns a tree of plain values and tensors into JSON plus one blob of tensor bytes.
@@ -43,7 +45,9 @@ class Encoder:
         if view is not None:
             info["view"] = view
         if tensor.device.type != "meta":
-            data = tensor_buffer(tensor)
+            # A view of a large tensor saves a copy (6 MB: 3 ms of page faults); a small one is cheaper copied
+            # (3.6 us against 11 to 18 us for the view, whose ctypes type is made per size).
+            data = tensor_buffer(tensor) if tensor.nbytes >= IN_PLACE_BYTES else memoryview(tensor_bytes(tensor))
             info["nbytes"] = data.nbytes
             self.chunks.append(data)
         self.tensors.append(info)
