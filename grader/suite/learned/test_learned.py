@@ -2,7 +2,8 @@
 
 The module must own exactly one trainable ``[max_len, d_model]`` parameter and its forward must
 return ``x + table[:T]``. The tests copy a table of their own into that parameter (the
-``learned.forward`` op), so the expected output is plain float addition, computed here.
+``learned.forward`` op), so the expected output is plain float addition, computed here. Its inputs
+left untouched and accepted in any layout: ``test_learned_inputs``.
 """
 
 from __future__ import annotations
@@ -10,12 +11,11 @@ from __future__ import annotations
 import re
 
 import torch
-from hypothesis import strategies as st
 
 from grader.student import NotATensor, StudentError
 from grader.suite import HIDDEN, VISIBLE, graded
 from grader.suite.attention.oracle import oracle_attention
-from grader.suite.draw import answer, expect_inputs_left, for_each
+from grader.suite.draw import answer, for_each
 from grader.suite.expect import (
     as_info,
     as_tensor,
@@ -23,14 +23,12 @@ from grader.suite.expect import (
     expect_dtype,
     expect_finite,
     expect_shape,
-    expect_untouched,
     mixes_devices,
     on_meta_device,
     within,
 )
 from grader.suite.inputs import meta, permutation, randn
-from grader.suite.layouts import every_layout_at_once, expect_layouts_accepted, laid_cases
-from grader.suite.learned.domains import EmbeddingCase, embedding_cases
+from grader.suite.learned.domains import embedding_cases
 from grader.suite.learned.tolerances import batch_sum_tolerance, sum_tolerance
 
 ADD_FIRST_ROWS = "forward(x) must return x + table[:T], where T = x.shape[1] (row t of the table for position t)."
@@ -252,65 +250,3 @@ def test_meta_device(student):
         "the table as a parameter and create helper tensors with device=x.device.",
     )
     expect_shape(out, (2, 5, 4), "forward(x) on another device")
-
-
-@graded(points=2, family="inputs", visibility=VISIBLE)
-def test_input_untouched(student):
-    """forward leaves x unchanged (no in-place addition), for a float32 module and one moved to float64."""
-    for dtype in (torch.float32, torch.float64):
-        x, table = randn(2, 4, 3, seed=351, dtype=dtype), randn(6, 3, seed=352)
-        result = student.call(
-            "learned.forward",
-            max_len=6,
-            d_model=3,
-            x=x,
-            table=table,
-            **({} if dtype == torch.float32 else {"dtype": "float64"}),
-        )
-        expect_untouched(result.inputs_after[:1], (x,), "forward", ("x",))
-    for case in test_forward_full_length_and_single_position.prepare():  # the drawn value test's calls, shared
-        x, table = case.x(), case.table()
-        expect_inputs_left(
-            student,
-            ("forward", case),
-            "learned.forward",
-            (),
-            dict(max_len=table.shape[0], d_model=x.shape[2], x=x, table=table),
-            {"x": x},
-        )
-
-
-VIEWS = (
-    "forward must accept x in every layout models pass it in (a transpose of a sequence-first [T, B, D] "
-    "tensor, every other token, a slice of a wider tensor, one sequence broadcast over the batch) and give the "
-    "same result as for a contiguous x: use reshape, not view, and index rather than assume a layout."
-)
-
-
-@graded(points=1, family="inputs", visibility=HIDDEN)
-@for_each(
-    laid_cases(embedding_cases(), EmbeddingCase.tensor_specs),
-    count=3,
-    edges=st.tuples(every_layout_at_once(embedding_cases(), EmbeddingCase.tensor_specs)),
-)
-def test_non_contiguous_input(student, laid):
-    """forward accepts x in any layout (transposed from sequence first, strided, sliced, broadcast over the batch)."""
-    case = laid.case
-    table = case.table()
-
-    def call(sent):
-        return (), {"max_len": case.max_len, "d_model": case.d_model, "x": sent[0], "table": table}
-
-    def judge(output, values):
-        return _adds(as_tensor(output, "LearnedPositionalEmbedding.forward"), values[0], table[: case.seq_len])
-
-    def same(output, own, values):
-        return within(
-            as_tensor(output, "forward(x)"),
-            as_tensor(own, "forward(x)"),
-            2 * sum_tolerance(values[0], table[: case.seq_len], values[0].dtype),
-        )
-
-    expect_layouts_accepted(
-        student, laid, "learned.forward", lambda: [case.x()], call, judge, same, VIEWS, untouched=False
-    )
