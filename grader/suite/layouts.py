@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from grader.argument_layout import Layout, Viewed
 from grader.sandboxed.tensor_codec import apply_view
 from grader.student import NAME_OF_OP, StudentError
-from grader.suite.draw import Unjudged, answer
+from grader.suite.draw import Unjudged, answer, for_each
 from grader.suite.expect import Fail, expect, expect_untouched
 
 KINDS = (
@@ -164,6 +164,18 @@ def laid_cases(draw, cases: st.SearchStrategy, tensors_of: Callable, free_featur
     )
     assume(not all(delivered_contiguous(shape, layout) for (_, shape, _), layout in zip(tensors, chosen)))
     return LaidCase(case, tuple(name for name, *_ in tensors), tuple(shape for _, shape, _ in tensors), chosen)
+
+
+def for_each_layout(*domains: tuple, count: int = 3) -> Callable:
+    """``for_each`` over ``count`` laid cases of the domains (each ``(cases, tensors_of[, free_features])``, as
+    ``laid_cases`` takes them), with, in every run, one case of each in every layout at once
+    (``every_layout_at_once``)."""
+    drawn = [laid_cases(*domain) for domain in domains]
+    return for_each(
+        drawn[0] if len(drawn) == 1 else st.one_of(*drawn),
+        count=count,
+        edges=st.tuples(*(every_layout_at_once(*domain) for domain in domains)),
+    )
 
 
 def every_layout_at_once(

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import torch
-from hypothesis import strategies as st
 
 from grader.suite import HIDDEN, VISIBLE, graded
-from grader.suite.draw import expect_inputs_left, for_each
+from grader.suite.draw import expect_inputs_left
 from grader.suite.expect import as_tensor, expect_untouched, within
 from grader.suite.inputs import randn
-from grader.suite.layouts import every_layout_at_once, expect_layouts_accepted, laid_cases
+from grader.suite.layouts import expect_layouts_accepted, for_each_layout
 from grader.suite.learned.domains import EmbeddingCase, embedding_cases
 from grader.suite.learned.test_learned import _adds, test_forward_full_length_and_single_position
 from grader.suite.learned.tolerances import sum_tolerance
@@ -49,11 +48,7 @@ VIEWS = (
 
 
 @graded(points=1, family="inputs", visibility=HIDDEN)
-@for_each(
-    laid_cases(embedding_cases(), EmbeddingCase.tensor_specs),
-    count=3,
-    edges=st.tuples(every_layout_at_once(embedding_cases(), EmbeddingCase.tensor_specs)),
-)
+@for_each_layout((embedding_cases(), EmbeddingCase.tensor_specs))
 def test_non_contiguous_input(student, laid):
     """forward accepts x in any layout (transposed from sequence first, strided, sliced, broadcast over the batch)."""
     case = laid.case

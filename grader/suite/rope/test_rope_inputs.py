@@ -5,17 +5,16 @@ from __future__ import annotations
 from functools import lru_cache
 
 import torch
-from hypothesis import strategies as st
 
 from grader.suite import VISIBLE, graded
-from grader.suite.draw import answer, expect_inputs_left, for_each
+from grader.suite.draw import answer, expect_inputs_left
 from grader.suite.expect import (
     as_tensor,
     expect_untouched,
     within,
 )
 from grader.suite.inputs import randn
-from grader.suite.layouts import every_layout_at_once, expect_layouts_accepted, laid_arguments, laid_cases
+from grader.suite.layouts import expect_layouts_accepted, for_each_layout, laid_arguments
 from grader.suite.rope.domains import RotaryCase, rotary_cases
 from grader.suite.rope.test_rope import (
     _expectations,
@@ -35,11 +34,7 @@ VIEWS = (
 
 
 @graded(points=2, family="inputs", visibility=VISIBLE)
-@for_each(
-    laid_cases(rotary_cases(), RotaryCase.tensor_specs),
-    count=3,
-    edges=st.tuples(every_layout_at_once(rotary_cases(), RotaryCase.tensor_specs)),
-)
+@for_each_layout((rotary_cases(), RotaryCase.tensor_specs))
 def test_inputs_untouched_and_views_accepted(student, laid):
     """apply_rope leaves x and positions unchanged and accepts them in any layout: transposed, sliced, broadcast.
 

@@ -5,13 +5,12 @@ from __future__ import annotations
 from functools import lru_cache
 
 import torch
-from hypothesis import strategies as st
 
 from grader.suite import HIDDEN, VISIBLE, graded
 from grader.suite.draw import answer, expect_inputs_left, for_each
 from grader.suite.expect import as_tensor, expect_dtype, expect_untouched
 from grader.suite.inputs import randn
-from grader.suite.layouts import every_layout_at_once, expect_layouts_accepted, laid_arguments, laid_cases
+from grader.suite.layouts import expect_layouts_accepted, for_each_layout, laid_arguments
 from grader.suite.t5.domains import BucketCase, RelativeBiasCase, bucket_cases, decoder_bias_edges, relative_bias_cases
 from grader.suite.t5.mistakes import in_bounds
 from grader.suite.t5.oracle import oracle_t5_bucket_bounds
@@ -144,16 +143,9 @@ def _same(output, own, values) -> bool:
 
 
 @graded(points=1, family="inputs", visibility=VISIBLE)
-@for_each(
-    st.one_of(
-        laid_cases(bucket_cases(), BucketCase.tensor_specs, ("relative_position",)),
-        laid_cases(relative_bias_cases(), RelativeBiasCase.tensor_specs, ("table",)),
-    ),
-    count=3,
-    edges=st.tuples(
-        every_layout_at_once(bucket_cases(), BucketCase.tensor_specs, ("relative_position",)),
-        every_layout_at_once(relative_bias_cases(), RelativeBiasCase.tensor_specs, ("table",)),
-    ),
+@for_each_layout(
+    (bucket_cases(), BucketCase.tensor_specs, ("relative_position",)),
+    (relative_bias_cases(), RelativeBiasCase.tensor_specs, ("table",)),
 )
 def test_inputs_untouched(student, laid):
     """t5_relative_bucket and t5_relative_bias leave their tensors unchanged and accept them in any layout."""
