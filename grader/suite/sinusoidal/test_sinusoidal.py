@@ -235,7 +235,9 @@ def _keys_and_squared_norms(table: torch.Tensor) -> tuple[torch.Tensor, torch.Te
 @graded(points=3, family="long_sequence", visibility=VISIBLE)
 def test_long_sequence_finite_and_distinct(student):
     """At 100,000 positions the table is finite, its rows are distinct, and each pair stays on the unit circle."""
-    seq_len, d_model = 100_001, 16
+    # 8 columns: 4 frequencies, down to base^(-3/4). 16 cost four times the work (float64 sin and cos of
+    # 1.6 M angles: 24 ms against 6) and caught no mistake that 8 misses (mutation, corpus, named mutants).
+    seq_len, d_model = 100_001, 8
     table = _table(student, seq_len, d_model)
     keys, squared_norms = _keys_and_squared_norms(table)
     if not bool(torch.isfinite(keys).all()):
