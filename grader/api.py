@@ -194,6 +194,8 @@ class Grader:
                     # The file meant to define it did not import: one message, not a failure per test.
                     progress.tests += [did_not_import(case, progress.import_problems) for case in exercise_cases]
                     continue
+                if hasattr(self.suite, "prefetch") and not sandbox.gave_up:  # the shared calls (grader.suite.plan)
+                    self.suite.prefetch(student, exercise.id)
                 for case in exercise_cases:
                     student = sandbox.resumed(student)  # a crash costs the test it happened in
                     progress.tests.append(self.suite.run_case(case, student))

@@ -46,6 +46,7 @@ A call whose arguments include a ``meta`` tensor returns ``TensorInfo`` in place
 from __future__ import annotations
 
 import abc
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -212,6 +213,23 @@ class Student(abc.ABC):
         """``call`` for a speed test, which reads only ``wall_seconds``: an implementation may send the
         output back described (``TensorInfo``), not with its values."""
         return self.call(op, *args, **kwargs)
+
+    def call_many(
+        self, calls: Sequence[tuple[str, tuple, dict]], wait_seconds: float
+    ) -> list[CallResult | Exception | None]:
+        """Each ``(op, args, kwargs)``'s CallResult, or the exception its ``call`` raised; None for the calls not
+        made: those after one that crashed the submission, or that took over ``wait_seconds`` (given up, at
+        no cost to the exercise's time). An implementation may send a call before the previous answer is in."""
+        outcomes: list[CallResult | Exception | None] = [None] * len(calls)
+        for index, (op, args, kwargs) in enumerate(calls):
+            try:
+                outcomes[index] = self.call(op, *args, **kwargs)
+            except SubmissionCrashed as crash:
+                outcomes[index] = crash
+                break
+            except Exception as error:  # noqa: BLE001 -- the caller keeps it, as answer() does
+                outcomes[index] = error
+        return outcomes
 
     @abc.abstractmethod
     def call_overhead_seconds(self) -> float:

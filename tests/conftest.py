@@ -77,10 +77,13 @@ def warm_grader():
     """A Grader with the environment's settings and the hidden suite, shared by the modules that
     grade many small submissions: its sandbox worker (bubblewrap, torch imported) starts once per
     test process instead of once per module. Each submission still runs in a child of its own, and
-    a worker that died is replaced at the next grading."""
+    a worker that died is replaced at the next grading. As a judge's: the suite drawn and its shared calls
+    planned (``grader.suite.prepare``), so that every grading makes them ahead, as in a class."""
     from grader.api import Grader
     from grader.settings import GraderSettings
+    from grader.suite import prepare
 
+    prepare()
     with Grader(GraderSettings.from_env()) as grader:
         yield grader
 

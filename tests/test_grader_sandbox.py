@@ -261,3 +261,57 @@ def test_the_child_sees_no_project_no_network_and_runs_unprivileged(worker):
         sandbox.close()
     assert flags.dtype == torch.bool and flags.numel() == 11
     assert not flags.any(), f"visible/importable/privileged: {flags.tolist()}"
+
+
+def test_calls_made_ahead_answer_as_one_at_a_time_does(toy):
+    """``call_many`` sends a small call before the previous answer is in, a large one after: the answers are
+    the same, in order, errors included."""
+    x = torch.randn(2, 3, 4)
+    large = torch.randn(64, 256)  # 64 KiB: past the pipelined size, sent when nothing waits
+    calls = [
+        ("sinusoidal_encoding", (2, 4), {}),
+        ("sinusoidal_encoding", (-5, 4), {}),
+        ("apply_rope", (x,), {}),
+        ("apply_rope", (large,), {}),
+        ("alibi_bias", (2, 3), {}),
+        ("sinusoidal_encoding", (3, 6), {}),
+    ]
+    outcomes = toy.call_many(calls, wait_seconds=1.0)
+    assert outcomes[0].output.shape == (2, 4) and outcomes[5].output.shape == (3, 6)
+    assert isinstance(outcomes[1], StudentError) and "-5" in outcomes[1].message
+    assert isinstance(outcomes[4], NotImplementedBySubmission) and outcomes[4].name == "alibi_bias"
+    for index, tensor in ((2, x), (3, large)):
+        assert torch.equal(outcomes[index].output[0], tensor.reshape(-1))  # apply_rope's toy: its input's values
+        assert torch.equal(outcomes[index].output, toy.call("apply_rope", tensor).output)
+
+
+def test_a_call_made_ahead_that_runs_long_is_given_up_at_no_cost_to_the_exercises_time(toy):
+    before = toy.session.budget
+    started = time.monotonic()
+    outcomes = toy.call_many(
+        [
+            ("sinusoidal_encoding", (2, 4), {}),
+            ("sinusoidal_encoding", (13, 4), {}),
+            ("sinusoidal_encoding", (3, 4), {}),
+        ],
+        wait_seconds=0.3,
+    )
+    assert time.monotonic() - started < 1.0  # not the 1.5 s a call may take in this exercise
+    assert outcomes[0].output.shape == (2, 4) and outcomes[1:] == [None, None]  # none charged to a test
+    assert toy.session.gave_up and toy.session.crash is not None  # the child is gone: the next test gets another
+    assert before - toy.session.budget < 0.25  # the first call's wait only
+
+
+def test_a_call_made_ahead_that_ends_the_child_is_that_calls_crash(worker):
+    source = "import os, torch\n\ndef sinusoidal_encoding(seq_len, d_model, base=10000.0):\n"
+    source += "    if seq_len == 7:\n        os._exit(3)\n    return torch.zeros(seq_len, d_model)\n"
+    sandbox = SubmissionSandbox(worker, {"ends.py": source}, SETTINGS.timeout)
+    try:
+        student = sandbox.for_exercise(["ends.py"], ["sinusoidal_encoding"])
+        calls = [("sinusoidal_encoding", (seq_len, 2), {}) for seq_len in (2, 7, 3)]
+        outcomes = student.call_many(calls, wait_seconds=1.0)
+        assert outcomes[0].output.shape == (2, 2) and outcomes[2] is None
+        assert isinstance(outcomes[1], SubmissionCrashed) and "ended" in outcomes[1].reason
+        assert not student.session.gave_up
+    finally:
+        sandbox.close()

@@ -129,3 +129,31 @@ def test_an_exercises_own_reference_file_scores_full_marks_on_it(worker, exercis
     assert result.max_score > 0 and result.score == result.max_score, [
         test.output for test in result.tests if test.status != "passed"
     ]
+
+
+def test_the_shared_calls_made_ahead_change_no_grade(worker):
+    """A judge plans its shared calls when it warms up (``grader.suite.prepare``) and makes them ahead of each
+    exercise's tests; the reference and a mutant of decode and of t5 (the most shared calls) get the outcomes
+    they get without (every named mutant, decode's in process: test_plan.py)."""
+    import types
+
+    import grader.suite as hidden
+    from grader.mutants import list_mutants
+
+    hidden.prepare()
+    one_at_a_time = types.SimpleNamespace(
+        collect=hidden.collect, run_case=hidden.run_case, suite_hash=hidden.suite_hash
+    )
+    firsts = {}
+    for mutant in list_mutants():
+        if not mutant.slow and mutant.exercise in ("decode", "t5"):
+            firsts.setdefault(mutant.exercise, mutant.source)
+    for source in (reference_source(), *firsts.values()):
+        submission = load_submission({"mine.py": source})
+        with (
+            grading_on(worker, GraderSettings()) as ahead,
+            grading_on(worker, GraderSettings(), suite=one_at_a_time) as plain,
+        ):
+            assert [(t.name, t.status, t.score, t.output) for t in ahead.grade(submission).tests] == [
+                (t.name, t.status, t.score, t.output) for t in plain.grade(submission).tests
+            ]

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import socket
 import time
-from collections.abc import Mapping
+from collections import deque
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,16 +47,25 @@ class ChildSession:
         self.fault: GraderFault | None = None  # the worker failed: not the submission's doing
         self.sock: socket.socket | None = worker.spawn()
         self.round_trip: float | None = None  # seconds: see round_trip_seconds
+        self.gave_up = False  # ended for a call made ahead that ran too long (receive's give_up_after)
 
-    def receive(self, what: str, one_call: bool = False) -> tuple[dict, bytearray]:
-        """The child's next frame; ``one_call``: the answer to a call, which may wait half the exercise's time at most."""
+    def receive(self, what: str, one_call: bool = False, give_up_after: float | None = None) -> tuple[dict, bytearray]:
+        """The child's next frame; ``one_call``: the answer to a call, which may wait half the exercise's time at most.
+
+        ``give_up_after``: a call made ahead of the tests (``call_many``) that runs longer is given up: the child
+        is ended as for a crash (``gave_up`` set) and that wait is not charged to the exercise's time."""
         if self.crash is not None:
             raise self.crash
         started = time.monotonic()
         wait = min(self.budget, self.timeout / 2) if one_call else self.budget
+        giving_up = give_up_after is not None and give_up_after < wait
         try:
-            return protocol.recv_frame(self.sock, self.worker.limits, started + wait)
+            return protocol.recv_frame(self.sock, self.worker.limits, started + (give_up_after if giving_up else wait))
         except protocol.ReadTimeout:
+            if giving_up:
+                self.gave_up = True
+                self.budget += time.monotonic() - started  # refunded: the test that asks makes the call again
+                self.fail(f"one call ran past {give_up_after:g} s when made ahead of the tests ({what})")
             if wait < self.budget:
                 self.fail(
                     f"one call ran past {wait:g} s, half the {self.timeout:g} s time limit for this exercise ({what})"
@@ -145,18 +155,21 @@ class SubmissionSandbox:
         self.timeout = timeout
         self.session: ChildSession | None = None
         self.fault: GraderFault | None = None
+        self.gave_up = False  # a call made ahead ran too long (ChildSession.gave_up): make no more ahead
 
     def resumed(self, student: SandboxStudent) -> SandboxStudent:
         """``student``; or, when one of its calls crashed the child and the exercise has time left, the same
         exercise in a fresh child with that time, its shared answers kept (a crashed call replays its crash)."""
         session = student.session
+        self.gave_up = self.gave_up or session.gave_up
         if session.crash is None or student.load.stuck_in is not None or session.budget < RESUME_SECONDS:
             return student
         self.fault = self.fault or session.fault
         self.session = ChildSession(self.worker, self.timeout)
         self.session.budget = session.budget
         fresh = SandboxStudent(self.session, student.order, student.names, send_files=self.files)
-        fresh.__dict__["_drawn_answers"] = student.__dict__.get("_drawn_answers", {})
+        for kept in ("_drawn_answers", "_prefetched"):  # plan.ANSWERS_ATTRIBUTE, plan.PREFETCHED_ATTRIBUTE
+            fresh.__dict__[kept] = student.__dict__.get(kept, {})
         return fresh
 
     def for_exercise(self, order: list[str], names: list[str]) -> SandboxStudent:
@@ -172,6 +185,32 @@ class SubmissionSandbox:
             self.session.release()
             self.fault = self.fault or self.session.fault
             self.session = None
+
+
+PIPELINED_CALLS = 2  # in flight at once in call_many: the one the child works on, and the next
+# A call this small may wait in the child's socket while the child answers the one before. Two of them
+# stay far below a socket's buffer, so sending one never blocks on a child busy writing a large answer.
+PIPELINED_BYTES = 1 << 15
+
+
+@dataclass(frozen=True)
+class _EncodedCall:
+    name: str  # the submitted name the op calls
+    header: dict
+    buffers: list
+    inputs: list  # the top-level tensor arguments, whose state the child reports after the call
+    n_dicts: int
+    nbytes: int
+
+
+@dataclass(frozen=True)
+class _SentCall:
+    call: _EncodedCall
+    started: float
+
+
+class _GivenUp(Exception):
+    """call_many stops: the child crashed, or a call ran past the wait it was given."""
 
 
 class SandboxStudent(Student):
@@ -235,6 +274,43 @@ class SandboxStudent(Student):
         return self._call(op, args, kwargs, described=True)
 
     def _call(self, op: str, args: tuple, kwargs: dict, described: bool) -> CallResult:
+        return self._answer(self._send_call(self._encode_call(op, args, kwargs, described)))
+
+    def call_many(
+        self, calls: Sequence[tuple[str, tuple, dict]], wait_seconds: float
+    ) -> list[CallResult | Exception | None]:
+        """Pipelined: while the child works on a call, the next (when small) already waits in its socket, so
+        the child never sleeps between them and the judge checks each answer while the child computes."""
+        outcomes: list[CallResult | Exception | None] = [None] * len(calls)
+        waiting: deque[tuple[int, _SentCall]] = deque()
+        try:
+            for index, (op, args, kwargs) in enumerate(calls):
+                try:
+                    encoded = self._encode_call(op, args, kwargs, described=False)
+                except NotImplementedBySubmission as missing:
+                    outcomes[index] = missing
+                    continue
+                while waiting and (len(waiting) >= PIPELINED_CALLS or encoded.nbytes > PIPELINED_BYTES):
+                    self._collect(waiting, outcomes, wait_seconds)
+                waiting.append((index, self._send_call(encoded)))
+            while waiting:
+                self._collect(waiting, outcomes, wait_seconds)
+        except _GivenUp:
+            pass
+        return outcomes
+
+    def _collect(self, waiting: deque, outcomes: list, wait_seconds: float) -> None:
+        index, sent = waiting.popleft()
+        try:
+            outcomes[index] = self._answer(sent, wait_seconds)
+        except SubmissionCrashed as crash:
+            if not self.session.gave_up:
+                outcomes[index] = crash
+            raise _GivenUp from None
+        except Exception as error:  # noqa: BLE001 -- the caller keeps it, as answer() does
+            outcomes[index] = error
+
+    def _encode_call(self, op: str, args: tuple, kwargs: dict, described: bool) -> _EncodedCall:
         if op not in OPS:
             raise ValueError(f"unknown op {op!r}")  # a bug in a hidden test, not the student's
         if self.session.crash is not None:
@@ -259,12 +335,20 @@ class SandboxStudent(Student):
             if isinstance(value, (torch.Tensor, Viewed))
         ]
         n_dicts = sum(type(value) is dict for value in (*args, *kwargs.values()))
+        buffers = encoder.buffers()
+        return _EncodedCall(name, header, buffers, inputs, n_dicts, sum(piece.nbytes for piece in buffers))
+
+    def _send_call(self, encoded: _EncodedCall) -> _SentCall:
         started = time.monotonic()
-        self.session.send(header, encoder.buffers(), f"a call to {name}")
-        reply, blob = self.session.receive(f"a call to {name}", one_call=True)
-        wall = time.monotonic() - started
+        self.session.send(encoded.header, encoded.buffers, f"a call to {encoded.name}")
+        return _SentCall(encoded, started)
+
+    def _answer(self, sent: _SentCall, wait_seconds: float | None = None) -> CallResult:
+        name = sent.call.name
+        reply, blob = self.session.receive(f"a call to {name}", one_call=True, give_up_after=wait_seconds)
+        wall = time.monotonic() - sent.started
         try:
-            return self.noted(decode_reply(reply, blob, name, inputs, wall, n_dicts))
+            return self.noted(decode_reply(reply, blob, name, sent.call.inputs, wall, sent.call.n_dicts))
         except protocol.ProtocolError as error:
             self.session.fail(f"your code broke the grader's protocol in a call to {name}: {error}")
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from grader import suite_files
 from grader.results import TestOutcome
 from grader.student import CannotCheck, NotImplementedBySubmission, Student, StudentError, SubmissionCrashed
+from grader.suite.plan import planned_calls, prefetch  # noqa: F401 -- prefetch: the Grader's, per exercise
 from grader.vocabulary import NOT_IMPLEMENTED, Visibility
 from poslab.exercises import EXERCISE_IDS
 from poslab.vocabulary import TestStatus
@@ -216,6 +217,8 @@ def prepare() -> int:
     drawing = [case.func.prepare for case in collect() if hasattr(case.func, "prepare")]
     for draw in drawing:
         draw()
+    for exercise in EXERCISE_IDS:
+        planned_calls(exercise)
     return len(drawing)
 
 

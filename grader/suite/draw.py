@@ -36,6 +36,7 @@ from hypothesis.internal.conjecture.providers import AVAILABLE_PROVIDERS, Hypoth
 from grader.student import NAME_OF_OP, StudentError, SubmissionCrashed
 from grader.suite.draw_table import fixed_draws
 from grader.suite.expect import Fail, expect_untouched
+from grader.suite.plan import ANSWERS_ATTRIBUTE, PLAN_ATTRIBUTE, PREFETCHED_ATTRIBUTE, PlannedCall, same_arguments
 from grader.vocabulary import Visibility
 
 
@@ -154,10 +155,15 @@ class Unjudged(Exception):
 
 def answer(student, key: tuple, op: str, *args, **kwargs):
     """``student.call(op, ...)`` once per submission and exercise for a given ``key``: tests that
-    check different properties of the same drawn case share the call (and its exception)."""
-    memo = student.__dict__.setdefault("_drawn_answers", {})
+    check different properties of the same drawn case share the call (and its exception). The call may
+    have been made ahead of the tests (``plan.prefetch``)."""
+    memo = student.__dict__.setdefault(ANSWERS_ATTRIBUTE, {})
     key = (op, *key)  # keys are shared within an op only
+    _take_prefetched(student, memo, key, args, kwargs)
     if key not in memo:
+        recorder = student.__dict__.get(PLAN_ATTRIBUTE)
+        if recorder is not None:  # the planning run on the reference (plan.planned_calls)
+            recorder.append(PlannedCall(key, op, args, kwargs))
         try:
             memo[key] = (student.call(op, *args, **kwargs), None)
         except Exception as error:  # noqa: BLE001 -- replayed to every test that asks
@@ -166,6 +172,18 @@ def answer(student, key: tuple, op: str, *args, **kwargs):
     if error is not None:
         raise error
     return result
+
+
+def _take_prefetched(student, memo: dict, key: tuple, args: tuple, kwargs: dict) -> None:
+    """The first ask of a call made ahead: it stays in ``memo`` if the test asks with the planned values (its
+    notes then go to this test), else it is dropped, to be made again."""
+    planned = student.__dict__.get(PREFETCHED_ATTRIBUTE, {}).pop(key, None)
+    if planned is None:
+        return
+    if not same_arguments(planned, args, kwargs):
+        del memo[key]
+    elif memo[key][0] is not None:
+        student.noted(memo[key][0])
 
 
 def expect_inputs_left(student, key: tuple, op: str, args: tuple, kwargs: dict, inputs: dict) -> None:
