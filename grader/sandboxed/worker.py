@@ -58,6 +58,7 @@ def main(control: socket.socket) -> None:
         spare_dynamo_import()  # before the first meta op
     warm_up(meta_kernels)
     gc.freeze()  # keep the parent's objects out of the children's garbage collections
+    gc.enable()  # the bootstrap turned collections off for the imports and the warm-up
     Worker(control, hello).serve()
     # The judge waits for this exit; the interpreter's own shutdown (torch's teardown, every object
     # collected) took seconds on a loaded machine and keeps nothing: the children are reaped.

@@ -151,14 +151,21 @@ def warm_modes() -> list[GradingMode]:
 
 def dask_setup(dask_worker: Any) -> None:
     """Dask's preload hook (the name and argument are Dask's): make this Dask worker a warm judge."""
+    import gc
+
     import torch
 
     torch.set_num_threads(1)  # one judge per core: the hidden tests must not oversubscribe it
     settings = GraderSettings.from_env()
     judge = Judge()
-    # A practice run ("Run the public tests") on a judge without a warm public sandbox worker took ~9 s in
-    # the browser, so the app's judges warm both; the CLI's need the hidden one only.
-    isolation = [judge.warm_up(settings, mode) for mode in warm_modes()][0]
+    gc.disable()  # (grader.cluster disabled it before the imports already)
+    try:
+        # A practice run ("Run the public tests") on a judge without a warm public sandbox worker took ~9 s in
+        # the browser, so the app's judges warm both; the CLI's need the hidden one only.
+        isolation = [judge.warm_up(settings, mode) for mode in warm_modes()][0]
+    finally:
+        gc.freeze()  # torch, the suite, its draws and plans: never garbage, never scanned again
+        gc.enable()
     setattr(dask_worker, JUDGE_ATTRIBUTE, judge)
     if isolation == Isolation.BWRAP:
         logger.info("%s: isolation bwrap (bubblewrap works on this machine)", READY_LOG)
