@@ -24,7 +24,6 @@ from typing import Any
 import torch
 
 from grader.argument_layout import Viewed
-from grader.sandboxed.tensor_codec import tensor_bytes
 from grader.student import NAME_OF_OP, NotImplementedBySubmission, Student, SubmissionCrashed
 
 # A planned call that takes longer is left to the test that asks for it, and the submission's later exercises
@@ -124,5 +123,18 @@ def _same(planned: Any, given: Any) -> bool:
         return (
             (planned.dtype, planned.shape, planned.device, planned.requires_grad)
             == (given.dtype, given.shape, given.device, given.requires_grad)
-        ) and (planned.device.type == "meta" or tensor_bytes(planned) == tensor_bytes(given))
+        ) and (planned.device.type == "meta" or torch.equal(_bits(planned), _bits(given)))
     return planned == given
+
+
+_SAME_SIZE_INTEGERS = {2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+def _bits(tensor: torch.Tensor) -> torch.Tensor:
+    """The tensor's bits as integers, in place: equal bits, not equal values (a NaN is its own bits, -0.0 is
+    not 0.0). A copy of each tensor's bytes cost a grading 8 ms."""
+    if tensor.is_complex():
+        tensor = torch.view_as_real(tensor.resolve_conj())
+    if tensor.is_floating_point():
+        return tensor.view(_SAME_SIZE_INTEGERS[tensor.element_size()])
+    return tensor
