@@ -315,3 +315,9 @@ def test_a_call_made_ahead_that_ends_the_child_is_that_calls_crash(worker):
         assert not student.session.gave_up
     finally:
         sandbox.close()
+
+
+def test_calls_made_ahead_in_a_child_that_already_crashed_make_nothing(toy):
+    with pytest.raises(SubmissionCrashed):
+        toy.sinusoidal_encoding(13, 4)  # past the time limit: the child is gone for this exercise
+    assert toy.call_many([("sinusoidal_encoding", (2, 4), {})], wait_seconds=1.0) == [None]

@@ -290,9 +290,14 @@ class SandboxStudent(Student):
                 except NotImplementedBySubmission as missing:
                     outcomes[index] = missing
                     continue
+                except SubmissionCrashed:  # before this call (the import): the tests replay it themselves
+                    break
                 while waiting and (len(waiting) >= PIPELINED_CALLS or encoded.nbytes > PIPELINED_BYTES):
                     self._collect(waiting, outcomes, wait_seconds)
-                waiting.append((index, self._send_call(encoded)))
+                try:
+                    waiting.append((index, self._send_call(encoded)))
+                except SubmissionCrashed:  # the child ended: which call did it is not known, none is charged
+                    break
             while waiting:
                 self._collect(waiting, outcomes, wait_seconds)
         except _GivenUp:
