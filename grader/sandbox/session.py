@@ -188,9 +188,12 @@ class SubmissionSandbox:
 
 
 PIPELINED_CALLS = 2  # in flight at once in call_many: the one the child works on, and the next
-# A call this small may wait in the child's socket while the child answers the one before. Two of them
-# stay far below a socket's buffer, so sending one never blocks on a child busy writing a large answer.
-PIPELINED_BYTES = 1 << 15
+# The calls in flight (their frames, headers counted) take at most this much: far below a socket's buffer,
+# so sending one never blocks on a child busy writing a large answer. A larger call is sent alone.
+PIPELINED_BYTES = 1 << 16
+HEADER_ALLOWANCE = (
+    1 << 12
+)  # a call's JSON header, over-counted (the suite's take a few hundred bytes; a socket buffers 208 KiB)
 
 
 @dataclass(frozen=True)
@@ -200,7 +203,7 @@ class _EncodedCall:
     buffers: list
     inputs: list  # the top-level tensor arguments, whose state the child reports after the call
     n_dicts: int
-    nbytes: int
+    nbytes: int  # the frame, its header over-counted (HEADER_ALLOWANCE)
 
 
 @dataclass(frozen=True)
@@ -292,7 +295,10 @@ class SandboxStudent(Student):
                     continue
                 except SubmissionCrashed:  # before this call (the import): the tests replay it themselves
                     break
-                while waiting and (len(waiting) >= PIPELINED_CALLS or encoded.nbytes > PIPELINED_BYTES):
+                while waiting and (
+                    len(waiting) >= PIPELINED_CALLS
+                    or sum(sent.call.nbytes for _, sent in waiting) + encoded.nbytes > PIPELINED_BYTES
+                ):
                     self._collect(waiting, outcomes, wait_seconds)
                 try:
                     waiting.append((index, self._send_call(encoded)))
@@ -341,7 +347,8 @@ class SandboxStudent(Student):
         ]
         n_dicts = sum(type(value) is dict for value in (*args, *kwargs.values()))
         buffers = encoder.buffers()
-        return _EncodedCall(name, header, buffers, inputs, n_dicts, sum(piece.nbytes for piece in buffers))
+        nbytes = HEADER_ALLOWANCE + sum(piece.nbytes for piece in buffers)
+        return _EncodedCall(name, header, buffers, inputs, n_dicts, nbytes)
 
     def _send_call(self, encoded: _EncodedCall) -> _SentCall:
         started = time.monotonic()

@@ -56,9 +56,10 @@ def planned_calls(exercise: str) -> tuple[PlannedCall, ...]:
 
 
 def _plan(exercise: str) -> tuple[PlannedCall, ...]:
-    from grader.mutants import reference_source
+    import poslab.encodings as reference  # the app's own encodings: what a judge has (no instructor module)
     from grader.suite import collect, run_case
     from grader.suite.local import LocalStudent
+    from poslab.exercises import get_exercise
 
     class PlanningStudent(LocalStudent):
         """The reference, minus the meta device: its first call here imports torch._dynamo (over a second of a
@@ -69,7 +70,7 @@ def _plan(exercise: str) -> tuple[PlannedCall, ...]:
                 raise NotImplementedBySubmission(NAME_OF_OP[op])
             return super().call(op, *args, **kwargs)
 
-    student = PlanningStudent.from_source(reference_source(exercise))
+    student = PlanningStudent({name: getattr(reference, name) for name in get_exercise(exercise).names})
     recorded: list[PlannedCall] = []
     setattr(student, PLAN_ATTRIBUTE, recorded)
     for case in collect():
