@@ -1,16 +1,16 @@
 """The shared calls of an exercise, planned once per process and made at the start of each grading.
 
 Most calls of a grading go through ``draw.answer``: a drawn case's call, shared by the tests that judge
-it. Which calls those are depends on the drawn cases only, so one run of the exercise's tests on the
-reference, in this process, lists them (``planned_calls``). ``prefetch`` then makes them all before the
-exercise's first test, with the next call sent while the child still works on the one before
-(``Student.call_many``): one round trip of waiting a call instead of two wake-ups, and the judge's checks
-run while the child computes. Each answer goes where ``answer`` keeps it, and ``answer`` hands it to a
-test only when that test asks with the same values as the plan (else it calls again).
+it. Which calls those are depends on the drawn cases alone, so one run of the exercise's tests on the
+app's own encodings, in this process, lists them (``planned_calls``). ``prefetch`` makes them all before
+the exercise's first test, each small call sent while the child still works on the one before
+(``Student.call_many``): the child does not sleep between calls, and the judge checks each answer while
+the child computes the next. ``answer`` hands an answer to a test only when the test asks with the
+planned values (else it calls again).
 
 The plan is the same for every submission: a grade depends on the submission alone, never on the one
 graded before. A wrong submission may be asked a planned call that its own failing tests would have
-skipped; that changes nothing for a function of its arguments, and a call that hangs is given up after
+skipped; that changes nothing for a function of its arguments. A call that hangs is given up after
 ``PREFETCH_CALL_SECONDS`` at no cost to the exercise's time (the test that asks makes it again), and the
 submission's later exercises then make no call ahead.
 """
