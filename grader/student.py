@@ -218,8 +218,9 @@ class Student(abc.ABC):
         self, calls: Sequence[tuple[str, tuple, dict]], wait_seconds: float
     ) -> list[CallResult | Exception | None]:
         """Each ``(op, args, kwargs)``'s CallResult, or the exception its ``call`` raised; None for the calls not
-        made: those after one that crashed the submission, or that took over ``wait_seconds`` (given up, at
-        no cost to the exercise's time). An implementation may send a call before the previous answer is in."""
+        made, those after one that crashed the submission. The sandbox's sends a call before the previous
+        answer is in, and gives up a call past ``wait_seconds`` at no cost to the exercise's time (None for it
+        and the rest); calls here in the process wait for nothing."""
         outcomes: list[CallResult | Exception | None] = [None] * len(calls)
         for index, (op, args, kwargs) in enumerate(calls):
             try:
