@@ -23,15 +23,17 @@ Modules, one per part of the judge's work:
 
 ``isolation``       the bubblewrap command line, whether bubblewrap works here, the fallback
 ``worker_process``  the warm worker: started with ``subprocess``, sent ``grader/sandboxed/`` as source
-``session``         one submission's child: time budget, import, calls (``SandboxStudent``)
+``child_session``   the judge's end of one child: its time budget, its first crash kept
+``session``         one submission's child: import, calls (``SandboxStudent``), a fresh child after a crash
 ``replies``         checking what a child sends back before anything is built from it
 ``public_tests``    a student bundle's public tests, run with pytest inside one child
 """
 
+from grader.sandbox.child_session import ChildSession
 from grader.sandbox.isolation import bwrap_problem, choose_isolation
 from grader.sandbox.public_tests import PublicReport, run_public_tests
 from grader.sandbox.replies import JudgeEncoder, decode_reply
-from grader.sandbox.session import ChildSession, LoadReport, SandboxStudent, SubmissionSandbox
+from grader.sandbox.session import LoadReport, SandboxStudent, SubmissionSandbox
 from grader.sandbox.worker_process import GraderFault, WorkerProcess
 
 __all__ = [

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from grader.sandbox.session import ChildSession
+from grader.sandbox.child_session import ChildSession
 from grader.sandbox.worker_process import WorkerProcess
 from grader.sandboxed import protocol
 from grader.sandboxed.protocol import MessageKind, PytestOutcome

@@ -1,18 +1,15 @@
-"""One submission's session with its child: the time budget, the import, and every call.
+"""One submission's session with its child: the import, and every call.
 
 ``SubmissionSandbox`` holds one child for a submission and hands out a ``SandboxStudent`` per
-exercise, the ``grader.student.Student`` the hidden tests call. ``ChildSession`` is the judge's end
-of one child: ``timeout`` seconds of waiting per exercise, at most half of them for one call; past
-it, or when the child dies or breaks the protocol, the child and all it started are killed and the
-crash is kept for good. ``SubmissionSandbox.resumed`` then gives the exercise's later tests a fresh
-child with the time left, so one hang or crash costs the test it happened in, and the exercise's
-time stays bounded by ``timeout``. What the child sends back is checked in ``grader.sandbox.replies``
-before any of it is used.
+exercise, the ``grader.student.Student`` the hidden tests call, one call at a time or several in flight
+(``call_many``). The child's time budget and crashes are ``grader.sandbox.child_session``'s: after a
+crash ``SubmissionSandbox.resumed`` gives the exercise's later tests a fresh child with the time left,
+so one hang or crash costs the test it happened in, and the exercise's time stays bounded by
+``timeout``. What the child sends back is checked in ``grader.sandbox.replies`` before any of it is used.
 """
 
 from __future__ import annotations
 
-import socket
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -22,113 +19,14 @@ from typing import Any
 import torch
 
 from grader.argument_layout import Viewed
-from grader.sandbox.replies import JudgeEncoder, check_import_error, decode_reply, explain_end
+from grader.sandbox.child_session import ChildSession
+from grader.sandbox.replies import JudgeEncoder, check_import_error, decode_reply
 from grader.sandbox.worker_process import GraderFault, WorkerProcess
 from grader.sandboxed import protocol
 from grader.sandboxed.protocol import MessageKind
 from grader.student import NAME_OF_OP, OPS, CallResult, NotImplementedBySubmission, Student, SubmissionCrashed
 
 RESUME_SECONDS = 1.0  # less time left than this: a fresh child could not even import, the crash stands
-
-
-class ChildSession:
-    """The judge's end of one child: a time budget, and the first crash kept for good.
-
-    ``timeout`` seconds of waiting for the child are allowed in all; past it, or when the child
-    dies or breaks the protocol, the child is killed and ``SubmissionCrashed`` is raised, now and
-    on every later use.
-    """
-
-    def __init__(self, worker: WorkerProcess, timeout: float) -> None:
-        self.worker = worker
-        self.timeout = timeout
-        self.budget = timeout
-        self.crash: SubmissionCrashed | None = None
-        self.fault: GraderFault | None = None  # the worker failed: not the submission's doing
-        self.sock: socket.socket | None = worker.spawn()
-        self.round_trip: float | None = None  # seconds: see round_trip_seconds
-        self.gave_up = False  # ended for a call made ahead that ran too long (receive's give_up_after)
-
-    def receive(self, what: str, one_call: bool = False, give_up_after: float | None = None) -> tuple[dict, bytearray]:
-        """The child's next frame; ``one_call``: the answer to a call, which may wait half the exercise's time at most.
-
-        ``give_up_after``: a call made ahead of the tests (``call_many``) that runs longer is given up: the child
-        is ended as for a crash (``gave_up`` set) and that wait is not charged to the exercise's time."""
-        if self.crash is not None:
-            raise self.crash
-        started = time.monotonic()
-        wait = min(self.budget, self.timeout / 2) if one_call else self.budget
-        giving_up = give_up_after is not None and give_up_after < wait
-        try:
-            return protocol.recv_frame(self.sock, self.worker.limits, started + (give_up_after if giving_up else wait))
-        except protocol.ReadTimeout:
-            if giving_up:
-                self.gave_up = True
-                self.budget += time.monotonic() - started  # refunded: the test that asks makes the call again
-                self.fail(f"one call ran past {give_up_after:g} s when made ahead of the tests ({what})")
-            if wait < self.budget:
-                self.fail(
-                    f"one call ran past {wait:g} s, half the {self.timeout:g} s time limit for this exercise ({what})"
-                )
-            self.fail(f"ran past the {self.timeout:g} s time limit for this exercise ({what})")
-        except protocol.PeerClosed:
-            ended = self.close()
-            self.fail(f"the process running your code ended during {what} ({explain_end(ended)})")
-        except protocol.ProtocolError as error:
-            self.fail(f"your code broke the grader's protocol during {what}: {error}")
-        finally:
-            self.budget -= time.monotonic() - started
-
-    def send(self, header: dict, blob: protocol.Buffer | list[memoryview] = b"", what: str = "a call") -> None:
-        if self.crash is not None:
-            raise self.crash
-        try:
-            protocol.send_frame(self.sock, header, blob)
-        except OSError:
-            ended = self.close()
-            self.fail(f"the process running your code ended before {what} ({explain_end(ended)})")
-
-    def round_trip_seconds(self) -> float:
-        """The fastest of a few empty round trips to the child, measured at the first ask."""
-        if self.round_trip is None:
-            best = float("inf")
-            for _ in range(5):
-                started = time.monotonic()
-                self.send({"type": MessageKind.PING}, what="a ping")
-                reply, _ = self.receive("a ping")
-                if reply["type"] != MessageKind.PONG:
-                    self.fail("your code broke the grader's protocol during a ping")
-                best = min(best, time.monotonic() - started)
-            self.round_trip = best
-        return self.round_trip
-
-    def fail(self, reason: str) -> None:
-        self.crash = SubmissionCrashed(reason)
-        self.close()
-        raise self.crash
-
-    def release(self) -> None:
-        """Done with the child: the worker ends it and forks the next ahead, nobody waiting. Safe to call twice."""
-        if self.sock is None:
-            return
-        self.sock.close()
-        self.sock = None
-        try:
-            self.worker.release()
-        except GraderFault as fault:
-            self.fault = fault
-
-    def close(self) -> str:
-        """Kill the child and all it started; return how it ended. Safe to call twice."""
-        if self.sock is None:
-            return ""
-        self.sock.close()
-        self.sock = None
-        try:
-            return self.worker.reap()
-        except GraderFault as fault:  # kept for the caller: run_case would turn it into a failed test
-            self.fault = fault
-            return ""
 
 
 @dataclass
@@ -191,9 +89,8 @@ PIPELINED_CALLS = 2  # in flight at once in call_many: the one the child works o
 # The calls in flight (their frames, headers counted) take at most this much: far below a socket's buffer,
 # so sending one never blocks on a child busy writing a large answer. A larger call is sent alone.
 PIPELINED_BYTES = 1 << 16
-HEADER_ALLOWANCE = (
-    1 << 12
-)  # a call's JSON header, over-counted (the suite's take a few hundred bytes; a socket buffers 208 KiB)
+# A call's JSON header, over-counted: the suite's take a few hundred bytes; a socket buffers 208 KiB.
+HEADER_ALLOWANCE = 1 << 12
 
 
 @dataclass(frozen=True)
