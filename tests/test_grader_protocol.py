@@ -14,6 +14,7 @@ import struct
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -60,6 +61,51 @@ def test_a_frame_sent_in_pieces_arrives_whole_when_the_socket_takes_it_in_severa
     header, blob = protocol.recv_frame(right)
     sender.join()
     assert header == {"type": "x"} and bytes(blob) == b"".join(pieces)
+
+
+def test_a_frame_reader_gives_back_to_back_frames_whole_and_in_order(pair):
+    """One read may take several frames, or a frame and part of the next: each comes out whole, in its own memory."""
+    left, right = pair
+    blobs = [b"", b"\x07" * 5, bytes(range(256)) * 300, b"\x01"]  # the third is larger than one read
+    sender = threading.Thread(
+        target=lambda: [protocol.send_frame(left, {"type": "x", "n": index}, blob) for index, blob in enumerate(blobs)]
+    )
+    sender.start()
+    reader = protocol.FrameReader(right)
+    frames = [reader.read(deadline=time.monotonic() + 10) for _ in blobs]  # a lost byte fails, not hangs
+    sender.join()
+    assert [header["n"] for header, _ in frames] == [0, 1, 2, 3]
+    assert [bytes(blob) for _, blob in frames] == blobs
+    frames[1][1][0] = 0  # a blob is its frame's own: changing it changes no other frame
+    assert bytes(frames[3][1]) == b"\x01" and not reader.pending
+
+
+def test_a_frame_reader_takes_a_frame_that_arrives_a_byte_at_a_time(pair):
+    left, right = pair
+    data = raw_frame(b'{"type": "x"}', b"abc")
+
+    def trickle() -> None:
+        for index in range(len(data)):
+            left.sendall(data[index : index + 1])
+
+    sender = threading.Thread(target=trickle)
+    sender.start()
+    header, blob = protocol.FrameReader(right).read(deadline=time.monotonic() + 10)
+    sender.join()
+    assert header == {"type": "x"} and bytes(blob) == b"abc"
+
+
+def test_a_frame_reader_keeps_the_limits_the_deadline_and_the_closed_peer(pair):
+    left, right = pair
+    reader = protocol.FrameReader(right, protocol.Limits(max_header_bytes=64, max_blob_bytes=10))
+    with pytest.raises(protocol.ReadTimeout):
+        reader.read(deadline=time.monotonic() + 0.05)
+    left.sendall(struct.pack("!II", 10, 11))
+    with pytest.raises(protocol.ProtocolError, match="limit"):
+        reader.read()
+    left.close()
+    with pytest.raises(protocol.PeerClosed):
+        protocol.FrameReader(right).read()
 
 
 def test_a_tensor_buffer_reads_the_tensor_bytes_and_keeps_its_memory_alive():

@@ -34,6 +34,7 @@ class ChildSession:
         self.crash: SubmissionCrashed | None = None
         self.fault: GraderFault | None = None  # the worker failed: not the submission's doing
         self.sock: socket.socket | None = worker.spawn()
+        self.reader = protocol.FrameReader(self.sock, worker.limits)
         self.round_trip: float | None = None  # seconds: see round_trip_seconds
         self.gave_up = False  # ended for a call made ahead that ran too long (receive's give_up_after)
 
@@ -48,7 +49,7 @@ class ChildSession:
         wait = min(self.budget, self.timeout / 2) if one_call else self.budget
         giving_up = give_up_after is not None and give_up_after < wait
         try:
-            return protocol.recv_frame(self.sock, self.worker.limits, started + (give_up_after if giving_up else wait))
+            return self.reader.read(started + (give_up_after if giving_up else wait))
         except protocol.ReadTimeout:
             if giving_up:
                 self.gave_up = True

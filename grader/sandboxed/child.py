@@ -48,7 +48,7 @@ class Child:
         self.found: dict[str, Any] = {}
         self.imported: set[str] = set()  # tried already, with or without success
         self.name_of_op: dict[str, str] = {}  # op -> the submitted name it calls, from the judge
-        self.limits = protocol.Limits()
+        self.frames = protocol.FrameReader(sock)
 
     def send(self, header: dict, blob: protocol.Buffer | list[memoryview] = b"") -> None:
         protocol.send_frame(self.sock, header, blob)
@@ -58,7 +58,7 @@ class Child:
         self.send({"type": MessageKind.READY, "pid": os.getpid(), "uid": os.getuid()})
         while True:
             try:
-                header, blob = protocol.recv_frame(self.sock, self.limits)
+                header, blob = self.frames.read()
             except protocol.PeerClosed:
                 return
             kind = header["type"]

@@ -22,7 +22,7 @@ import json
 import socket
 import struct
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -169,37 +169,42 @@ def send_frame(sock: socket.socket, header: dict, blob: Buffer | Sequence[Buffer
         sent = max(0, sent - piece.nbytes)
 
 
+def _recv_into(sock: socket.socket, view: memoryview, deadline: float | None) -> int:
+    """One read into ``view``: how many bytes arrived (never 0: a closed peer raises)."""
+    if deadline is not None:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise ReadTimeout()
+        sock.settimeout(remaining)
+    try:
+        count = sock.recv_into(view)
+    except TimeoutError:
+        raise ReadTimeout() from None
+    except OSError as error:  # a reset counts as the peer going away
+        raise PeerClosed(str(error)) from None
+    if count == 0:
+        raise PeerClosed("the other side closed the connection")
+    return count
+
+
 def _recv_exactly(sock: socket.socket, size: int, deadline: float | None) -> bytearray:
     buffer = bytearray(size)
     view = memoryview(buffer)
     received = 0
     while received < size:
-        if deadline is not None:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise ReadTimeout()
-            sock.settimeout(remaining)
-        try:
-            count = sock.recv_into(view[received:], size - received)
-        except TimeoutError:
-            raise ReadTimeout() from None
-        except OSError as error:  # a reset counts as the peer going away
-            raise PeerClosed(str(error)) from None
-        if count == 0:
-            raise PeerClosed("the other side closed the connection")
-        received += count
+        received += _recv_into(sock, view[received:], deadline)
     return buffer
 
 
-def recv_frame(sock: socket.socket, limits: Limits = Limits(), deadline: float | None = None) -> tuple[dict, bytearray]:
-    """Read one frame; sizes are checked before anything is allocated."""
-    header_len, blob_len = FRAME_PREFIX.unpack(_recv_exactly(sock, FRAME_PREFIX.size, deadline))
+def _parse_frame(take: Callable[[int], bytearray], limits: Limits) -> tuple[dict, bytearray]:
+    """A frame from ``take(n)`` (the stream's next ``n`` bytes); sizes are checked before anything is allocated."""
+    header_len, blob_len = FRAME_PREFIX.unpack(take(FRAME_PREFIX.size))
     if header_len > limits.max_header_bytes:
         raise ProtocolError(f"a message header of {header_len} bytes is over the {limits.max_header_bytes} byte limit")
     if blob_len > limits.max_blob_bytes:
         raise ProtocolError(f"a message of {blob_len} bytes is over the {limits.max_blob_bytes} byte limit")
-    raw = _recv_exactly(sock, header_len, deadline)
-    blob = _recv_exactly(sock, blob_len, deadline) if blob_len else bytearray()
+    raw = take(header_len)
+    blob = take(blob_len) if blob_len else bytearray()
     try:
         header = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as error:
@@ -207,6 +212,52 @@ def recv_frame(sock: socket.socket, limits: Limits = Limits(), deadline: float |
     if not isinstance(header, dict) or not isinstance(header.get("type"), str):
         raise ProtocolError("a message header is not a JSON object with a 'type'")
     return header, blob
+
+
+def recv_frame(sock: socket.socket, limits: Limits = Limits(), deadline: float | None = None) -> tuple[dict, bytearray]:
+    """Read one frame and not a byte more (a socket that also carries file descriptors: the worker's)."""
+    return _parse_frame(lambda size: _recv_exactly(sock, size, deadline), limits)
+
+
+class FrameReader:
+    """The frames of one socket that carries nothing else, read in as few system calls as its peer's writes
+    allow: each read takes up to ``CHUNK`` bytes, and what arrived past one frame waits for the next. A
+    frame sent in one write (``send_frame``) then costs one read, not three, and two frames sent back to
+    back one read in all (on a 2-core VM, 10 us less on each side of a call)."""
+
+    CHUNK = 1 << 16
+
+    def __init__(self, sock: socket.socket, limits: Limits = Limits()) -> None:
+        self.sock = sock
+        self.limits = limits
+        self.pending = bytearray()  # received, not yet read
+        self.chunk = bytearray(self.CHUNK)
+
+    def read(self, deadline: float | None = None) -> tuple[dict, bytearray]:
+        """The next frame: as ``recv_frame``, with the same errors."""
+        return _parse_frame(lambda size: self._take(size, deadline), self.limits)
+
+    def _take(self, size: int, deadline: float | None) -> bytearray:
+        """The stream's next ``size`` bytes, in a bytearray of their own (a reply's tensors may live in it)."""
+        if len(self.pending) >= size:
+            taken = self.pending[:size]
+            del self.pending[:size]
+            return taken
+        taken = bytearray(size)
+        have = len(self.pending)
+        taken[:have] = self.pending
+        self.pending.clear()
+        view, chunk = memoryview(taken), memoryview(self.chunk)
+        while have < size:
+            if size - have >= self.CHUNK:  # a large blob: straight into its own memory
+                have += _recv_into(self.sock, view[have:], deadline)
+                continue
+            count = _recv_into(self.sock, chunk, deadline)
+            used = min(count, size - have)
+            view[have : have + used] = chunk[:used]
+            self.pending += chunk[used:count]
+            have += used
+        return taken
 
 
 def clip(text: Any, limit: int = MAX_ERROR_CHARS) -> str:
