@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import select
 import socket
+import subprocess
+import sys
 import textwrap
 import threading
 import time
@@ -22,6 +24,7 @@ from grader.sandbox import SubmissionSandbox, WorkerProcess
 from grader.sandboxed import child, protocol
 from grader.sandboxed.protocol import MessageKind
 from grader.settings import GraderSettings
+from poslab.config import PROJECT_ROOT
 from tests.hostile._support import SANDBOX_SETTINGS, live_processes, require_bwrap
 
 SETTINGS = SANDBOX_SETTINGS
@@ -102,6 +105,53 @@ def test_a_child_inherits_a_worker_heap_on_huge_pages(worker):
     finally:
         sandbox.close()
     assert int(kib) >= 32 * 1024, f"only {kib} KiB of the child's memory is on huge pages"
+
+
+# Whether glibc's malloc gives an 8 MiB block a mapping of its own (its default) or takes it from the heap.
+OWN_MAPPING_PROBE = textwrap.dedent("""
+    import ctypes
+
+    class MallocInfo(ctypes.Structure):
+        _fields_ = [(name, ctypes.c_size_t) for name in
+                    ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+    libc = ctypes.CDLL(None)
+    libc.mallinfo2.restype = MallocInfo
+    libc.malloc.restype = ctypes.c_void_p
+    mappings = libc.mallinfo2().hblks
+    block = libc.malloc(8 << 20)
+    own_mapping = libc.mallinfo2().hblks > mappings
+    libc.free(ctypes.c_void_p(block))
+    raise RuntimeError(own_mapping)
+""")
+
+
+def test_a_child_keeps_freed_memory_on_its_heap(worker):
+    """A tensor of a few MiB comes from the heap and goes back to it, not to the kernel: the next one of that
+    size faults no fresh pages in (``grader.sandbox.isolation.MALLOC_TUNABLES``)."""
+    sandbox = SubmissionSandbox(worker, {"probe.py": OWN_MAPPING_PROBE}, SETTINGS.timeout)
+    try:
+        own_mapping = sandbox.for_exercise(["probe.py"], ["attention"]).load.import_errors["probe.py"]["message"]
+    finally:
+        sandbox.close()
+    assert own_mapping == "False"
+
+
+def test_a_judge_keeps_freed_memory_on_its_heap():
+    """The same for a judge, set by its preload (``grader.service.judge.keep_freed_memory``); the probe without it
+    shows that an 8 MiB block does get a mapping of its own by default."""
+    setting = "from grader.service.judge import keep_freed_memory; assert keep_freed_memory()\n"
+    results = {}
+    for judge in (False, True):
+        done = subprocess.run(
+            [sys.executable, "-c", (setting if judge else "") + OWN_MAPPING_PROBE],
+            capture_output=True,
+            text=True,
+            cwd=PROJECT_ROOT,
+            timeout=60,
+        )
+        results[judge] = done.stderr.strip().splitlines()[-1]
+    assert results == {False: "RuntimeError: True", True: "RuntimeError: False"}
 
 
 MARKING_PROBE = textwrap.dedent("""

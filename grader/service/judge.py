@@ -149,6 +149,22 @@ def warm_modes() -> list[GradingMode]:
     return [mode for mode in GradingMode if mode in named] or [GradingMode.HIDDEN]
 
 
+def keep_freed_memory() -> bool:
+    """This process's malloc keeps freed memory as the sandbox worker's does
+    (``grader.sandbox.isolation.MALLOC_TUNABLES``); False where the C library has no glibc ``mallopt``."""
+    import ctypes
+
+    from grader.sandbox.isolation import MALLOC_MMAP_THRESHOLD, MALLOC_TRIM_THRESHOLD
+
+    m_trim_threshold, m_mmap_threshold = -1, -3  # glibc's malloc.h
+    mallopt = getattr(ctypes.CDLL(None), "mallopt", None)
+    if mallopt is None:
+        return False
+    return bool(mallopt(m_mmap_threshold, MALLOC_MMAP_THRESHOLD)) and bool(
+        mallopt(m_trim_threshold, MALLOC_TRIM_THRESHOLD)
+    )
+
+
 def dask_setup(dask_worker: Any) -> None:
     """Dask's preload hook (the name and argument are Dask's): make this Dask worker a warm judge."""
     import gc
@@ -156,6 +172,7 @@ def dask_setup(dask_worker: Any) -> None:
     import torch
 
     torch.set_num_threads(1)  # one judge per core: the hidden tests must not oversubscribe it
+    keep_freed_memory()
     settings = GraderSettings.from_env()
     judge = Judge()
     gc.disable()  # (grader.cluster disabled it before the imports already)
