@@ -64,7 +64,8 @@ def grader_role(command: str) -> str | None:
     """ "scheduler" or "judge" for the grading service's processes (Dask retitles them), else None."""
     for role, marks in (
         ("judge", ("dask worker", "grader.service.launch worker")),
-        ("scheduler", ("dask scheduler", "grader.service.launch scheduler")),
+        # the grade command runs its scheduler on a thread of its own (grader.service.scheduler_thread)
+        ("scheduler", ("dask scheduler", "grader.service.launch scheduler", "-m grader grade")),
     ):
         if any(mark in command for mark in marks):
             return role
@@ -137,6 +138,7 @@ def test_grading_from_the_command_line_listens_on_loopback_only(tmp_path: Path):
             process.kill()
     output = process.stdout.read().decode(errors="replace")
     assert process.returncode == 0, output[-2000:]
+    assert "distributed." not in output, "Dask's log reached the terminal:\n" + output[-2000:]
     assert {grader_role(item.command) for item in seen} >= {"scheduler", "judge"}, (
         "the scheduler's and a judge's sockets were never seen: " + ", ".join(map(str, seen))
     )

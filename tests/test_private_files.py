@@ -45,9 +45,9 @@ def strangers(*addresses: str) -> str:
     return subprocess.run(run, capture_output=True, text=True, timeout=120, env=env, cwd=ROOT).stdout
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    started = EmbeddedCluster(1, {WARM_MODES_ENV: "hidden"})
+@pytest.fixture(scope="module", params=[False, True], ids=["scheduler process", "scheduler thread"])
+def cluster(request):
+    started = EmbeddedCluster(1, {WARM_MODES_ENV: "hidden"}, scheduler_in_process=request.param)
     try:
         started.start_scheduler()  # judges would only cost time here: the scheduler is what clients reach
         yield started

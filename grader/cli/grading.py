@@ -80,10 +80,17 @@ def grade_with_service(
     if not items:
         return
     from grader.service import GradingService, as_completed
+    from grader.service.settings import ServiceSettings
 
-    with GradingService(
-        scheduler, judges=judges, settings=settings, suite=suite, warm_modes=(GradingMode.HIDDEN,)
-    ) as service:
+    wanted = ServiceSettings(
+        grader=settings,
+        scheduler=scheduler,
+        judges=judges,
+        suite=suite,
+        warm_modes=(GradingMode.HIDDEN,),
+        scheduler_in_process=True,  # its judges end with the command: so may its scheduler
+    )
+    with GradingService(service_settings=wanted) as service:
         jobs = [service.submit_submission(item) for item in items]
         for job in as_completed(jobs):
             on_result(job.result())

@@ -30,15 +30,14 @@ class ClusterCertificates:
         """The scheduler's and judges' command-line options."""
         return ["--tls-ca-file", str(self.ca_file), "--tls-cert", str(self.cert_file), "--tls-key", str(self.key_file)]
 
-    def security(self) -> Any:
-        """The ``distributed.Security`` of a client (imports Dask: the cluster may start first)."""
+    def security(self, role: str = "client") -> Any:
+        """The ``distributed.Security`` of a ``client`` or a ``scheduler`` (imports Dask: the cluster may start first)."""
         from distributed.security import Security
 
         return Security(
             require_encryption=True,
             tls_ca_file=str(self.ca_file),
-            tls_client_cert=str(self.cert_file),
-            tls_client_key=str(self.key_file),
+            **{f"tls_{role}_cert": str(self.cert_file), f"tls_{role}_key": str(self.key_file)},
         )
 
 

@@ -53,7 +53,9 @@ class ClusterConnection:
                 with self._lock:
                     if self._closing.is_set():
                         raise GraderFault("the grading service was closed before its cluster started")
-                    self.embedded = EmbeddedCluster(self.settings.judges, environment)
+                    self.embedded = EmbeddedCluster(
+                        self.settings.judges, environment, scheduler_in_process=self.settings.scheduler_in_process
+                    )
                 self.embedded.launch()  # a close() from now on stops its processes
             from distributed import Client  # (0.4 s: after the launch, while the cluster starts)
 

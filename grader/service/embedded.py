@@ -32,6 +32,7 @@ from typing import Any
 from grader.faults import GraderFault
 from grader.service.certificates import private_certificates
 from grader.service.judge import PRELOAD, READY_LOG
+from grader.service.scheduler_thread import SchedulerThread
 from poslab.config import PROJECT_ROOT
 
 logger = logging.getLogger(__name__)
@@ -59,25 +60,37 @@ def judge_core(index: int, judges: int) -> list[str]:
     return ["--cpu", str(cores[index])] if judges == len(cores) else []
 
 
-def dask_environment() -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT), env.get("PYTHONPATH", "")]))
-    env["DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES"] = str(ALLOWED_FAILURES)
-    env["DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION"] = "1.0"
-    env["DASK_DISTRIBUTED__WORKER__DAEMON"] = "False"
+# The cluster's Dask configuration, by Dask's own keys: each process gets it as its environment
+# (``dask_environment``), a scheduler on a thread of this process as ``dask.config`` (``SchedulerThread``).
+CLUSTER_CONFIG: dict[str, object] = {
+    "distributed.scheduler.allowed-failures": ALLOWED_FAILURES,
+    "distributed.scheduler.worker-saturation": 1.0,
+    "distributed.worker.daemon": False,
     # Dask starts an HTTP server in every scheduler and worker, dashboard or not (health, metrics,
     # call stacks, logs), on all interfaces by default. Nothing here uses them: no routes, and
     # each on a loopback port (HTTP_ADDRESS).
-    env["DASK_DISTRIBUTED__SCHEDULER__HTTP__ROUTES"] = "[]"
-    env["DASK_DISTRIBUTED__WORKER__HTTP__ROUTES"] = "[]"
+    "distributed.scheduler.http.routes": [],
+    "distributed.worker.http.routes": [],
     # An idle cluster kept a tenth of a core busy (a scheduler and one judge: 2.4 s of CPU in 30 s):
     # Dask samples every worker thread's stack every 10 ms for its dashboard's profile (none here),
     # checks its event loop every 20 ms and reads the system's counters every 0.5 s. Without the
     # profile, with a tick a second and the counters every 5 s: 0.26 s in 30 s. Nothing here reads
     # them; a blocked event loop is still logged (after the tick's limit, 3 s).
-    env["DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED"] = "False"
-    env["DASK_DISTRIBUTED__ADMIN__TICK__INTERVAL"] = TICK_INTERVAL
-    env["DASK_DISTRIBUTED__ADMIN__SYSTEM_MONITOR__INTERVAL"] = "5s"
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": TICK_INTERVAL,
+    "distributed.admin.system-monitor.interval": "5s",
+}
+
+
+def dask_variable(key: str) -> str:
+    """The environment variable Dask reads for a configuration key."""
+    return "DASK_" + key.upper().replace(".", "__").replace("-", "_")
+
+
+def dask_environment() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT), env.get("PYTHONPATH", "")]))
+    env.update({dask_variable(key): str(value) for key, value in CLUSTER_CONFIG.items()})
     return env
 
 
@@ -115,7 +128,9 @@ def _stop(processes: list[subprocess.Popen], seconds: float) -> None:
 class EmbeddedCluster:
     """``start()`` returns the scheduler's address once it listens; judges join as they warm up."""
 
-    def __init__(self, judges: int, environment: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, judges: int, environment: dict[str, str] | None = None, scheduler_in_process: bool = False
+    ) -> None:
         if judges < 1:
             raise ValueError(f"an embedded cluster needs at least one judge, got {judges}")
         self.folder = Path(tempfile.mkdtemp(prefix="poslab-dask-"))  # 0700
@@ -124,6 +139,10 @@ class EmbeddedCluster:
         self._security: Any = None
         self.env = {**dask_environment(), **(environment or {}), "DASK_DISTRIBUTED__COMM__REQUIRE_ENCRYPTION": "True"}
         self.scheduler: subprocess.Popen | None = None
+        # The CLI's: a scheduler on a thread of this process (``SchedulerThread``), started
+        # in wait_until_listening, once the caller has imported Dask.
+        self.scheduler_in_process = scheduler_in_process
+        self.scheduler_thread: SchedulerThread | None = None
         self.judges: list[subprocess.Popen | None] = [None] * judges
         self.address: str | None = None
         self.failed_starts = 0
@@ -163,7 +182,8 @@ class EmbeddedCluster:
     def launch(self) -> None:
         """Start the scheduler and the judges together, and return at once (a judge reads the scheduler's
         address from its file, so its warm-up overlaps the scheduler's start)."""
-        self._launch_scheduler()
+        if not self.scheduler_in_process:
+            self._launch_scheduler()
         with self._lock:  # a close() meanwhile has stopped the scheduler: start no judge for it
             if self.closing.is_set():
                 raise GraderFault("the grading cluster was closed while it started")
@@ -173,7 +193,10 @@ class EmbeddedCluster:
     def wait_until_listening(self) -> str:
         """The scheduler's address once it listens; then the judges are watched (``_supervise``)."""
         try:
-            self._wait_for_scheduler()
+            if self.scheduler_in_process:
+                self._start_scheduler_thread()
+            else:
+                self._wait_for_scheduler()
         except GraderFault:
             self.close()
             raise
@@ -183,6 +206,9 @@ class EmbeddedCluster:
 
     def start_scheduler(self) -> str:
         """The scheduler alone, once it listens: its address."""
+        if self.scheduler_in_process:
+            self._start_scheduler_thread()
+            return self.address
         self._launch_scheduler()
         return self._wait_for_scheduler()
 
@@ -218,6 +244,15 @@ class EmbeddedCluster:
             time.sleep(0.05)
         self.address = address
         return address
+
+    def _start_scheduler_thread(self) -> None:
+        with self._lock:
+            if self.closing.is_set():
+                raise GraderFault("the grading cluster was closed while it started")
+            self.scheduler_thread = SchedulerThread(
+                self.certificates, CLUSTER_CONFIG, self.scheduler_file, self.folder / "scheduler.log", HTTP_ADDRESS
+            )
+        self.address = self.scheduler_thread.start(SCHEDULER_START_SECONDS)
 
     def _start_judge(self, index: int) -> None:
         arguments = [
@@ -274,4 +309,6 @@ class EmbeddedCluster:
             judges = [process for process in self.judges if process is not None]
             _stop(judges, seconds=10)
             _stop([self.scheduler] if self.scheduler is not None else [], seconds=10)
+            if self.scheduler_thread is not None:
+                self.scheduler_thread.close()
         atexit.unregister(self.close)

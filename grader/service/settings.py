@@ -31,6 +31,9 @@ class ServiceSettings:
     start_seconds: float = 180.0  # judges warming up on a loaded machine (import torch, bwrap)
     warm_modes: tuple[GradingMode, ...] = tuple(GradingMode)  # what the embedded judges warm (the CLI: hidden)
     suite: str | None = None  # "module:attribute" of a stand-in suite (tests); None: the hidden suite
+    # The embedded cluster's scheduler on a thread of this process, not a process of its own (the CLI: one
+    # interpreter fewer to start; the app keeps its scheduler apart from its script runs).
+    scheduler_in_process: bool = False
 
     def __post_init__(self) -> None:
         if self.judges < 1:

@@ -1,0 +1,55 @@
+"""The CLI's scheduler on a thread of its own process (``grader.service.scheduler_thread``): configured and
+logged as a scheduler process is, and gone when its cluster closes (TLS and loopback: test_private_files.py)."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from grader.service.embedded import EmbeddedCluster
+
+
+def _scheduler_settings(dask_scheduler) -> tuple:
+    return dask_scheduler.allowed_failures, dask_scheduler.WORKER_SATURATION, dask_scheduler.http_server.port > 0
+
+
+@pytest.fixture
+def started():
+    cluster = EmbeddedCluster(1, scheduler_in_process=True)
+    try:
+        cluster.start_scheduler()
+        yield cluster
+    finally:
+        cluster.close()
+
+
+def test_a_scheduler_thread_has_the_clusters_settings(started):
+    """As grader/README.md and the embedded cluster's docstring say: one failure allowed per task, one task a judge."""
+    from distributed import Client
+
+    with Client(started.address, timeout=30, security=started.security, set_as_default=False) as client:
+        allowed_failures, saturation, _ = client.run_on_scheduler(_scheduler_settings)
+    assert (allowed_failures, saturation) == (1, 1.0)
+
+
+def test_a_scheduler_threads_log_goes_to_its_file(started):
+    """Dask's log of the scheduler, as a process's (the grade command's terminal shows none of it:
+    test_listening_sockets.py)."""
+    from distributed import Client
+
+    with Client(started.address, timeout=30, security=started.security, set_as_default=False) as client:
+        client.run_on_scheduler(_scheduler_settings)  # Dask logs each such call on the scheduler
+    started.close()
+    log = (started.folder / "scheduler.log").read_text()
+    assert "Scheduler at:" in log and "Run out-of-band function" in log
+
+
+def test_closing_the_cluster_ends_the_scheduler_thread_and_its_port(started):
+    host, port = started.address.removeprefix("tls://").rsplit(":", 1)
+    thread = started.scheduler_thread
+    assert thread.alive()
+    started.close()
+    assert not thread.alive()
+    with pytest.raises(ConnectionRefusedError), socket.create_connection((host, int(port)), timeout=5):
+        pass
