@@ -21,6 +21,7 @@ import atexit
 import json
 import logging
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -197,7 +198,8 @@ class EmbeddedCluster:
                 self._start_scheduler_thread()
             else:
                 self._wait_for_scheduler()
-        except GraderFault:
+        except GraderFault as fault:
+            self.fault = fault  # its logs stay (_remove_folder)
             self.close()
             raise
         self._supervisor = threading.Thread(target=self._supervise, name="grader-judges", daemon=True)
@@ -311,4 +313,13 @@ class EmbeddedCluster:
             _stop([self.scheduler] if self.scheduler is not None else [], seconds=10)
             if self.scheduler_thread is not None:
                 self.scheduler_thread.close()
+            self._remove_folder()
         atexit.unregister(self.close)
+
+    def _remove_folder(self) -> None:
+        """The cluster's folder (its key, its logs) goes with it; after a fault its logs stay, for whoever
+        reads the fault's message (every run left one folder behind in the system's temporary folder)."""
+        if self.fault is not None:
+            logger.warning("the grading cluster's logs are kept in %s", self.folder)
+        else:
+            shutil.rmtree(self.folder, ignore_errors=True)
