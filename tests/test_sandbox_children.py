@@ -154,6 +154,38 @@ def test_a_judge_keeps_freed_memory_on_its_heap():
     assert results == {False: "RuntimeError: True", True: "RuntimeError: False"}
 
 
+BATCH_PROBE = textwrap.dedent("""
+    import os, threading
+    from grader.sandbox import SubmissionSandbox, WorkerProcess
+    from grader.service.judge import batch_scheduling
+    from grader.settings import GraderSettings
+
+    batch_scheduling()
+    started_after = []
+    thread = threading.Thread(target=lambda: started_after.append(os.sched_getscheduler(0)))
+    thread.start()
+    thread.join()
+    probe = "import os\\nraise RuntimeError(os.sched_getscheduler(0))\\n"
+    worker = WorkerProcess(GraderSettings(timeout=3.0))
+    sandbox = SubmissionSandbox(worker, {"probe.py": probe}, 3.0)
+    try:
+        child = sandbox.for_exercise(["probe.py"], ["attention"]).load.import_errors["probe.py"]["message"]
+    finally:
+        sandbox.close()
+        worker.close()
+    print(os.sched_getscheduler(0), started_after[0], child)
+""")
+
+
+def test_a_judge_its_threads_and_its_sandbox_children_run_as_batch_work():
+    """A woken judge or child waits for its turn instead of preempting the other (``batch_scheduling``)."""
+    done = subprocess.run(
+        [sys.executable, "-c", BATCH_PROBE], capture_output=True, text=True, cwd=PROJECT_ROOT, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == [str(os.SCHED_BATCH)] * 3
+
+
 MARKING_PROBE = textwrap.dedent("""
     import os, torch
 

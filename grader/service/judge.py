@@ -23,6 +23,7 @@ starts before it joins: ``hidden`` for graded submissions, ``public`` for the ap
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import logging
 import os
@@ -165,6 +166,26 @@ def keep_freed_memory() -> bool:
     )
 
 
+def batch_scheduling() -> int:
+    """Every thread of this process on Linux's SCHED_BATCH, and so all it starts (its sandbox worker, their
+    children); returns how many threads (0 where there is no such policy).
+
+    A judge and its child wake each other at every call. A woken SCHED_NORMAL task preempts the one that
+    woke it, so each call cost two context switches, and each switch cost both processes their caches. A
+    woken SCHED_BATCH task waits for its turn instead: the child answers every call already in its socket,
+    then the judge checks every answer already in its own (with ``session.PIPELINED_CALLS`` in flight, a
+    grading took 10 % less CPU). Its share of the CPU is the same."""
+    policy = getattr(os, "SCHED_BATCH", None)
+    if policy is None or not os.path.isdir("/proc/self/task"):
+        return 0
+    count = 0
+    for thread in os.listdir("/proc/self/task"):
+        with contextlib.suppress(ProcessLookupError):  # a thread that ended meanwhile
+            os.sched_setscheduler(int(thread), policy, os.sched_param(0))
+            count += 1
+    return count
+
+
 def dask_setup(dask_worker: Any) -> None:
     """Dask's preload hook (the name and argument are Dask's): make this Dask worker a warm judge."""
     import gc
@@ -173,6 +194,7 @@ def dask_setup(dask_worker: Any) -> None:
 
     torch.set_num_threads(1)  # one judge per core: the hidden tests must not oversubscribe it
     keep_freed_memory()
+    batch_scheduling()  # before the sandbox workers start: they and their children inherit it
     settings = GraderSettings.from_env()
     judge = Judge()
     gc.disable()  # (grader.cluster disabled it before the imports already)
