@@ -74,3 +74,13 @@ def test_a_cluster_that_did_not_start_keeps_its_logs():
         assert (broken.folder / "scheduler.log").exists()
     finally:
         shutil.rmtree(broken.folder, ignore_errors=True)
+
+
+def test_a_cluster_closed_before_it_launched_starts_nothing_and_leaves_no_folder():
+    """A close() that wins the race with launch() (the app stopping as it starts): no scheduler, no judge."""
+    cluster = EmbeddedCluster(1)
+    cluster.close()
+    with pytest.raises(GraderFault, match="closed while it started"):
+        cluster.launch()
+    assert cluster.scheduler is None and cluster.judges == [None]
+    assert not cluster.folder.exists()

@@ -183,11 +183,11 @@ class EmbeddedCluster:
     def launch(self) -> None:
         """Start the scheduler and the judges together, and return at once (a judge reads the scheduler's
         address from its file, so its warm-up overlaps the scheduler's start)."""
-        if not self.scheduler_in_process:
-            self._launch_scheduler()
-        with self._lock:  # a close() meanwhile has stopped the scheduler: start no judge for it
+        with self._lock:  # a close() meanwhile has stopped what was started and removed the folder: start nothing
             if self.closing.is_set():
                 raise GraderFault("the grading cluster was closed while it started")
+            if not self.scheduler_in_process:
+                self._launch_scheduler()
             for index in range(len(self.judges)):
                 self._start_judge(index)
 
