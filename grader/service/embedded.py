@@ -1,7 +1,8 @@
 """A Dask cluster on this machine, started with ``subprocess``: a scheduler and N warm judges.
 
 Each process is Dask's own command (``dask scheduler`` / ``dask worker --preload grader.service.judge``)
-run through ``grader.service.launch``, which ends it when the program that started it ends.
+run through ``grader.service.launch``, which ends it when the program that started it ends. The grade
+command runs its scheduler on a thread instead (``scheduler_in_process``, ``grader.service.scheduler_thread``).
 Nothing forks the caller (the Streamlit process or the CLI) and nothing uses ``multiprocessing``.
 The scheduler and the judges listen on 127.0.0.1 only, with no dashboard, and the HTTP
 server Dask starts in each serves nothing, on loopback. A judge that dies is started again.
