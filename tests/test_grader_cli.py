@@ -116,7 +116,7 @@ def test_the_grade_command_hands_out_work_without_importing_torch_or_the_store()
 
 
 def test_judges_that_fill_the_cores_get_one_each_and_fewer_or_more_are_left_to_the_kernel():
-    from grader.service.embedded import judge_core
+    from grader.service.cluster_config import judge_core
 
     cores = sorted(os.sched_getaffinity(0))
     assert [judge_core(index, len(cores)) for index in range(len(cores))] == [["--cpu", str(core)] for core in cores]

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from grader.service import GradingService, as_completed
-from grader.service.embedded import dask_environment
+from grader.service.cluster_config import dask_environment
 from grader.service.judge import WARM_MODES_ENV
 from poslab.config import PROJECT_ROOT
 from poslab.store import Store

@@ -33,67 +33,19 @@ from typing import Any
 
 from grader.faults import GraderFault
 from grader.service.certificates import private_certificates
+from grader.service.cluster_config import CLUSTER_CONFIG, HTTP_ADDRESS, dask_environment, judge_core
 from grader.service.judge import PRELOAD, READY_LOG
 from grader.service.scheduler_thread import SchedulerThread
 from poslab.config import PROJECT_ROOT
 
 logger = logging.getLogger(__name__)
 
-ALLOWED_FAILURES = 1  # a submission gets a second judge after the first died under it, not a third
 SCHEDULER_START_SECONDS = 60.0
 FAILED_STARTS_BEFORE_GIVING_UP = 3  # judges that died before ever joining: something is broken here
 # Dask bounds a judge's whole start by its death timeout, and the start includes the preload's warm-up
 # (a sandbox worker per mode, the suite's drawn inputs): on a loaded 2-core machine that took over 60 s.
 JUDGE_START_SECONDS = 300
 SUPERVISE_EVERY_SECONDS = 0.5
-HTTP_ADDRESS = "127.0.0.1:0"  # Dask's always-on HTTP server (--dashboard-address), kept on loopback
-TICK_INTERVAL = "1s"  # Dask's event-loop check (distributed.admin.tick.interval), as deploy/dask/poslab.yaml
-
-
-def judge_core(index: int, judges: int) -> list[str]:
-    """``--cpu N`` for ``grader.service.launch`` when the judges fill the cores one each, else nothing
-    (fewer judges, on cores fixed in advance, would pile onto the first cores of several clusters).
-
-    A judge and its sandbox child wake each other several hundred times a grading, and a wake-up
-    across cores costs more than one on the same core (on a 2-core VM, perf showed it in the
-    kernel's locks): with the two on one core a grading took about 11 % less CPU, and ``grade
-    --jobs 2`` of 40 copies 5 to 10 % less time. One core per judge keeps the judges apart."""
-    cores = sorted(os.sched_getaffinity(0))
-    return ["--cpu", str(cores[index])] if judges == len(cores) else []
-
-
-# The cluster's Dask configuration, by Dask's own keys: each process gets it as its environment
-# (``dask_environment``), a scheduler on a thread of this process as ``dask.config`` (``SchedulerThread``).
-CLUSTER_CONFIG: dict[str, object] = {
-    "distributed.scheduler.allowed-failures": ALLOWED_FAILURES,
-    "distributed.scheduler.worker-saturation": 1.0,
-    "distributed.worker.daemon": False,
-    # Dask starts an HTTP server in every scheduler and worker, dashboard or not (health, metrics,
-    # call stacks, logs), on all interfaces by default. Nothing here uses them: no routes, and
-    # each on a loopback port (HTTP_ADDRESS).
-    "distributed.scheduler.http.routes": [],
-    "distributed.worker.http.routes": [],
-    # An idle cluster kept a tenth of a core busy (a scheduler and one judge: 2.4 s of CPU in 30 s):
-    # Dask samples every worker thread's stack every 10 ms for its dashboard's profile (none here),
-    # checks its event loop every 20 ms and reads the system's counters every 0.5 s. Without the
-    # profile, with a tick a second and the counters every 5 s: 0.26 s in 30 s. Nothing here reads
-    # them; a blocked event loop is still logged (after the tick's limit, 3 s).
-    "distributed.worker.profile.enabled": False,
-    "distributed.admin.tick.interval": TICK_INTERVAL,
-    "distributed.admin.system-monitor.interval": "5s",
-}
-
-
-def dask_variable(key: str) -> str:
-    """The environment variable Dask reads for a configuration key."""
-    return "DASK_" + key.upper().replace(".", "__").replace("-", "_")
-
-
-def dask_environment() -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT), env.get("PYTHONPATH", "")]))
-    env.update({dask_variable(key): str(value) for key, value in CLUSTER_CONFIG.items()})
-    return env
 
 
 def _tail(path: Path, lines: int = 15) -> str:
