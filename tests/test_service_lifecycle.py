@@ -102,6 +102,17 @@ def store(tmp_path):
     opened.close()
 
 
+def started_since(before: set[int]) -> list[str]:
+    """Threads started since ``before``, but for the Dask client's loop of an earlier test's service still
+    connecting to an address nobody answers (its start thread outlives that test, and opens its client late)."""
+    names = {thread.name for thread in threading.enumerate()}
+    return [
+        thread.name
+        for thread in threading.enumerate()
+        if thread.ident not in before and not (thread.name == "IO loop" and "grader-service-start" in names)
+    ]
+
+
 def test_building_a_service_starts_no_thread_and_no_process(store):
     threads, children = {thread.ident for thread in threading.enumerate()}, child_processes()
     embedded = GradingService(store=store)  # an embedded cluster once started: a scheduler and judges
@@ -110,14 +121,12 @@ def test_building_a_service_starts_no_thread_and_no_process(store):
     with pytest.raises(KeyError):
         embedded.status("no-such-job")
     time.sleep(0.3)
-    assert {thread.ident for thread in threading.enumerate()} == threads, [
-        thread.name for thread in threading.enumerate() if thread.ident not in threads
-    ]
+    assert started_since(threads) == []
     assert child_processes() == children
     assert not embedded.started and embedded.client is None and embedded.connection.embedded is None
     embedded.close()
     from_env.close()  # closing a service never started stops nothing, and says nothing
-    assert {thread.ident for thread in threading.enumerate()} == threads
+    assert started_since(threads) == []
     with pytest.raises(ServiceClosed):
         embedded.start()
 
