@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from poslab.config import private_folder, write_private
 
@@ -30,7 +30,7 @@ class ClusterCertificates:
         """The scheduler's and judges' command-line options."""
         return ["--tls-ca-file", str(self.ca_file), "--tls-cert", str(self.cert_file), "--tls-key", str(self.key_file)]
 
-    def security(self, role: str = "client") -> Any:
+    def security(self, role: Literal["client", "scheduler"] = "client") -> Any:
         """The ``distributed.Security`` of a ``client`` or a ``scheduler`` (imports Dask: the cluster may start first)."""
         from distributed.security import Security
 
